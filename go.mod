@@ -1,0 +1,8 @@
+module ballot
+
+go 1.22
+
+require (
+	github.com/adhocore/gronx v1.20.4 // indirect
+	github.com/go-zookeeper/zk v1.0.4 // indirect
+)
