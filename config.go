@@ -1,0 +1,1179 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Policy values for on-child-success / on-child-error.
+const (
+	policyRerun   = "rerun"
+	policyReelect = "reelect"
+	policyExit    = "exit"
+	policyIgnore  = "ignore"
+)
+
+// Values for on-election-failure.
+const (
+	electionRetry     = "retry"
+	electionRunAnyway = "run-anyway"
+	electionExit      = "exit"
+)
+
+// Values for on-connection-loss.
+const (
+	lossReelect = "reelect"
+	lossExit    = "exit"
+	lossIgnore  = "ignore"
+)
+
+// Settings is every parameter after precedence (flag > environment > config
+// file > default) has been applied and every value validated.
+type Settings struct {
+	Command    string   // "run once", "run cron", "info", "watch", "version", "help"
+	Args       []string // the child command line (after "--"), for run commands
+	ConfigFile string   // the file actually read, "" if none
+
+	// global
+	ZooKeeperServers []string // normalised to host:port
+	BasePath         string   // absolute, no trailing slash
+	SessionTimeout   time.Duration
+	LogLevel         slog.Level
+	LogFormat        string // human, json, raw
+	Debug            bool
+
+	// run once / run cron
+	CandidateID       string
+	OnChildSuccess    string
+	OnChildError      string
+	OnElectionFailure string
+	OnConnectionLoss  string
+	WrapChildLogs     bool
+	StopGracePeriod   time.Duration
+
+	// run cron
+	Schedule         string
+	Timezone         *time.Location
+	StartingDeadline time.Duration // 0: none
+	Timeout          time.Duration // 0: none
+
+	// info / watch
+	Output string // human, json
+
+	// Sources records where each parameter's value came from ("flag",
+	// "environment ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
+	// "default"), keyed by parameter name; logged with --debug.
+	Sources map[string]string
+}
+
+// Log levels beyond slog's four.
+const (
+	LevelTrace = slog.Level(-8)
+	LevelFatal = slog.Level(12)
+	LevelPanic = slog.Level(16)
+)
+
+// ---------------------------------------------------------------------------
+// Command line, environment and config file parsing.
+// ---------------------------------------------------------------------------
+
+// Settings.Command values.
+const (
+	cmdRunOnce = "run once"
+	cmdRunCron = "run cron"
+	cmdInfo    = "info"
+	cmdWatch   = "watch"
+	cmdVersion = "version"
+	cmdHelp    = "help"
+)
+
+// usageError is a usage or configuration error: main prints
+// "ballot: " + Error() as one line on stderr and exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef builds a *usageError; the message is forced onto one line.
+func usagef(format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
+	msg = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(msg)
+	return &usageError{msg: msg}
+}
+
+// helpRequested is returned instead of Settings when help was asked for:
+// main prints text on stdout and exits 0.
+type helpRequested struct{ text string }
+
+func (h *helpRequested) Error() string { return "help requested" }
+
+// defaultConfigPaths lists the files searched, in order, when neither
+// --config-file nor CONFIG_FILE is given. A variable so tests can replace it.
+var defaultConfigPaths = func(home string) []string {
+	var paths []string
+	if home != "" {
+		paths = append(paths, filepath.Join(home, ".config", "ballot", "ballot.json"))
+	}
+	return append(paths, "/etc/ballot/ballot.json", "./ballot.json")
+}
+
+type paramScope int
+
+const (
+	scopeGlobal paramScope = iota // every command except version and help
+	scopeRun                      // run once, run cron
+	scopeCron                     // run cron
+	scopeOutput                   // info, watch
+)
+
+func (sc paramScope) usedBy(cmd string) bool {
+	switch sc {
+	case scopeGlobal:
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch
+	case scopeRun:
+		return cmd == cmdRunOnce || cmd == cmdRunCron
+	case scopeCron:
+		return cmd == cmdRunCron
+	case scopeOutput:
+		return cmd == cmdInfo || cmd == cmdWatch
+	}
+	return false
+}
+
+func (sc paramScope) commands() string {
+	switch sc {
+	case scopeRun:
+		return "run once and run cron"
+	case scopeCron:
+		return "run cron"
+	case scopeOutput:
+		return "info and watch"
+	}
+	return "run once, run cron, info and watch"
+}
+
+type paramKind int
+
+const (
+	kindString   paramKind = iota // JSON string
+	kindDuration                  // JSON string holding a Go duration
+	kindBool                      // JSON true/false
+	kindList                      // JSON array of strings
+)
+
+// param describes one parameter: its flag name (also its JSON key), the
+// environment variable derived from it, and how to validate and store it.
+type param struct {
+	name  string
+	scope paramScope
+	kind  paramKind
+	arg   string // placeholder in help, e.g. DURATION
+	def   string // default in flag syntax; "" and required: no default
+	req   bool   // mandatory (no default)
+	help  string
+	// apply validates v and stores it in s. Its error is the reason only;
+	// the caller prefixes where the value came from. Unused for config-file
+	// and zookeeper-servers, which are handled specially.
+	apply func(s *Settings, v string) error
+}
+
+func (p *param) env() string {
+	return strings.ToUpper(strings.ReplaceAll(p.name, "-", "_"))
+}
+
+var (
+	policyValues   = []string{policyRerun, policyReelect, policyExit, policyIgnore}
+	electionValues = []string{electionRetry, electionRunAnyway, electionExit}
+	lossValues     = []string{lossReelect, lossExit, lossIgnore}
+	logLevelNames  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic"}
+	logLevels      = []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
+)
+
+// params is every parameter, in help order. Built in init because the help
+// texts refer back to it.
+var params []*param
+
+func init() {
+	params = []*param{
+		{name: "config-file", scope: scopeGlobal, arg: "PATH",
+			def:  "the first that exists of $HOME/.config/ballot/ballot.json,\n        /etc/ballot/ballot.json, ./ballot.json;",
+			help: "JSON config file; a named file must exist"},
+		{name: "zookeeper-servers", scope: scopeGlobal, kind: kindList, arg: "HOST[:PORT],...",
+			def:  "localhost:2181",
+			help: "ZooKeeper servers; port 2181 if omitted; flag may repeat"},
+		{name: "zookeeper-base-path", scope: scopeGlobal, arg: "PATH", def: "/ballot/election",
+			help: "ZooKeeper node under which the election is held",
+			apply: func(s *Settings, v string) error {
+				if err := checkZKPath(v); err != nil {
+					return err
+				}
+				s.BasePath = v
+				return nil
+			}},
+		{name: "zookeeper-session-timeout", scope: scopeGlobal, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "ZooKeeper session timeout, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.SessionTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "log-level", scope: scopeGlobal, arg: "LEVEL", def: "info",
+			help: "trace, debug, info, warn, error, fatal or panic",
+			apply: func(s *Settings, v string) error {
+				for i, n := range logLevelNames {
+					if strings.EqualFold(v, n) {
+						s.LogLevel = logLevels[i]
+						return nil
+					}
+				}
+				return fmt.Errorf("not a log level; use one of %s", strings.Join(logLevelNames, ", "))
+			}},
+		{name: "log-format", scope: scopeGlobal, arg: "FORMAT", def: "human",
+			help: "human, json or raw",
+			apply: func(s *Settings, v string) (err error) {
+				s.LogFormat, err = oneOf(v, "not a log format; ", "human", "json", "raw")
+				return err
+			}},
+		{name: "debug", scope: scopeGlobal, kind: kindBool, def: "false",
+			help: "log debugging details, such as where each setting came from",
+			apply: func(s *Settings, v string) (err error) {
+				s.Debug, err = parseBool(v)
+				return err
+			}},
+
+		{name: "candidate-id", scope: scopeRun, arg: "ID", req: true,
+			help: "this machine's name in the election (required)",
+			apply: func(s *Settings, v string) error {
+				switch {
+				case v == "":
+					return errors.New("must not be empty")
+				case strings.ContainsAny(v, "\n\r\x00"):
+					return errors.New("must not contain a newline or NUL character")
+				}
+				s.CandidateID = v
+				return nil
+			}},
+		{name: "on-child-success", scope: scopeRun, arg: "POLICY", def: policyReelect,
+			help: "when the command exits 0: rerun, reelect, exit or ignore",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
+				return err
+			}},
+		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: policyReelect,
+			help: "when the command fails: rerun, reelect, exit or ignore",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnChildError, err = oneOf(v, "", policyValues...)
+				return err
+			}},
+		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: electionRetry,
+			help: "when the election cannot be held: retry, run-anyway or exit",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnElectionFailure, err = oneOf(v, "", electionValues...)
+				return err
+			}},
+		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: lossReelect,
+			help: "when the ZooKeeper session is lost: reelect, exit or ignore",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnConnectionLoss, err = oneOf(v, "", lossValues...)
+				return err
+			}},
+		{name: "wrap-child-logs", scope: scopeRun, kind: kindBool, def: "true",
+			help: "log the command's output lines in ballot's log format; =false passes them through",
+			apply: func(s *Settings, v string) (err error) {
+				s.WrapChildLogs, err = parseBool(v)
+				return err
+			}},
+		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
+			help: "time between SIGTERM and SIGKILL when stopping the command",
+			apply: func(s *Settings, v string) (err error) {
+				s.StopGracePeriod, err = parseDuration(v, false)
+				return err
+			}},
+
+		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
+			help: `cron expression, e.g. "*/5 * * * *" or @hourly (required)`,
+			apply: func(s *Settings, v string) error {
+				if strings.TrimSpace(v) == "" {
+					return errors.New("must not be empty; use a cron expression such as \"*/5 * * * *\"")
+				}
+				s.Schedule = v
+				return nil
+			}},
+		{name: "timezone", scope: scopeCron, arg: "ZONE", def: "UTC",
+			help: "time zone of the schedule: an IANA name such as Europe/Berlin, or Local",
+			apply: func(s *Settings, v string) error {
+				loc, err := loadLocation(v)
+				if err != nil {
+					return err
+				}
+				s.Timezone = loc
+				return nil
+			}},
+		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "skip a run that cannot start this long after its time; 0: never skip",
+			apply: func(s *Settings, v string) (err error) {
+				s.StartingDeadline, err = parseDuration(v, false)
+				return err
+			}},
+		{name: "timeout", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "stop a run that lasts longer than this; 0: no limit",
+			apply: func(s *Settings, v string) (err error) {
+				s.Timeout, err = parseDuration(v, false)
+				return err
+			}},
+
+		{name: "output", scope: scopeOutput, arg: "FORMAT", def: "human",
+			help: "human or json",
+			apply: func(s *Settings, v string) (err error) {
+				s.Output, err = oneOf(v, "not an output format; ", "human", "json")
+				return err
+			}},
+	}
+}
+
+func lookupParam(name string) *param {
+	for _, p := range params {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Value checks. Each returns only the reason; callers add the source.
+
+func oneOf(v, what string, allowed ...string) (string, error) {
+	for _, a := range allowed {
+		if strings.EqualFold(v, a) {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("%suse one of %s", what, strings.Join(allowed, ", "))
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errors.New("not a boolean; use true or false")
+	}
+	return b, nil
+}
+
+func parseDuration(v string, positive bool) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		return 0, errors.New("not a duration; use a Go duration such as 5s or 500ms")
+	case d < 0:
+		return 0, errors.New("must not be negative")
+	case positive && d == 0:
+		return 0, errors.New("must be greater than zero")
+	}
+	return d, nil
+}
+
+func loadLocation(v string) (*time.Location, error) {
+	if v == "" {
+		return nil, errors.New("must not be empty; use an IANA time zone name such as Europe/Berlin, UTC or Local")
+	}
+	loc, err := time.LoadLocation(v)
+	if err != nil {
+		return nil, errors.New("unknown time zone; use an IANA name such as Europe/Berlin, UTC or Local")
+	}
+	return loc, nil
+}
+
+// checkZKPath checks an absolute ZooKeeper node path, following ZooKeeper's
+// own PathUtils.validatePath, and refuses "/" and the reserved /zookeeper.
+func checkZKPath(p string) error {
+	const hint = "; use an absolute ZooKeeper path such as /ballot/election"
+	if p == "" {
+		return errors.New("must not be empty" + hint)
+	}
+	if !utf8.ValidString(p) {
+		return errors.New("not valid UTF-8" + hint)
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			return fmt.Errorf("contains the character %U, which ZooKeeper does not allow in paths", r)
+		}
+	}
+	switch {
+	case p[0] != '/':
+		return errors.New("not absolute: must start with /" + hint)
+	case p == "/":
+		return errors.New("must name a node below /" + hint)
+	case strings.HasSuffix(p, "/"):
+		return errors.New("must not end with /" + hint)
+	}
+	segs := strings.Split(p[1:], "/")
+	for _, seg := range segs {
+		switch seg {
+		case "":
+			return errors.New("contains an empty segment (//)" + hint)
+		case ".", "..":
+			return errors.New(`must not contain "." or ".." segments` + hint)
+		}
+	}
+	if segs[0] == "zookeeper" {
+		return errors.New("/zookeeper is reserved by ZooKeeper" + hint)
+	}
+	return nil
+}
+
+// parseServerList splits a comma-separated list of servers and normalises
+// each to host:port.
+func parseServerList(v string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return nil, errors.New("empty server entry; use host or host:port, separated by commas")
+		}
+		hp, err := normalizeServer(e)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %v", e, err)
+		}
+		out = append(out, hp)
+	}
+	return out, nil
+}
+
+// normalizeServer turns "host", "host:port", "[v6addr]" or "[v6addr]:port"
+// into host:port, with port 2181 when none is given.
+func normalizeServer(e string) (string, error) {
+	host, port := e, "2181"
+	if strings.HasPrefix(e, "[") {
+		end := strings.IndexByte(e, ']')
+		if end < 0 {
+			return "", errors.New(`missing "]" after IPv6 address`)
+		}
+		host = e[1:end]
+		switch rest := e[end+1:]; {
+		case rest == "":
+		case rest[0] == ':':
+			port = rest[1:]
+		default:
+			return "", errors.New(`unexpected text after "]"; use [address]:port`)
+		}
+		ip, _, _ := strings.Cut(host, "%")
+		if !strings.Contains(ip, ":") || net.ParseIP(ip) == nil {
+			return "", errors.New("not an IPv6 address between [ and ]")
+		}
+	} else {
+		if strings.Count(e, ":") > 1 {
+			return "", errors.New("IPv6 addresses need brackets, e.g. [::1]:2181")
+		}
+		if h, p, ok := strings.Cut(e, ":"); ok {
+			host, port = h, p
+		}
+		if host == "" {
+			return "", errors.New("missing host name")
+		}
+		for _, r := range host {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+				if r == '/' {
+					return "", errors.New("not a host name; ZooKeeper chroot suffixes are not supported, use --zookeeper-base-path")
+				}
+				return "", errors.New("not a host name; use host or host:port")
+			}
+		}
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strings.ContainsAny(port, "+-") {
+		return "", fmt.Errorf("bad port %q; use a port number from 1 to 65535", port)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+// ---------------------------------------------------------------------------
+// Flags.
+
+// flagValue records the raw strings given for one flag; validation happens
+// later so that every error can be worded the same way.
+type flagValue struct {
+	isBool bool
+	vals   []string
+}
+
+func (v *flagValue) String() string     { return "" }
+func (v *flagValue) Set(s string) error { v.vals = append(v.vals, s); return nil }
+func (v *flagValue) IsBoolFlag() bool   { return v != nil && v.isBool }
+
+// newFlagSet returns a FlagSet for cmd ("" for the flags before the command)
+// with the global flags and cmd's own, all recording into vals.
+func newFlagSet(cmd string, vals map[string]*flagValue) *flag.FlagSet {
+	fs := flag.NewFlagSet("ballot "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for _, p := range params {
+		if p.scope == scopeGlobal || (cmd != "" && p.scope.usedBy(cmd)) {
+			fs.Var(vals[p.name], p.name, p.help)
+		}
+	}
+	return fs
+}
+
+// sawTerminator reports whether fs.Parse(args) stopped at a "--" (which the
+// flag package swallows) rather than at a positional argument. consumed is
+// how many of args the parse used. A "--" given as a flag's value
+// (--candidate-id --) is not a terminator.
+func sawTerminator(fs *flag.FlagSet, args []string, consumed int) bool {
+	for i := 0; i < consumed; {
+		s := args[i]
+		if s == "--" {
+			return true
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "-")
+		if strings.Contains(name, "=") {
+			i++
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				i++
+				continue
+			}
+		}
+		i += 2
+	}
+	return false
+}
+
+// flagError turns an error of the flag package into a one-line usageError.
+func flagError(cmd string, err error) error {
+	prefix, hint := "", "(see ballot help)"
+	if cmd != "" {
+		prefix, hint = cmd+": ", "(see ballot help "+cmd+")"
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if p := lookupParam(name); p != nil && p.scope != scopeGlobal {
+			if cmd == "" {
+				return usagef("--%s goes after the command; it applies to %s only %s", name, p.scope.commands(), hint)
+			}
+			return usagef("%sunknown flag --%s; it applies to %s only %s", prefix, name, p.scope.commands(), hint)
+		}
+		return usagef("%sunknown flag --%s %s", prefix, name, hint)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name = strings.TrimLeft(name, "-")
+		return usagef("%s--%s needs a value, e.g. --%s=VALUE %s", prefix, name, name, hint)
+	}
+	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		return usagef("%sbad flag syntax %q; use --name value or --name=value %s", prefix, arg, hint)
+	}
+	return usagef("%s%s %s", prefix, msg, hint)
+}
+
+// strayArgs is the error for positional arguments that are not allowed.
+func strayArgs(cmd string, args []string, afterDashes bool) error {
+	hint := "(see ballot help " + cmd + ")"
+	if afterDashes {
+		return usagef("%s: takes no command to run, but got %q %s", cmd, strings.Join(args, " "), hint)
+	}
+	a := args[0]
+	if a == "true" || a == "false" {
+		return usagef(`%s: unexpected argument %q; boolean flags take their value with "=", e.g. --wrap-child-logs=false %s`, cmd, a, hint)
+	}
+	if cmd == cmdRunOnce || cmd == cmdRunCron {
+		return usagef(`%s: unexpected argument %q; put the command to run after "--" %s`, cmd, a, hint)
+	}
+	return usagef("%s: unexpected argument %q %s", cmd, a, hint)
+}
+
+// ---------------------------------------------------------------------------
+// parseCommandLine.
+
+// parseCommandLine parses os.Args[1:]-style args, with getenv standing in
+// for os.Getenv (HOME is read through it too, for the config file search).
+// It returns *usageError for usage and configuration errors and
+// *helpRequested when help was asked for.
+func parseCommandLine(args []string, getenv func(string) string) (*Settings, error) {
+	vals := make(map[string]*flagValue, len(params))
+	for _, p := range params {
+		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
+	}
+
+	// Global flags before the command.
+	gfs := newFlagSet("", vals)
+	if err := gfs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequested{text: helpText("")}
+		}
+		return nil, flagError("", err)
+	}
+	rest := gfs.Args()
+	if sawTerminator(gfs, args, len(args)-len(rest)) || len(rest) == 0 {
+		return nil, usagef("no command given; use one of run once, run cron, info, watch, version, help (see ballot help)")
+	}
+
+	cmd, rest := rest[0], rest[1:]
+	switch cmd {
+	case cmdHelp:
+		return nil, helpFor(rest)
+	case "run":
+		if len(rest) == 0 {
+			return nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
+		}
+		switch rest[0] {
+		case "once", "cron":
+			cmd, rest = "run "+rest[0], rest[1:]
+		case "-h", "-help", "--help":
+			return nil, &helpRequested{text: helpText("run")}
+		default:
+			return nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
+		}
+	case cmdInfo, cmdWatch, cmdVersion:
+	default:
+		return nil, usagef("unknown command %q; use one of run once, run cron, info, watch, version, help (see ballot help)", cmd)
+	}
+
+	// The command's flags, with the global flags again.
+	fs := newFlagSet(cmd, vals)
+	if cmd == cmdVersion {
+		fs = newFlagSet("", vals)
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequested{text: helpText(cmd)}
+		}
+		return nil, flagError(cmd, err)
+	}
+	pos := fs.Args()
+	dashes := sawTerminator(fs, rest, len(rest)-len(pos))
+	isRun := cmd == cmdRunOnce || cmd == cmdRunCron
+	if len(pos) > 0 && (!dashes || !isRun) {
+		return nil, strayArgs(cmd, pos, dashes)
+	}
+	if cmd == cmdVersion {
+		return &Settings{Command: cmdVersion}, nil
+	}
+	if isRun {
+		if len(pos) == 0 {
+			example := "ballot run once --candidate-id a -- /usr/bin/myservice"
+			if cmd == cmdRunCron {
+				example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
+			}
+			return nil, usagef(`%s: no command given; put it after "--", e.g. %s`, cmd, example)
+		}
+		if pos[0] == "" {
+			return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
+		}
+	}
+
+	s := &Settings{Command: cmd, Sources: map[string]string{}}
+	if isRun {
+		s.Args = append([]string(nil), pos...)
+	}
+
+	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		if p.name == "config-file" || !p.scope.usedBy(cmd) {
+			continue
+		}
+		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// resolve sets parameter p from the first of flag, environment, config file
+// and default that has it, recording the source in s.Sources.
+func resolve(s *Settings, p *param, flagVals []string, getenv func(string) string, cfg *configFile) error {
+	env := p.env()
+	if len(flagVals) > 0 {
+		s.Sources[p.name] = "flag"
+		if p.kind == kindList {
+			s.ZooKeeperServers = nil
+			for _, v := range flagVals {
+				hs, err := parseServerList(v)
+				if err != nil {
+					return usagef("--%s %q: %v", p.name, v, err)
+				}
+				s.ZooKeeperServers = append(s.ZooKeeperServers, hs...)
+			}
+			return nil
+		}
+		v := flagVals[len(flagVals)-1]
+		if err := p.apply(s, v); err != nil {
+			return usagef("--%s %q: %v", p.name, v, err)
+		}
+		return nil
+	}
+
+	if v := getenv(env); v != "" {
+		s.Sources[p.name] = "environment " + env
+		var err error
+		if p.kind == kindList {
+			s.ZooKeeperServers, err = parseServerList(v)
+		} else {
+			err = p.apply(s, v)
+		}
+		if err != nil {
+			return usagef("environment %s %q: %v", env, v, err)
+		}
+		return nil
+	}
+
+	if raw, ok := cfg.get(p.name); ok {
+		s.Sources[p.name] = "config file " + cfg.path
+		return cfg.apply(s, p, raw)
+	}
+
+	s.Sources[p.name] = "default"
+	if p.req {
+		return usagef("%s: --%s is required (or set %s, or %q in the config file)", s.Command, p.name, env, p.name)
+	}
+	if p.kind == kindList {
+		s.ZooKeeperServers, _ = parseServerList(p.def)
+		return nil
+	}
+	if err := p.apply(s, p.def); err != nil {
+		panic("ballot: bad default for " + p.name + ": " + err.Error())
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Config file.
+
+type configFile struct {
+	path   string
+	values map[string]json.RawMessage
+}
+
+func (c *configFile) get(name string) (json.RawMessage, bool) {
+	if c == nil {
+		return nil, false
+	}
+	raw, ok := c.values[name]
+	return raw, ok
+}
+
+// apply decodes the config file's value for p and stores it in s.
+func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
+	prefix := fmt.Sprintf("config file %s: key %q", c.path, p.name)
+	got := describeJSON(raw)
+	switch p.kind {
+	case kindList:
+		var list []string
+		if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+			return usagef(`%s: expected an array of strings such as ["zk1:2181", "zk2:2181"], got %s`, prefix, got)
+		}
+		if len(list) == 0 {
+			return usagef("%s: the list is empty; name at least one server", prefix)
+		}
+		s.ZooKeeperServers = nil
+		for _, e := range list {
+			if strings.TrimSpace(e) == "" {
+				return usagef("%s: entry %q: empty server entry; use host or host:port", prefix, e)
+			}
+			hp, err := normalizeServer(strings.TrimSpace(e))
+			if err != nil {
+				return usagef("%s: entry %q: %v", prefix, e, err)
+			}
+			s.ZooKeeperServers = append(s.ZooKeeperServers, hp)
+		}
+		return nil
+	case kindBool:
+		var b bool
+		if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
+			return usagef("%s: expected true or false, got %s", prefix, got)
+		}
+		return p.apply(s, strconv.FormatBool(b))
+	}
+	var v string
+	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
+		if p.kind == kindDuration {
+			return usagef(`%s: expected a duration string such as "5s", got %s`, prefix, got)
+		}
+		return usagef("%s: expected a string, got %s", prefix, got)
+	}
+	if err := p.apply(s, v); err != nil {
+		return usagef("%s %q: %v", prefix, v, err)
+	}
+	return nil
+}
+
+// describeJSON renders a JSON value compactly on one line for messages.
+func describeJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	s := b.String()
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// loadConfig finds and reads the config file: --config-file, else
+// CONFIG_FILE, else the first of defaultConfigPaths that exists. It returns
+// nil when there is none. s.ConfigFile and s.Sources["config-file"] are set.
+func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*configFile, error) {
+	var path, src string
+	switch {
+	case len(flagVals) > 0:
+		path = flagVals[len(flagVals)-1]
+		src = fmt.Sprintf("--config-file %q", path)
+		s.Sources["config-file"] = "flag"
+	case getenv("CONFIG_FILE") != "":
+		path = getenv("CONFIG_FILE")
+		src = fmt.Sprintf("environment CONFIG_FILE %q", path)
+		s.Sources["config-file"] = "environment CONFIG_FILE"
+	default:
+		s.Sources["config-file"] = "default"
+		for _, p := range defaultConfigPaths(getenv("HOME")) {
+			_, err := os.Stat(p)
+			if err == nil {
+				path = p
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				return nil, usagef("config file %s: cannot check it: %v", p, pathErr(err))
+			}
+		}
+		if path == "" {
+			return nil, nil
+		}
+		src = "config file " + path
+	}
+
+	if path == "" {
+		return nil, usagef("%s: must name a file", src)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return nil, usagef("%s: is a directory, not a file", src)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usagef("%s: no such file", src)
+		}
+		return nil, usagef("%s: cannot read: %v", src, pathErr(err))
+	}
+	s.ConfigFile = path
+	return parseConfig(path, data)
+}
+
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// parseConfig parses the JSON object in data; path is for messages.
+func parseConfig(path string, data []byte) (*configFile, error) {
+	prefix := "config file " + path
+	yamlErr := usagef("%s: looks like YAML; ballot reads JSON only (see ballot.json.example)", prefix)
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+		return nil, yamlErr
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, usagef("%s: file is empty; expected a JSON object such as {\"candidate-id\": \"a\"}", prefix)
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		if looksLikeYAML(data) {
+			return nil, yamlErr
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, int(se.Offset))
+			return nil, usagef("%s: invalid JSON at line %d, column %d: %v", prefix, line, col, se)
+		}
+		line, col := lineCol(data, len(data)+1)
+		return nil, usagef("%s: invalid JSON at line %d, column %d: unexpected end of file", prefix, line, col)
+	}
+	if off := int(dec.InputOffset()); len(bytes.TrimSpace(data[off:])) > 0 {
+		// Point at the first non-blank byte after the object.
+		off += len(data[off:]) - len(bytes.TrimLeft(data[off:], " \t\r\n"))
+		line, col := lineCol(data, off+1)
+		return nil, usagef("%s: unexpected data after the JSON object at line %d, column %d", prefix, line, col)
+	}
+	if raw[0] != '{' {
+		kind := map[byte]string{'[': "an array", '"': "a string", 't': "a boolean", 'f': "a boolean", 'n': "null"}[raw[0]]
+		if kind == "" {
+			kind = "a number"
+		}
+		return nil, usagef("%s: expected a JSON object such as {\"candidate-id\": \"a\"}, got %s", prefix, kind)
+	}
+
+	// Walk the object's keys in order, to report unknown and duplicate keys.
+	cfg := &configFile{path: path, values: map[string]json.RawMessage{}}
+	kd := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := kd.Token(); err != nil { // "{"
+		return nil, usagef("%s: %v", prefix, err)
+	}
+	for kd.More() {
+		tok, err := kd.Token()
+		if err != nil {
+			return nil, usagef("%s: %v", prefix, err)
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := kd.Decode(&v); err != nil {
+			return nil, usagef("%s: key %q: %v", prefix, key, err)
+		}
+		p := lookupParam(key)
+		switch {
+		case key == "config-file":
+			return nil, usagef("%s: unknown key %q; a config file cannot name another one, use --config-file or CONFIG_FILE", prefix, key)
+		case p == nil:
+			return nil, usagef("%s: unknown key %q; %s", prefix, key, suggestKey(key))
+		}
+		if _, dup := cfg.values[key]; dup {
+			return nil, usagef("%s: key %q appears more than once", prefix, key)
+		}
+		cfg.values[key] = v
+	}
+	return cfg, nil
+}
+
+// suggestKey names the closest known key when there is one, else them all.
+func suggestKey(key string) string {
+	var known []string
+	best, bestDist := "", 1<<30
+	for _, p := range params {
+		if p.name == "config-file" {
+			continue
+		}
+		known = append(known, p.name)
+		if d := editDistance(strings.ToLower(strings.ReplaceAll(key, "_", "-")), p.name); d < bestDist {
+			best, bestDist = p.name, d
+		}
+	}
+	if bestDist <= 3 || (bestDist <= len(key)/3 && bestDist < len(best)/2) {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return "known keys: " + strings.Join(known, ", ")
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// lineCol converts "the error is after reading off bytes" into the 1-based
+// line and column of byte off-1.
+func lineCol(data []byte, off int) (line, col int) {
+	if off > len(data)+1 {
+		off = len(data) + 1
+	}
+	if off < 1 {
+		return 1, 1
+	}
+	before := data[:off-1]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	col = off - bytes.LastIndexByte(before, '\n') - 1
+	return line, col
+}
+
+// looksLikeYAML is a heuristic for a file that failed to parse as JSON: a
+// "---" document marker, a "# comment", a "- item" or a "key: value" line.
+func looksLikeYAML(data []byte) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line[0] == '{' || line[0] == '[' {
+			return false
+		}
+		if strings.HasPrefix(line, "---") || line[0] == '#' || strings.HasPrefix(line, "- ") {
+			return true
+		}
+		key, _, ok := strings.Cut(line, ":")
+		key = strings.Trim(strings.TrimSpace(key), `"'`)
+		if !ok || key == "" {
+			return false
+		}
+		for _, r := range key {
+			if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// ---------------------------------------------------------------------------
+// Help.
+
+// helpFor answers "ballot help [cmd...]".
+func helpFor(args []string) error {
+	topic := strings.Join(args, " ")
+	switch topic {
+	case "", "help", "-h", "-help", "--help":
+		return &helpRequested{text: helpText("")}
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdVersion:
+		return &helpRequested{text: helpText(topic)}
+	}
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, version (see ballot help)", topic)
+}
+
+const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
+--zookeeper-base-path, --zookeeper-session-timeout, --log-level, --log-format, --debug
+`
+
+const helpPrecedence = `Every flag can also be set by its environment variable (empty means unset)
+or by its key in the JSON config file (key = flag name). A flag beats the
+environment, which beats the config file, which beats the default.
+`
+
+const helpPolicies = `Policies:
+  on-child-success, on-child-error (after the command ends):
+    rerun       stay leader and run the command again (run cron: at its next time)
+    reelect     resign, stand for election again, run the command if elected
+    exit        exit ballot with the command's exit code
+    ignore      stay leader and do not act on the command's result
+  on-election-failure (the election cannot be held, e.g. ZooKeeper is unreachable):
+    retry       keep trying
+    run-anyway  run the command without being elected
+    exit        exit with code 125
+  on-connection-loss (the ZooKeeper session is lost while leader):
+    reelect     stop the command and stand for election again
+    exit        stop the command and exit with code 125
+    ignore      let the command run on
+`
+
+const helpExitCodes = `Exit codes:
+  0    success
+  N    run: the command's own exit code, when a policy is exit;
+       128+N when it died of signal N
+  1    info: there is no leader
+  2    usage or config error
+  125  ballot failed: election failure or connection loss under the exit
+       policy, or info could not read ZooKeeper
+  126  the command is not executable
+  127  the command was not found
+`
+
+// flagHelp lists the flags of the given scopes.
+func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
+	fmt.Fprintf(b, "%s:\n", title)
+	for _, p := range params {
+		if !slices.Contains(scopes, p.scope) {
+			continue
+		}
+		fmt.Fprintf(b, "  --%s", p.name)
+		if p.arg != "" {
+			fmt.Fprintf(b, " %s", p.arg)
+		}
+		def := p.def
+		switch {
+		case p.req:
+			def = "none"
+		}
+		sep := ";"
+		if strings.HasSuffix(def, ";") {
+			sep = ""
+		}
+		fmt.Fprintf(b, "\n      %s\n      default: %s%s env %s\n", p.help, def, sep, p.env())
+	}
+}
+
+// helpText is the help for cmd: "" for the overview, "run", or a command.
+func helpText(cmd string) string {
+	var b strings.Builder
+	switch cmd {
+	case "":
+		b.WriteString(`ballot runs a command on only one machine of a fleet, chosen by ZooKeeper leader election.
+
+Usage:
+  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]
+  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]
+  ballot [global flags] info [--output human|json]
+  ballot [global flags] watch [--output human|json]
+  ballot version
+  ballot help [command]
+
+Commands:
+  run once  stand for election; run the command while leader
+  run cron  stand for election; run the command on a schedule while leader
+  info      print the election's current leader and candidates
+  watch     print the election's leader and candidates as they change
+  version   print ballot's version
+  help      print help; "ballot help run once" or "ballot run once --help" for a command
+
+`)
+		flagHelp(&b, "Global flags (also accepted after the command)", scopeGlobal)
+		b.WriteString("\n" + helpPrecedence + "\n" + helpExitCodes)
+	case "run", cmdRunOnce, cmdRunCron:
+		switch cmd {
+		case "run":
+			b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
+				"  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]\n" +
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]\n\n")
+		case cmdRunOnce:
+			b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
+				"  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]\n\n")
+		case cmdRunCron:
+			b.WriteString("ballot run cron: stand for election and, while this machine is leader,\nrun the command at the times of a cron schedule.\n\nUsage:\n" +
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]\n\n")
+		}
+		b.WriteString("Everything after \"--\" is the command and its arguments.\n\n")
+		flagHelp(&b, "Flags", scopeRun)
+		if cmd != cmdRunOnce {
+			b.WriteString("\n")
+			flagHelp(&b, "Cron flags (run cron only)", scopeCron)
+		}
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPolicies + "\n" + helpPrecedence)
+	case cmdInfo, cmdWatch:
+		if cmd == cmdInfo {
+			b.WriteString("ballot info: print the election's current leader and candidates, then exit\n(exit code 1 when there is no leader).\n\n")
+		} else {
+			b.WriteString("ballot watch: print the election's leader and candidates, and again each time\nthey change, until interrupted.\n\n")
+		}
+		fmt.Fprintf(&b, "Usage:\n  ballot [global flags] %s [--output human|json]\n\n", cmd)
+		flagHelp(&b, "Flags", scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdVersion:
+		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,695 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// configTestEnv prepares a hermetic temp dir: files (paths relative to it,
+// "$DIR" in contents expanded) are written, and the default config search
+// is redirected to $HOME/.config/ballot/ballot.json, DIR/etc/ballot.json
+// and DIR/cwd/ballot.json.
+func configTestEnv(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "$DIR", dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := defaultConfigPaths
+	defaultConfigPaths = func(home string) []string {
+		var paths []string
+		if home != "" {
+			paths = append(paths, filepath.Join(home, ".config", "ballot", "ballot.json"))
+		}
+		return append(paths, filepath.Join(dir, "etc", "ballot.json"), filepath.Join(dir, "cwd", "ballot.json"))
+	}
+	t.Cleanup(func() { defaultConfigPaths = old })
+	return dir
+}
+
+// parseIn runs parseCommandLine with "$DIR" expanded in args and env values
+// and an environment made only of env.
+func parseIn(dir string, args []string, env map[string]string) (*Settings, error) {
+	expanded := make([]string, len(args))
+	for i, a := range args {
+		expanded[i] = strings.ReplaceAll(a, "$DIR", dir)
+	}
+	getenv := func(k string) string { return strings.ReplaceAll(env[k], "$DIR", dir) }
+	return parseCommandLine(expanded, getenv)
+}
+
+func a(s ...string) []string { return s }
+
+func TestParseCommandLineValid(t *testing.T) {
+	runOnce := a("run", "once", "--candidate-id", "c1", "--", "/bin/true")
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		files map[string]string
+		check func(t *testing.T, s *Settings, dir string)
+	}{
+		{
+			name: "defaults run once",
+			args: runOnce,
+			check: func(t *testing.T, s *Settings, dir string) {
+				want := &Settings{
+					Command:           cmdRunOnce,
+					Args:              []string{"/bin/true"},
+					ZooKeeperServers:  []string{"localhost:2181"},
+					BasePath:          "/ballot/election",
+					SessionTimeout:    5 * time.Second,
+					LogLevel:          slog.LevelInfo,
+					LogFormat:         "human",
+					CandidateID:       "c1",
+					OnChildSuccess:    policyReelect,
+					OnChildError:      policyReelect,
+					OnElectionFailure: electionRetry,
+					OnConnectionLoss:  lossReelect,
+					WrapChildLogs:     true,
+					StopGracePeriod:   10 * time.Second,
+				}
+				src := s.Sources
+				s.Sources = nil
+				if !reflect.DeepEqual(s, want) {
+					t.Errorf("got  %+v\nwant %+v", s, want)
+				}
+				for _, p := range params {
+					_, ok := src[p.name]
+					if ok != (p.scope == scopeGlobal || p.scope == scopeRun) {
+						t.Errorf("Sources[%q] present = %v", p.name, ok)
+					}
+					if ok && p.name != "candidate-id" && src[p.name] != "default" {
+						t.Errorf("Sources[%q] = %q, want default", p.name, src[p.name])
+					}
+				}
+			},
+		},
+		{
+			name: "defaults run cron",
+			args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Command != cmdRunCron || s.Schedule != "@hourly" || s.Timezone != time.UTC ||
+					s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" {
+					t.Errorf("got %+v", s)
+				}
+				if len(s.Sources) != len(params)-1 { // all but output
+					t.Errorf("Sources = %v", s.Sources)
+				}
+			},
+		},
+		{
+			name: "defaults info and watch",
+			args: a("info"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Command != cmdInfo || s.Output != "human" || s.CandidateID != "" || s.Args != nil || s.ConfigFile != "" {
+					t.Errorf("got %+v", s)
+				}
+				if _, ok := s.Sources["candidate-id"]; ok {
+					t.Errorf("info has a source for candidate-id")
+				}
+				if s.Sources["output"] != "default" || s.Sources["config-file"] != "default" {
+					t.Errorf("Sources = %v", s.Sources)
+				}
+			},
+		},
+		{
+			name: "watch json output",
+			args: a("watch", "--output", "json"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Command != cmdWatch || s.Output != "json" || s.Sources["output"] != "flag" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "version",
+			args: a("version"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "version ignores a broken config file",
+			args:  a("version"),
+			env:   map[string]string{"CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},
+			check: func(t *testing.T, s *Settings, dir string) {},
+		},
+		{
+			name: "every parameter by flag",
+			args: a("--zookeeper-servers", "zk1", "--zookeeper-base-path=/x/y", "-zookeeper-session-timeout", "2s",
+				"--log-level", "TRACE", "--log-format", "json", "--debug",
+				"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
+				"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
+				"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
+				"--starting-deadline", "1m", "--timeout", "1h", "--", "cmd"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.BasePath != "/x/y" ||
+					s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
+					s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
+					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
+					s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
+					s.StartingDeadline != time.Minute || s.Timeout != time.Hour {
+					t.Errorf("got %+v", s)
+				}
+				for name, src := range s.Sources {
+					if name != "config-file" && src != "flag" {
+						t.Errorf("Sources[%q] = %q, want flag", name, src)
+					}
+				}
+			},
+		},
+		{
+			name: "every parameter by environment",
+			args: a("run", "cron", "--", "cmd"),
+			env: map[string]string{
+				"ZOOKEEPER_SERVERS": "zk1, zk2:2182", "ZOOKEEPER_BASE_PATH": "/e", "ZOOKEEPER_SESSION_TIMEOUT": "3s",
+				"LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "DEBUG": "1", "CANDIDATE_ID": "envcand",
+				"ON_CHILD_SUCCESS": "exit", "ON_CHILD_ERROR": "ignore", "ON_ELECTION_FAILURE": "exit",
+				"ON_CONNECTION_LOSS": "exit", "WRAP_CHILD_LOGS": "F", "STOP_GRACE_PERIOD": "1s",
+				"SCHEDULE": "@daily", "TIMEZONE": "Local", "STARTING_DEADLINE": "5s", "TIMEOUT": "6s",
+				"OUTPUT": "json", // not used by run cron: ignored
+			},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "zk2:2182"}) || s.BasePath != "/e" ||
+					s.SessionTimeout != 3*time.Second || s.LogLevel != slog.LevelWarn || s.LogFormat != "raw" || !s.Debug ||
+					s.CandidateID != "envcand" || s.OnChildSuccess != policyExit || s.OnChildError != policyIgnore ||
+					s.OnElectionFailure != electionExit || s.OnConnectionLoss != lossExit || s.WrapChildLogs ||
+					s.StopGracePeriod != time.Second || s.Schedule != "@daily" || s.Timezone != time.Local ||
+					s.StartingDeadline != 5*time.Second || s.Timeout != 6*time.Second || s.Output != "" {
+					t.Errorf("got %+v", s)
+				}
+				if s.Sources["zookeeper-servers"] != "environment ZOOKEEPER_SERVERS" ||
+					s.Sources["timeout"] != "environment TIMEOUT" || s.Sources["debug"] != "environment DEBUG" {
+					t.Errorf("Sources = %v", s.Sources)
+				}
+			},
+		},
+		{
+			name: "every parameter by config file",
+			args: a("run", "cron", "--config-file", "$DIR/c.json", "--", "cmd"),
+			files: map[string]string{"c.json": `{
+				"zookeeper-servers": ["zk1", "[::1]:2183"], "zookeeper-base-path": "/c",
+				"zookeeper-session-timeout": "4s", "log-level": "error", "log-format": "json", "debug": true,
+				"candidate-id": "filecand", "on-child-success": "ignore", "on-child-error": "rerun",
+				"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false,
+				"stop-grace-period": "2s", "schedule": "0 3 * * *", "timezone": "America/New_York",
+				"starting-deadline": "7s", "timeout": "8s", "output": "json"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/c" ||
+					s.SessionTimeout != 4*time.Second || s.LogLevel != slog.LevelError || s.LogFormat != "json" || !s.Debug ||
+					s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
+					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
+					s.StopGracePeriod != 2*time.Second || s.Schedule != "0 3 * * *" || s.Timezone.String() != "America/New_York" ||
+					s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second {
+					t.Errorf("got %+v", s)
+				}
+				file := filepath.Join(dir, "c.json")
+				if s.ConfigFile != file || s.Sources["config-file"] != "flag" {
+					t.Errorf("ConfigFile = %q, source %q", s.ConfigFile, s.Sources["config-file"])
+				}
+				for name, src := range s.Sources {
+					if name != "config-file" && src != "config file "+file {
+						t.Errorf("Sources[%q] = %q", name, src)
+					}
+				}
+			},
+		},
+		{
+			name:  "precedence flag > env > file > default",
+			args:  a("run", "once", "--log-level", "debug", "--", "x"),
+			env:   map[string]string{"CONFIG_FILE": "$DIR/c.json", "LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "CANDIDATE_ID": "e"},
+			files: map[string]string{"c.json": `{"log-level": "error", "log-format": "json", "candidate-id": "f", "zookeeper-base-path": "/f"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				file := "config file " + filepath.Join(dir, "c.json")
+				want := map[string]string{
+					"log-level":           "flag",
+					"log-format":          "environment LOG_FORMAT",
+					"candidate-id":        "environment CANDIDATE_ID",
+					"zookeeper-base-path": file,
+					"debug":               "default",
+					"config-file":         "environment CONFIG_FILE",
+				}
+				for k, v := range want {
+					if s.Sources[k] != v {
+						t.Errorf("Sources[%q] = %q, want %q", k, s.Sources[k], v)
+					}
+				}
+				if s.LogLevel != slog.LevelDebug || s.LogFormat != "raw" || s.CandidateID != "e" || s.BasePath != "/f" || s.Debug {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "empty env var is unset",
+			args:  a("info"),
+			env:   map[string]string{"CONFIG_FILE": "$DIR/c.json", "ZOOKEEPER_BASE_PATH": ""},
+			files: map[string]string{"c.json": `{"zookeeper-base-path": "/from/file"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.BasePath != "/from/file" {
+					t.Errorf("BasePath = %q", s.BasePath)
+				}
+			},
+		},
+		{
+			name: "repeated servers, comma lists, IPv6, before and after the command",
+			args: a("--zookeeper-servers", "a,b:1", "info", "--zookeeper-servers=c:65535", "-zookeeper-servers", "[fe80::1%eth0],[::1]:9"),
+			env:  map[string]string{"ZOOKEEPER_SERVERS": "ignored"},
+			check: func(t *testing.T, s *Settings, dir string) {
+				want := []string{"a:2181", "b:1", "c:65535", "[fe80::1%eth0]:2181", "[::1]:9"}
+				if !reflect.DeepEqual(s.ZooKeeperServers, want) {
+					t.Errorf("servers = %q, want %q", s.ZooKeeperServers, want)
+				}
+			},
+		},
+		{
+			name: "global flags after the command; later flag wins",
+			args: a("--log-level", "error", "run", "once", "--log-level", "debug", "--candidate-id", "a", "--zookeeper-base-path", "/p", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.LogLevel != slog.LevelDebug || s.BasePath != "/p" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "child args that look like flags stay child args",
+			args: a("run", "once", "--candidate-id", "a", "--", "/bin/sh", "-c", "echo hi", "--debug", "--", "-h"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if want := a("/bin/sh", "-c", "echo hi", "--debug", "--", "-h"); !reflect.DeepEqual(s.Args, want) {
+					t.Errorf("Args = %q, want %q", s.Args, want)
+				}
+				if s.Debug {
+					t.Error("child's --debug was taken as ballot's")
+				}
+			},
+		},
+		{
+			name: `"--" as a flag value is not the terminator`,
+			args: a("run", "once", "--candidate-id", "--", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.CandidateID != "--" || !reflect.DeepEqual(s.Args, a("x")) {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "bool flags and single dash",
+			args: a("-debug=true", "run", "once", "-candidate-id=a", "-wrap-child-logs=0", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !s.Debug || s.WrapChildLogs || s.CandidateID != "a" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "info with empty --",
+			args: a("info", "--"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Command != cmdInfo {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "default search: HOME first",
+			args:  a("info"),
+			env:   map[string]string{"HOME": "$DIR/home"},
+			files: map[string]string{"home/.config/ballot/ballot.json": `{"output":"json"}`, "etc/ballot.json": `{"output":"human"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				file := filepath.Join(dir, "home/.config/ballot/ballot.json")
+				if s.Output != "json" || s.ConfigFile != file || s.Sources["output"] != "config file "+file || s.Sources["config-file"] != "default" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "default search: falls through to later paths",
+			args:  a("info"),
+			env:   map[string]string{"HOME": "$DIR/home"},
+			files: map[string]string{"cwd/ballot.json": `{"output":"json"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Output != "json" || s.ConfigFile != filepath.Join(dir, "cwd/ballot.json") {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "config keys of other commands are ignored",
+			args:  a("info", "--config-file", "$DIR/c.json"),
+			files: map[string]string{"c.json": `{"candidate-id": "", "schedule": 5, "timeout": "bogus", "output": "json"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Output != "json" || s.CandidateID != "" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "case-insensitive keywords normalised",
+			args: a("info", "--log-level", "Warn", "--log-format", "JSON", "--output", "Json"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.LogLevel != slog.LevelWarn || s.LogFormat != "json" || s.Output != "json" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "all log levels",
+			args: a("info", "--log-level", "fatal"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				for i, n := range logLevelNames {
+					var st Settings
+					if err := lookupParam("log-level").apply(&st, n); err != nil || st.LogLevel != logLevels[i] {
+						t.Errorf("%s: %v %v", n, st.LogLevel, err)
+					}
+				}
+				if s.LogLevel != LevelFatal {
+					t.Errorf("LogLevel = %v", s.LogLevel)
+				}
+			},
+		},
+		{
+			name:  "config file with BOM, nested whitespace and trailing newline",
+			args:  a("info", "--config-file", "$DIR/c.json"),
+			files: map[string]string{"c.json": "\xef\xbb\xbf\n{\n  \"zookeeper-servers\": [\n    \"a\"\n  ]\n}\n\n"},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, a("a:2181")) {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := configTestEnv(t, tt.files)
+			s, err := parseIn(dir, tt.args, tt.env)
+			if err != nil {
+				t.Fatalf("parseCommandLine(%q): %v", tt.args, err)
+			}
+			tt.check(t, s, dir)
+		})
+	}
+}
+
+func TestParseCommandLineInvalid(t *testing.T) {
+	runOnce := func(extra ...string) []string {
+		return append(append(a("run", "once", "--candidate-id", "c"), extra...), "--", "x")
+	}
+	infoCfg := a("info", "--config-file", "$DIR/c.json")
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		files map[string]string
+		want  []string // substrings of the message
+	}{
+		// command line structure
+		{"no command", a(), nil, nil, a("no command given")},
+		{"only global flags", a("--debug"), nil, nil, a("no command given")},
+		{"unknown command", a("frobnicate"), nil, nil, a(`unknown command "frobnicate"`)},
+		{"run without mode", a("run"), nil, nil, a("run:", `"once" or "cron"`)},
+		{"run bad mode", a("run", "twice"), nil, nil, a(`unknown mode "twice"`)},
+		{"unknown flag", a("info", "--colour"), nil, nil, a("info:", "unknown flag --colour")},
+		{"unknown global flag", a("--colour", "info"), nil, nil, a("unknown flag --colour")},
+		{"run flag on info", a("info", "--candidate-id", "x"), nil, nil, a("info:", "--candidate-id", "run once")},
+		{"run flag before command", a("--candidate-id", "x", "run", "once", "--", "x"), nil, nil, a("--candidate-id", "after the command")},
+		{"cron flag on run once", runOnce("--schedule", "@daily"), nil, nil, a("run once:", "--schedule", "run cron")},
+		{"output flag on run", runOnce("--output", "json"), nil, nil, a("--output")},
+		{"flag without value", a("info", "--log-level"), nil, nil, a("--log-level", "needs a value")},
+		{"bad flag syntax", a("info", "---x"), nil, nil, a("---x")},
+		{"info with child args", a("info", "--", "ls"), nil, nil, a("info:", `"ls"`)},
+		{"watch stray arg", a("watch", "extra"), nil, nil, a("watch:", `"extra"`)},
+		{"version stray arg", a("version", "now"), nil, nil, a("version:", `"now"`)},
+		{"run stray arg without --", a("run", "once", "--candidate-id", "c", "/bin/true"), nil, nil, a(`"/bin/true"`, `"--"`)},
+		{"bool flag with separate value", a("run", "once", "--candidate-id", "c", "--debug", "false", "--", "x"), nil, nil, a(`"false"`, "=")},
+		{"help unknown topic", a("help", "nope"), nil, nil, a(`help: unknown command "nope"`)},
+		{"missing candidate id", a("run", "once", "--", "x"), nil, nil, a("run once: --candidate-id is required", "CANDIDATE_ID", `"candidate-id"`)},
+		{"missing schedule", a("run", "cron", "--candidate-id", "c", "--", "x"), nil, nil, a("run cron: --schedule is required", "SCHEDULE")},
+		{"missing command", a("run", "once", "--candidate-id", "c"), nil, nil, a("run once: no command given", `"--"`)},
+		{"missing command after --", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--"), nil, nil, a("run cron: no command given")},
+		{"empty command", a("run", "once", "--candidate-id", "c", "--", ""), nil, nil, a("empty")},
+
+		// values
+		{"bad log level", a("info", "--log-level", "loud"), nil, nil, a(`--log-level "loud"`, "not a log level", "trace, debug, info, warn, error, fatal, panic")},
+		{"bad log format", a("info", "--log-format=xml"), nil, nil, a(`--log-format "xml"`, "human, json, raw")},
+		{"bad output", a("watch", "--output", "yaml"), nil, nil, a(`--output "yaml"`, "human, json")},
+		{"bad debug", a("info", "--debug=yes"), nil, nil, a(`--debug "yes"`, "true or false")},
+		{"bad policy flag", runOnce("--on-child-success", "restart"), nil, nil, a(`--on-child-success "restart"`, "rerun, reelect, exit, ignore")},
+		{"bad policy env", runOnce(), map[string]string{"ON_CHILD_ERROR": "panic"}, nil, a(`environment ON_CHILD_ERROR "panic"`, "rerun, reelect, exit, ignore")},
+		{"bad election policy", runOnce("--on-election-failure", "reelect"), nil, nil, a(`--on-election-failure "reelect"`, "retry, run-anyway, exit")},
+		{"bad connection policy", runOnce("--on-connection-loss", "rerun"), nil, nil, a(`--on-connection-loss "rerun"`, "reelect, exit, ignore")},
+		{"bad wrap env", runOnce(), map[string]string{"WRAP_CHILD_LOGS": "maybe"}, nil, a(`environment WRAP_CHILD_LOGS "maybe"`, "true or false")},
+		{"zero session timeout", a("info", "--zookeeper-session-timeout", "0s"), nil, nil, a(`--zookeeper-session-timeout "0s"`, "greater than zero")},
+		{"negative session timeout", a("info", "--zookeeper-session-timeout", "-1s"), nil, nil, a(`"-1s"`, "negative")},
+		{"unitless duration env", a("info"), map[string]string{"ZOOKEEPER_SESSION_TIMEOUT": "5"}, nil, a(`environment ZOOKEEPER_SESSION_TIMEOUT "5"`, "not a duration", "5s")},
+		{"negative grace", runOnce("--stop-grace-period", "-2s"), nil, nil, a(`--stop-grace-period "-2s"`, "negative")},
+		{"negative deadline", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "-1m", "--", "x"), nil, nil, a(`--starting-deadline "-1m"`, "negative")},
+		{"negative timeout env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"TIMEOUT": "-5s"}, nil, a(`environment TIMEOUT "-5s"`, "negative")},
+		{"bad timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone", "Mars/Olympus", "--", "x"), nil, nil, a(`--timezone "Mars/Olympus"`, "time zone")},
+		{"empty timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone=", "--", "x"), nil, nil, a(`--timezone ""`)},
+		{"empty schedule", a("run", "cron", "--candidate-id", "c", "--schedule", " ", "--", "x"), nil, nil, a(`--schedule " "`, "empty")},
+		{"empty candidate id", a("run", "once", "--candidate-id=", "--", "x"), nil, nil, a(`--candidate-id ""`, "empty")},
+		{"candidate id with newline", a("run", "once", "--candidate-id", "a\nb", "--", "x"), nil, nil, a(`--candidate-id "a\nb"`, "newline")},
+		{"relative base path", a("info", "--zookeeper-base-path", "ballot"), nil, nil, a(`--zookeeper-base-path "ballot"`, "start with /")},
+		{"root base path", a("info", "--zookeeper-base-path", "/"), nil, nil, a(`--zookeeper-base-path "/"`, "below /")},
+		{"trailing slash base path", a("info"), map[string]string{"ZOOKEEPER_BASE_PATH": "/a/b/"}, nil, a(`environment ZOOKEEPER_BASE_PATH "/a/b/"`, "end with /")},
+		{"empty segment base path", a("info", "--zookeeper-base-path", "/a//b"), nil, nil, a(`"/a//b"`, "empty segment")},
+		{"dot segment base path", a("info", "--zookeeper-base-path", "/a/../b"), nil, nil, a(`"/a/../b"`, `".."`)},
+		{"control char base path", a("info", "--zookeeper-base-path", "/a\x01b"), nil, nil, a(`"/a\x01b"`, "U+0001")},
+		{"reserved base path", a("info", "--zookeeper-base-path", "/zookeeper/x"), nil, nil, a(`"/zookeeper/x"`, "reserved")},
+		{"bad port", a("info", "--zookeeper-servers", "zk1:0"), nil, nil, a(`--zookeeper-servers "zk1:0"`, `"0"`, "1 to 65535")},
+		{"port too big env", a("info"), map[string]string{"ZOOKEEPER_SERVERS": "a,b:70000"}, nil, a(`environment ZOOKEEPER_SERVERS "a,b:70000"`, `"b:70000"`, "65535")},
+		{"non-numeric port", a("info", "--zookeeper-servers", "zk1:http"), nil, nil, a(`"zk1:http"`, `"http"`)},
+		{"empty port", a("info", "--zookeeper-servers", "zk1:"), nil, nil, a(`"zk1:"`, "port")},
+		{"empty server entry", a("info", "--zookeeper-servers", "a,,b"), nil, nil, a(`--zookeeper-servers "a,,b"`, "empty server entry")},
+		{"empty servers flag", a("info", "--zookeeper-servers="), nil, nil, a(`--zookeeper-servers ""`, "empty server entry")},
+		{"missing host", a("info", "--zookeeper-servers", ":2181"), nil, nil, a(`":2181"`, "host")},
+		{"unbracketed IPv6", a("info", "--zookeeper-servers", "::1"), nil, nil, a(`"::1"`, "brackets")},
+		{"bad bracket", a("info", "--zookeeper-servers", "[::1"), nil, nil, a(`"[::1"`, "]")},
+		{"chroot suffix", a("info", "--zookeeper-servers", "zk1:2181/app"), nil, nil, a(`"zk1:2181/app"`)},
+		{"bad host chars", a("info", "--zookeeper-servers", "zk 1"), nil, nil, a(`"zk 1"`, "host name")},
+
+		// config files
+		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},
+		{"missing explicit file env", a("info"), map[string]string{"CONFIG_FILE": "$DIR/nope.json"}, nil, a("environment CONFIG_FILE", "nope.json", "no such file")},
+		{"empty config-file flag", a("info", "--config-file="), nil, nil, a(`--config-file ""`)},
+		{"config file is a directory", a("info", "--config-file", "$DIR"), nil, nil, a("--config-file", "directory")},
+		{"default config is a directory", a("info"), nil, map[string]string{"etc/ballot.json/x": ""}, a("etc/ballot.json", "directory")},
+		{"unknown key", infoCfg, nil, map[string]string{"c.json": `{"zookeper-servers": ["a"]}`}, a("c.json", `unknown key "zookeper-servers"`, `"zookeeper-servers"`)},
+		{"unknown key far from all", infoCfg, nil, map[string]string{"c.json": `{"colour": "blue"}`}, a(`unknown key "colour"`, "known keys:", "candidate-id")},
+		{"unknown key snake case", infoCfg, nil, map[string]string{"c.json": `{"log_level": "info"}`}, a(`unknown key "log_level"`, `"log-level"`)},
+		{"config-file key", infoCfg, nil, map[string]string{"c.json": `{"config-file": "/x"}`}, a(`unknown key "config-file"`)},
+		{"unknown key for unused command", infoCfg, nil, map[string]string{"c.json": `{"shedule": "@daily"}`}, a(`unknown key "shedule"`, `"schedule"`)},
+		{"duplicate key", infoCfg, nil, map[string]string{"c.json": `{"output": "json", "output": "human"}`}, a(`key "output"`, "more than once")},
+		{"wrong type bool", infoCfg, nil, map[string]string{"c.json": `{"debug": "yes"}`}, a(`key "debug"`, "expected true or false", `got "yes"`)},
+		{"wrong type duration", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-session-timeout": 5}`}, a(`key "zookeeper-session-timeout"`, "duration", "got 5")},
+		{"wrong type string", infoCfg, nil, map[string]string{"c.json": `{"log-level": 3}`}, a(`key "log-level"`, "expected a string", "got 3")},
+		{"null value", infoCfg, nil, map[string]string{"c.json": `{"output": null}`}, a(`key "output"`, "got null")},
+		{"servers as string", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-servers": "a,b"}`}, a(`key "zookeeper-servers"`, "array of strings", `got "a,b"`)},
+		{"servers multi-line value stays one line", infoCfg, nil, map[string]string{"c.json": "{\"zookeeper-servers\": [\n1,\n2]}"}, a(`key "zookeeper-servers"`, "got [1,2]")},
+		{"servers empty list", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-servers": []}`}, a(`key "zookeeper-servers"`, "empty")},
+		{"servers empty entry", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-servers": ["a", ""]}`}, a(`key "zookeeper-servers"`, `entry ""`, "empty")},
+		{"servers bad port in file", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-servers": ["a:99999"]}`}, a(`key "zookeeper-servers"`, `"a:99999"`, "65535")},
+		{"bad policy in file", a("run", "once", "--config-file", "$DIR/c.json", "--", "x"), nil, map[string]string{"c.json": `{"candidate-id": "c", "on-child-error": "restart"}`}, a("c.json", `key "on-child-error" "restart"`, "use one of rerun, reelect, exit, ignore")},
+		{"empty candidate in file", a("run", "once", "--config-file", "$DIR/c.json", "--", "x"), nil, map[string]string{"c.json": `{"candidate-id": ""}`}, a(`key "candidate-id" ""`, "empty")},
+		{"bad path in file", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-base-path": "/a/./b"}`}, a(`key "zookeeper-base-path" "/a/./b"`)},
+		{"yaml by extension", a("info", "--config-file", "$DIR/ballot.yaml"), nil, map[string]string{"ballot.yaml": `{"output": "json"}`}, a("ballot.yaml", "looks like YAML", "JSON only")},
+		{"yml by extension", a("info", "--config-file", "$DIR/ballot.yml"), nil, map[string]string{"ballot.yml": "output: json\n"}, a("ballot.yml", "YAML")},
+		{"yaml by content", infoCfg, nil, map[string]string{"c.json": "zookeeper-servers:\n  - zk1\n"}, a("c.json", "looks like YAML")},
+		{"yaml document marker", infoCfg, nil, map[string]string{"c.json": "---\noutput: json\n"}, a("c.json", "looks like YAML")},
+		{"yaml with comment", infoCfg, nil, map[string]string{"c.json": "# settings\noutput: json\n"}, a("c.json", "looks like YAML")},
+		{"syntax error", infoCfg, nil, map[string]string{"c.json": "{\n  \"output\": \"json\",\n}\n"}, a("c.json", "invalid JSON at line 3, column 1")},
+		{"syntax error mid-line", infoCfg, nil, map[string]string{"c.json": "{\n  \"output\" \"json\"\n}"}, a("c.json", "line 2, column 12")},
+		{"truncated", infoCfg, nil, map[string]string{"c.json": "{\"output\": \"json\""}, a("c.json", "invalid JSON at line 1, column 18", "end of file")},
+		{"trailing garbage", infoCfg, nil, map[string]string{"c.json": "{\"output\": \"json\"}\n}"}, a("c.json", "after the JSON object", "line 2, column 1")},
+		{"two objects", infoCfg, nil, map[string]string{"c.json": `{} {}`}, a("c.json", "after the JSON object", "line 1, column 4")},
+		{"not an object", infoCfg, nil, map[string]string{"c.json": `["output"]`}, a("c.json", "JSON object", "array")},
+		{"empty file", infoCfg, nil, map[string]string{"c.json": " \n"}, a("c.json", "empty")},
+		{"bad default file", a("info"), map[string]string{"HOME": "$DIR/home"}, map[string]string{"home/.config/ballot/ballot.json": `{"output": "xml"}`}, a("home/.config/ballot/ballot.json", `key "output" "xml"`)},
+	}
+	if len(tests) < 30 {
+		t.Fatalf("only %d invalid cases", len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := configTestEnv(t, tt.files)
+			s, err := parseIn(dir, tt.args, tt.env)
+			if err == nil {
+				t.Fatalf("parseCommandLine(%q) = %+v, want error", tt.args, s)
+			}
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("error %v is %T, want *usageError", err, err)
+			}
+			msg := err.Error()
+			if strings.ContainsAny(msg, "\n\r") {
+				t.Errorf("message is not one line: %q", msg)
+			}
+			for _, w := range tt.want {
+				w = strings.ReplaceAll(w, "$DIR", dir)
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not contain %q", msg, w)
+				}
+			}
+			if len(msg) > 500 {
+				t.Errorf("message is %d bytes long: %q", len(msg), msg)
+			}
+		})
+	}
+}
+
+func TestParseCommandLineHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // substrings of the help text
+	}{
+		{a("help"), a("leader election", "run once", "info", "Exit codes", "125", "127", "ZOOKEEPER_SERVERS", "localhost:2181")},
+		{a("--help"), a("Global flags", "A flag beats the")},
+		{a("-h"), a("Commands:")},
+		{a("--debug", "help", "help"), a("Commands:")},
+		{a("help", "run"), a("run once", "run cron", "--schedule", "--candidate-id", "Policies")},
+		{a("run", "--help"), a("run once", "run cron")},
+		{a("help", "run", "once"), a("--candidate-id", "CANDIDATE_ID", "--on-child-success", "reelect", "--stop-grace-period", "10s", "STOP_GRACE_PERIOD", "--wrap-child-logs", "Policies")},
+		{a("run", "once", "--help"), a("ballot run once")},
+		{a("run", "once", "-h", "--", "x"), a("ballot run once")},
+		{a("run", "once", "--log-level", "loud", "--help"), a("ballot run once")},
+		{a("help", "run", "cron"), a("--schedule", "SCHEDULE", "--timezone", "UTC", "TIMEZONE", "--starting-deadline", "--timeout", "TIMEOUT")},
+		{a("run", "cron", "-help"), a("ballot run cron")},
+		{a("info", "--help"), a("ballot info", "--output", "human", "OUTPUT", "exit code 1")},
+		{a("help", "watch"), a("ballot watch", "--output")},
+		{a("watch", "-h"), a("ballot watch")},
+		{a("help", "version"), a("ballot version")},
+		{a("version", "--help"), a("ballot version")},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			configTestEnv(t, nil)
+			_, err := parseIn("", tt.args, nil)
+			var h *helpRequested
+			if !errors.As(err, &h) {
+				t.Fatalf("error = %v, want *helpRequested", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(h.text, w) {
+					t.Errorf("help text does not contain %q:\n%s", w, h.text)
+				}
+			}
+			if cmd := strings.Join(tt.args, " "); !strings.Contains(cmd, "run") && strings.Contains(h.text, "--candidate-id ID\n") {
+				t.Errorf("help for %q lists run flags", cmd)
+			}
+		})
+	}
+}
+
+// TestParseHelpListsEveryFlag checks the help texts against the parameter table.
+func TestParseHelpListsEveryFlag(t *testing.T) {
+	texts := map[string]string{"": helpText(""), "run once": helpText(cmdRunOnce), "run cron": helpText(cmdRunCron),
+		"info": helpText(cmdInfo), "watch": helpText(cmdWatch)}
+	for _, p := range params {
+		for cmd, text := range texts {
+			if cmd == "" && p.scope != scopeGlobal || cmd != "" && (p.scope == scopeGlobal || !p.scope.usedBy(cmd)) {
+				continue
+			}
+			if !strings.Contains(text, "--"+p.name) || !strings.Contains(text, "env "+p.env()) {
+				t.Errorf("help for %q lacks --%s or env %s", cmd, p.name, p.env())
+			}
+			if !p.req && !strings.Contains(text, "default: "+strings.SplitN(p.def, "\n", 2)[0]) {
+				t.Errorf("help for %q lacks the default of --%s", cmd, p.name)
+			}
+		}
+	}
+}
+
+func TestConfigExampleParses(t *testing.T) {
+	example, err := filepath.Abs("ballot.json.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig(example, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range params {
+		if _, ok := cfg.values[p.name]; !ok && p.name != "config-file" {
+			t.Errorf("ballot.json.example lacks key %q", p.name)
+		}
+	}
+	configTestEnv(t, nil)
+	env := map[string]string{"CONFIG_FILE": example}
+	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("info"), a("watch")} {
+		s, err := parseIn("", args, env)
+		if err != nil {
+			t.Fatalf("%q with CONFIG_FILE=%s: %v", args, example, err)
+		}
+		if s.ConfigFile != example {
+			t.Errorf("ConfigFile = %q", s.ConfigFile)
+		}
+		for name, src := range s.Sources {
+			if name != "config-file" && src != "config file "+example {
+				t.Errorf("%q: Sources[%q] = %q", args, name, src)
+			}
+		}
+	}
+}
+
+func TestConfigDefaultPaths(t *testing.T) {
+	got := defaultConfigPaths("/home/u")
+	want := a("/home/u/.config/ballot/ballot.json", "/etc/ballot/ballot.json", "./ballot.json")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaultConfigPaths = %q, want %q", got, want)
+	}
+	if got := defaultConfigPaths(""); !reflect.DeepEqual(got, want[1:]) {
+		t.Errorf("defaultConfigPaths without HOME = %q", got)
+	}
+}
+
+func TestConfigDefaultsAreValid(t *testing.T) {
+	for _, p := range params {
+		if p.apply == nil || p.req {
+			continue
+		}
+		var s Settings
+		if err := p.apply(&s, p.def); err != nil {
+			t.Errorf("default %q of %s: %v", p.def, p.name, err)
+		}
+	}
+}
+
+func TestParseServerNormalisation(t *testing.T) {
+	for in, want := range map[string]string{
+		"zk":              "zk:2181",
+		"zk:1":            "zk:1",
+		"zk:02181":        "zk:2181",
+		"10.0.0.1":        "10.0.0.1:2181",
+		"[::1]":           "[::1]:2181",
+		"[2001:db8::1]:7": "[2001:db8::1]:7",
+		"my_host.local":   "my_host.local:2181",
+	} {
+		got, err := normalizeServer(in)
+		if err != nil || got != want {
+			t.Errorf("normalizeServer(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range a("zk:+1", "zk:-1", "[zk]:1", "[::1]x", "[::1]:", "zk:1:2", "a@b") {
+		if got, err := normalizeServer(in); err == nil {
+			t.Errorf("normalizeServer(%q) = %q, want error", in, got)
+		}
+	}
+}
