@@ -1,0 +1,387 @@
+package main
+
+// tcpProxy: a TCP proxy for fault injection between one client (e.g. one
+// ballot candidate) and ZooKeeper.
+//
+//	p := newTCPProxy(t, zkc.Servers())   // give the candidate p.Addr() as its ZooKeeper
+//	p.Blackhole(true)                    // network partition: silence both ways
+//	p.Blackhole(false)                   // heal
+//	p.CloseAll()                         // reset every current connection
+//
+// Semantics while blackholed:
+//   - bytes read from either side are discarded; nothing is closed, so both
+//     peers see silence, not a reset;
+//   - new connections are accepted but not dialled upstream (they go nowhere);
+//   - if one side closes or fails, the other side is not told until the heal
+//     (and is then closed, with a reset).
+//
+// On heal, data flows again on connections that still exist. A connection
+// accepted during the blackhole is dialled upstream at the heal if nothing
+// was sent on it yet; if bytes sent on it were dropped (e.g. a ZooKeeper
+// connect request) its stream has no usable beginning, so it is reset at the
+// heal instead, and the client reconnects at once (with a real partition
+// the retransmitted SYN/request would get through at about the same time).
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type tcpProxy struct {
+	ln      net.Listener
+	targets []string
+	next    atomic.Uint64 // round-robin start index
+
+	mu     sync.Mutex
+	bh     bool
+	healed chan struct{} // closed while not blackholed; replaced by Blackhole(true)
+	closed chan struct{}
+	conns  map[*proxyConn]struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+type proxyConn struct {
+	p         *tcpProxy
+	client    net.Conn
+	done      chan struct{} // closed when the connection is closed (reset or graceful)
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	upstream net.Conn // nil until dialled
+	dropped  bool     // bytes were discarded before an upstream existed
+}
+
+// newTCPProxy listens on 127.0.0.1:0 and forwards each accepted connection to
+// the first of targets that accepts a dial, starting at a round-robin index.
+// If no target accepts, the client connection is reset. Closed by t.Cleanup.
+func newTCPProxy(t testing.TB, targets []string) *tcpProxy {
+	t.Helper()
+	p, err := startTCPProxy(targets)
+	if err != nil {
+		t.Fatalf("tcp proxy: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// startTCPProxy is newTCPProxy without testing.TB; call Close when done.
+func startTCPProxy(targets []string) (*tcpProxy, error) {
+	if len(targets) == 0 {
+		return nil, errors.New("no targets")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	healed := make(chan struct{})
+	close(healed)
+	p := &tcpProxy{
+		ln:      ln,
+		targets: append([]string(nil), targets...),
+		healed:  healed,
+		closed:  make(chan struct{}),
+		conns:   map[*proxyConn]struct{}{},
+	}
+	p.wg.Add(1)
+	go p.acceptLoop()
+	return p, nil
+}
+
+// Addr returns the proxy's listening address ("127.0.0.1:port").
+func (p *tcpProxy) Addr() string { return p.ln.Addr().String() }
+
+// Blackhole turns the partition on or off (see the file comment).
+func (p *tcpProxy) Blackhole(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on == p.bh {
+		return
+	}
+	p.bh = on
+	if on {
+		p.healed = make(chan struct{})
+	} else {
+		close(p.healed)
+	}
+}
+
+// Blackholed reports whether the partition is on.
+func (p *tcpProxy) Blackholed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bh
+}
+
+// state returns whether the proxy is blackholed and a channel closed at heal.
+func (p *tcpProxy) state() (bool, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bh, p.healed
+}
+
+// CloseAll resets (RST) every current connection on both sides.
+func (p *tcpProxy) CloseAll() {
+	p.mu.Lock()
+	cs := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.reset()
+	}
+}
+
+// Conns returns the number of current client connections.
+func (p *tcpProxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
+// Close stops listening, resets every connection and waits for the proxy's
+// goroutines.
+func (p *tcpProxy) Close() {
+	p.once.Do(func() {
+		close(p.closed)
+		p.ln.Close()
+		p.CloseAll()
+		p.wg.Wait()
+	})
+}
+
+func (p *tcpProxy) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		conn, err := p.ln.Accept()
+		if err != nil {
+			select {
+			case <-p.closed:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c := &proxyConn{p: p, client: conn, done: make(chan struct{})}
+		p.mu.Lock()
+		select {
+		case <-p.closed:
+			p.mu.Unlock()
+			proxyRST(conn)
+			return
+		default:
+		}
+		p.conns[c] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go c.run()
+	}
+}
+
+// dial connects to the first target that accepts, round-robin start.
+func (p *tcpProxy) dial() (net.Conn, error) {
+	start := int(p.next.Add(1) - 1)
+	var err error
+	for k := 0; k < len(p.targets); k++ {
+		addr := p.targets[(start+k)%len(p.targets)]
+		var c net.Conn
+		c, err = net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return c, nil
+		}
+	}
+	return nil, err
+}
+
+func (c *proxyConn) run() {
+	defer c.p.wg.Done()
+	defer func() {
+		c.p.mu.Lock()
+		delete(c.p.conns, c)
+		c.p.mu.Unlock()
+	}()
+	if bh, healed := c.p.state(); bh {
+		c.p.wg.Add(1)
+		go c.connectAtHeal(healed)
+	} else if !c.connectUpstream() {
+		return
+	}
+	c.clientToUpstream()
+}
+
+// connectAtHeal handles a connection accepted during a blackhole: at the
+// heal it is dialled upstream, or reset if bytes sent on it were dropped.
+func (c *proxyConn) connectAtHeal(healed <-chan struct{}) {
+	defer c.p.wg.Done()
+	select {
+	case <-healed:
+	case <-c.done:
+		return
+	case <-c.p.closed:
+		return
+	}
+	c.mu.Lock()
+	dropped := c.dropped
+	c.mu.Unlock()
+	if dropped {
+		c.reset()
+		return
+	}
+	c.connectUpstream()
+}
+
+// connectUpstream dials the upstream if not done yet and starts the
+// upstream → client copier. If no target accepts, the client is reset and
+// false is returned.
+func (c *proxyConn) connectUpstream() bool {
+	c.mu.Lock()
+	if c.upstream != nil {
+		c.mu.Unlock()
+		return true
+	}
+	up, err := c.p.dial()
+	if err == nil {
+		select {
+		case <-c.done: // reset while dialling
+			c.mu.Unlock()
+			up.Close()
+			return false
+		default:
+		}
+		c.upstream = up
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.reset()
+		return false
+	}
+	c.p.wg.Add(1)
+	go func() {
+		defer c.p.wg.Done()
+		c.upstreamToClient(up)
+	}()
+	return true
+}
+
+// clientToUpstream copies client → upstream until the client side ends,
+// discarding while blackholed.
+func (c *proxyConn) clientToUpstream() {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := c.client.Read(buf)
+		if n > 0 {
+			bh, _ := c.p.state()
+			c.mu.Lock()
+			up := c.upstream
+			if bh && up == nil {
+				c.dropped = true
+			}
+			dropped := c.dropped
+			c.mu.Unlock()
+			switch {
+			case bh:
+				// partition: discard
+			case up == nil && dropped:
+				// its beginning was lost: nothing sensible to forward
+				c.reset()
+				return
+			default:
+				if up == nil {
+					if !c.connectUpstream() {
+						return
+					}
+					c.mu.Lock()
+					up = c.upstream
+					c.mu.Unlock()
+				}
+				if _, werr := up.Write(buf[:n]); werr != nil {
+					c.peerGone(werr)
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.peerGone(err)
+			return
+		}
+	}
+}
+
+// upstreamToClient copies upstream → client, discarding while blackholed.
+func (c *proxyConn) upstreamToClient(up net.Conn) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := up.Read(buf)
+		if n > 0 {
+			if bh, _ := c.p.state(); !bh {
+				if _, werr := c.client.Write(buf[:n]); werr != nil {
+					c.peerGone(werr)
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.peerGone(err)
+			return
+		}
+	}
+}
+
+// peerGone handles the end of one direction. While blackholed the other
+// side is told nothing until the heal (or until the proxy or connection is
+// closed), and is then reset. Otherwise the whole connection is closed:
+// gracefully after a clean EOF, with a reset after an error.
+func (c *proxyConn) peerGone(err error) {
+	if bh, healed := c.p.state(); bh {
+		select {
+		case <-healed:
+		case <-c.p.closed:
+		case <-c.done:
+		}
+		c.reset()
+		return
+	}
+	if errors.Is(err, io.EOF) {
+		c.closeGraceful()
+		return
+	}
+	c.reset()
+}
+
+func (c *proxyConn) reset()         { c.close(proxyRST) }
+func (c *proxyConn) closeGraceful() { c.close(func(conn net.Conn) { conn.Close() }) }
+
+func (c *proxyConn) close(how func(net.Conn)) {
+	c.closeOnce.Do(func() {
+		close(c.done) // before taking mu: see connectUpstream
+		c.mu.Lock()
+		up := c.upstream
+		c.mu.Unlock()
+		how(c.client)
+		if up != nil {
+			how(up)
+		}
+	})
+}
+
+// proxyRST closes conn with SO_LINGER 0, so the peer gets a RST.
+func proxyRST(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	conn.Close()
+}

@@ -1,0 +1,673 @@
+package main
+
+// Test harness: real ZooKeeper servers (Debian's `zookeeper` package, run
+// directly with java) for the tests and benchmarks of this package.
+//
+//	c := startZK(t, 1)                                  // standalone
+//	c := startZKWith(t, zkOptions{N: 3})                // 3-member ensemble
+//	conn, _, _ := zk.Connect(c.Servers(), time.Second)  // or c.ConnString()
+//	c.Kill(0); c.Start(0); c.StopAll(); c.StartAll(); c.Mode(1); c.Mntr(2)
+//
+// If ZooKeeper or java is missing, run scripts/ensure-zookeeper.sh; the
+// harness fails the test (it never skips).
+//
+// The ballot binary: this file does NOT build it. The end-to-end test file
+// (e2e) builds the binary once and hands its path to the tests that need it;
+// use that, do not add another `go build` here.
+//
+// Layering: launchZK and the lower-case, error-returning methods (start,
+// kill, waitReady, close, ...) need no testing.TB, so a benchmark program can
+// reuse them; startZK/startZKWith and the capitalised methods are thin
+// wrappers that call t.Fatal on error and register t.Cleanup.
+//
+// Every server runs in its own process group with Pdeathsig=SIGKILL, so a
+// test binary that crashes does not leave java processes behind.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	zkJar           = "/usr/share/java/zookeeper.jar" // pulls its dependencies via the manifest Class-Path
+	zkSlf4jSimple   = "/usr/share/java/slf4j-simple.jar"
+	zkMainClass     = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	zkPollInterval  = 50 * time.Millisecond
+	zkDefaultTick   = 200 * time.Millisecond
+	zkDefaultReady  = 30 * time.Second
+	zkLogTailLines  = 40
+	zkFourLetterTTL = time.Second
+)
+
+// zkOptions configures launchZK / startZKWith. The zero value is a
+// standalone server with tickTime 200 ms.
+type zkOptions struct {
+	N            int           // members: 1 = standalone (default), 3 = ensemble (any N >= 2 is an ensemble)
+	TickTime     time.Duration // default 200ms; session timeouts are clamped to [2, 20] × TickTime
+	ReadyTimeout time.Duration // per start/wait; default 30s
+	Fsync        bool          // false (default): forceSync=no, faster; true for realistic benchmarks
+	ExtraConfig  []string      // extra "key=value" lines appended to every zoo.cfg
+	JavaFlags    []string      // extra JVM flags
+	// Logf, if set, receives progress lines (startZK sets it to t.Logf).
+	Logf func(format string, args ...any)
+}
+
+func (o *zkOptions) defaults() {
+	if o.N <= 0 {
+		o.N = 1
+	}
+	if o.TickTime <= 0 {
+		o.TickTime = zkDefaultTick
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = zkDefaultReady
+	}
+}
+
+// zkCluster is a set of ZooKeeper servers on 127.0.0.1. Member indexes are
+// 0-based (member i has myid i+1).
+type zkCluster struct {
+	opts    zkOptions
+	dir     string
+	tb      testing.TB // nil when created by launchZK directly
+	members []*zkMember
+}
+
+type zkMember struct {
+	id                                   int // myid, 1-based
+	clientPort, quorumPort, electionPort int
+	dir, dataDir, cfgPath, logPath       string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd has exited
+	waitErr error         // valid after done is closed
+}
+
+// ---------------------------------------------------------------------------
+// testing.TB wrappers
+
+// startZK starts n servers (1 = standalone, 3 = ensemble) with default
+// options and waits until every one serves.
+func startZK(t testing.TB, n int) *zkCluster {
+	t.Helper()
+	return startZKWith(t, zkOptions{N: n})
+}
+
+// startZKWith starts servers with the given options in a fresh t.TempDir().
+// It fails the test if java or ZooKeeper is missing or a server does not come
+// up; t.Cleanup kills every server (and prints the server log tails if the
+// test failed); the directory is removed by the testing package.
+func startZKWith(t testing.TB, opts zkOptions) *zkCluster {
+	t.Helper()
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	dir := t.TempDir() // registered before our cleanup, so removed after it
+	c, err := launchZK(dir, opts)
+	if err != nil {
+		t.Fatalf("zk harness: %v", err)
+	}
+	c.tb = t
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i := range c.members {
+				t.Logf("zk harness: last %d lines of %s:\n%s", zkLogTailLines, c.members[i].logPath, c.logTail(i, zkLogTailLines))
+			}
+		}
+		c.close()
+	})
+	return c
+}
+
+func (c *zkCluster) fatalf(format string, args ...any) {
+	if c.tb != nil {
+		c.tb.Helper()
+		c.tb.Fatalf("zk harness: "+format, args...)
+	}
+	panic(fmt.Sprintf("zk harness: "+format, args...))
+}
+
+// Servers returns the client addresses ("127.0.0.1:port") of all members,
+// running or not.
+func (c *zkCluster) Servers() []string {
+	s := make([]string, len(c.members))
+	for i, m := range c.members {
+		s[i] = m.clientAddr()
+	}
+	return s
+}
+
+// ConnString returns the client addresses joined with commas.
+func (c *zkCluster) ConnString() string { return strings.Join(c.Servers(), ",") }
+
+// TickTime returns the configured tickTime.
+func (c *zkCluster) TickTime() time.Duration { return c.opts.TickTime }
+
+// Dir is the directory holding each member's zk<id>/{zoo.cfg,data,server.log}.
+func (c *zkCluster) Dir() string { return c.dir }
+
+// LogPath returns member i's server log file.
+func (c *zkCluster) LogPath(i int) string { return c.members[i].logPath }
+
+// Size returns the number of members.
+func (c *zkCluster) Size() int { return len(c.members) }
+
+// Kill sends SIGKILL to member i and waits for it to exit. No-op if it is not running.
+func (c *zkCluster) Kill(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.kill(i); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// Stop is Kill (SIGTERM would take ~2 s and gains nothing for the tests).
+func (c *zkCluster) Stop(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	c.Kill(i)
+}
+
+// Start restarts member i (same ports, config and data) and waits until it
+// serves. A lone member of an ensemble cannot serve without a quorum: use
+// StartNoWait and then WaitReady.
+func (c *zkCluster) Start(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.start(i, true); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// StartNoWait restarts member i without waiting for it to serve.
+func (c *zkCluster) StartNoWait(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.start(i, false); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// WaitReady waits until every running member serves (srvr prints a Mode).
+func (c *zkCluster) WaitReady(timeout time.Duration) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.waitReady(timeout); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// StopAll kills every member.
+func (c *zkCluster) StopAll() {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.killAll(); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// StartAll starts every member that is not running (same ports and data)
+// and waits until all serve.
+func (c *zkCluster) StartAll() {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.startAll(); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// Mode returns "leader", "follower", "standalone" (or "observer"), or "" if
+// member i is down or not serving.
+func (c *zkCluster) Mode(i int) string {
+	mode, _ := c.mode(i)
+	return mode
+}
+
+// Leader returns the index of the member whose Mode is "leader" (or
+// "standalone"), or -1.
+func (c *zkCluster) Leader() int {
+	for i := range c.members {
+		if m := c.Mode(i); m == "leader" || m == "standalone" {
+			return i
+		}
+	}
+	return -1
+}
+
+// Running reports whether member i's process is alive (it may not serve yet).
+func (c *zkCluster) Running(i int) bool { return c.members[i].running() }
+
+// Mntr returns member i's `mntr` output as key → value (e.g.
+// "zk_server_state", "zk_num_alive_connections", "zk_avg_latency"); empty
+// if the member does not answer.
+func (c *zkCluster) Mntr(i int) map[string]string {
+	m, _ := c.mntr(i)
+	if m == nil {
+		m = map[string]string{}
+	}
+	return m
+}
+
+// ---------------------------------------------------------------------------
+// Error-returning core (usable without testing.TB)
+
+// launchZK creates opts.N servers under dir (which must exist), starts them
+// and waits until all serve. If a server fails because a port was taken in
+// the meantime, the whole start is retried once with new ports. The caller
+// must call close() when done.
+func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
+	opts.defaults()
+	if err := zkCheckInstalled(); err != nil {
+		return nil, err
+	}
+	c := &zkCluster{opts: opts, dir: dir}
+	for id := 1; id <= opts.N; id++ {
+		md := filepath.Join(dir, fmt.Sprintf("zk%d", id))
+		c.members = append(c.members, &zkMember{
+			id:      id,
+			dir:     md,
+			dataDir: filepath.Join(md, "data"),
+			cfgPath: filepath.Join(md, "zoo.cfg"),
+			logPath: filepath.Join(md, "server.log"),
+		})
+	}
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		t0 := time.Now()
+		if err = c.configure(); err != nil {
+			return nil, err
+		}
+		if err = c.startAll(); err == nil {
+			c.logf("zk harness: %d member(s) serving at %s in %v", opts.N, c.ConnString(), time.Since(t0).Round(time.Millisecond))
+			return c, nil
+		}
+		_ = c.killAll()
+		if !c.portClash() {
+			break
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		c.logf("zk harness: port clash (%s); retrying with new ports", first)
+	}
+	return nil, err
+}
+
+func zkCheckInstalled() error {
+	if _, err := os.Stat(zkJar); err != nil {
+		return fmt.Errorf("ZooKeeper is not installed (%v); run scripts/ensure-zookeeper.sh", err)
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		return fmt.Errorf("java is not on PATH (%v); run scripts/ensure-zookeeper.sh", err)
+	}
+	return nil
+}
+
+func (c *zkCluster) logf(format string, args ...any) {
+	if c.opts.Logf != nil {
+		c.opts.Logf(format, args...)
+	}
+}
+
+// configure allocates fresh ports and (re)writes every member's config and
+// an empty data dir.
+func (c *zkCluster) configure() error {
+	per := 1
+	if len(c.members) > 1 {
+		per = 3
+	}
+	ports, err := zkFreePorts(per * len(c.members))
+	if err != nil {
+		return err
+	}
+	for i, m := range c.members {
+		m.clientPort = ports[per*i]
+		if per == 3 {
+			m.quorumPort, m.electionPort = ports[per*i+1], ports[per*i+2]
+		}
+	}
+	for _, m := range c.members {
+		if err := os.RemoveAll(m.dataDir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(m.dataDir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(m.cfgPath, []byte(c.config(m)), 0o644); err != nil {
+			return err
+		}
+		if len(c.members) > 1 {
+			if err := os.WriteFile(filepath.Join(m.dataDir, "myid"), []byte(strconv.Itoa(m.id)+"\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *zkCluster) config(m *zkMember) string {
+	var b strings.Builder
+	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
+	w("tickTime", c.opts.TickTime.Milliseconds())
+	w("dataDir", m.dataDir)
+	w("clientPort", m.clientPort)
+	w("clientPortAddress", "127.0.0.1")
+	w("maxClientCnxns", 0)
+	w("admin.enableServer", "false")
+	w("4lw.commands.whitelist", "srvr,mntr,ruok,cons,wchc,stat")
+	w("reconfigEnabled", "false")
+	w("standaloneEnabled", "true")
+	w("initLimit", 10)
+	w("syncLimit", 5)
+	if !c.opts.Fsync {
+		w("forceSync", "no")
+	}
+	w("preAllocSize", 1024) // KB; the default 64 MB is pointless here
+	for _, o := range c.members {
+		if len(c.members) > 1 {
+			w(fmt.Sprintf("server.%d", o.id), fmt.Sprintf("127.0.0.1:%d:%d", o.quorumPort, o.electionPort))
+		}
+	}
+	for _, l := range c.opts.ExtraConfig {
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// zkFreePorts returns n distinct free TCP ports on 127.0.0.1 (all listeners
+// are held open until every port is known, then closed).
+func zkFreePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("allocating a port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *zkCluster) portClash() bool {
+	for i := range c.members {
+		b, _ := os.ReadFile(c.members[i].logPath)
+		if bytes.Contains(b, []byte("Address already in use")) || bytes.Contains(b, []byte("BindException")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *zkMember) clientAddr() string { return fmt.Sprintf("127.0.0.1:%d", m.clientPort) }
+
+func (m *zkMember) running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil {
+		return false
+	}
+	select {
+	case <-m.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *zkCluster) javaArgs(m *zkMember) []string {
+	cp := zkJar
+	if _, err := os.Stat(zkSlf4jSimple); err == nil {
+		cp += ":" + zkSlf4jSimple
+	}
+	args := []string{
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError",
+		"-Djava.net.preferIPv4Stack=true",
+		"-Dzookeeper.jmx.log4j.disable=true",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+	}
+	args = append(args, c.opts.JavaFlags...)
+	return append(args, "-cp", cp, zkMainClass, m.cfgPath)
+}
+
+// startProc launches member i's java process (no waiting). No-op if running.
+func (c *zkCluster) startProc(i int) error {
+	m := c.members[i]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != nil {
+		select {
+		case <-m.done:
+		default:
+			return nil // already running
+		}
+	}
+	f, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close() // the child has its own copy
+	fmt.Fprintf(f, "=== zk harness: starting member %d (client %d, quorum %d, election %d) at %s ===\n",
+		m.id, m.clientPort, m.quorumPort, m.electionPort, time.Now().Format("15:04:05.000"))
+	cmd := exec.Command("java", c.javaArgs(m)...)
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("member %d: starting java: %w", i, err)
+	}
+	done := make(chan struct{})
+	m.cmd, m.done = cmd, done
+	go func() {
+		err := cmd.Wait()
+		m.mu.Lock()
+		m.waitErr = err
+		m.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// kill SIGKILLs member i's process group and waits for the exit.
+func (c *zkCluster) kill(i int) error {
+	m := c.members[i]
+	m.mu.Lock()
+	cmd, done := m.cmd, m.done
+	m.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("member %d (pid %d) did not exit 10s after SIGKILL", i, cmd.Process.Pid)
+	}
+}
+
+func (c *zkCluster) killAll() error {
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range c.members {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := c.kill(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// close kills every server. The directory is left to its owner.
+func (c *zkCluster) close() { _ = c.killAll() }
+
+// start launches member i and, if wait, waits until it serves.
+func (c *zkCluster) start(i int, wait bool) error {
+	if err := c.startProc(i); err != nil {
+		return err
+	}
+	if !wait {
+		return nil
+	}
+	return c.waitMember(i, time.Now().Add(c.opts.ReadyTimeout))
+}
+
+func (c *zkCluster) startAll() error {
+	for i := range c.members {
+		if err := c.startProc(i); err != nil {
+			return err
+		}
+	}
+	return c.waitReady(c.opts.ReadyTimeout)
+}
+
+// waitReady waits until every running member serves.
+func (c *zkCluster) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for i := range c.members {
+		if !c.members[i].running() {
+			continue
+		}
+		if err := c.waitMember(i, deadline); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitMember polls srvr on member i until a Mode line appears, the process
+// exits or the deadline passes.
+func (c *zkCluster) waitMember(i int, deadline time.Time) error {
+	m := c.members[i]
+	for {
+		m.mu.Lock()
+		cmd, done := m.cmd, m.done
+		m.mu.Unlock()
+		if cmd == nil {
+			return fmt.Errorf("member %d was never started", i)
+		}
+		select {
+		case <-done:
+			m.mu.Lock()
+			werr := m.waitErr
+			m.mu.Unlock()
+			return fmt.Errorf("member %d (%s) exited before serving: %v\n%s", i, m.clientAddr(), werr, c.logTail(i, zkLogTailLines))
+		default:
+		}
+		if mode, _ := c.mode(i); mode != "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("member %d (%s) not serving after %v\n%s", i, m.clientAddr(), c.opts.ReadyTimeout, c.logTail(i, zkLogTailLines))
+		}
+		time.Sleep(zkPollInterval)
+	}
+}
+
+// mode runs srvr on member i and returns its Mode ("" if not serving).
+func (c *zkCluster) mode(i int) (string, error) {
+	out, err := zkFourLetterWord(c.members[i].clientAddr(), "srvr", zkFourLetterTTL)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "Mode:"); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", nil
+}
+
+// mntr runs mntr on member i and parses its "key\tvalue" lines.
+func (c *zkCluster) mntr(i int) (map[string]string, error) {
+	out, err := zkFourLetterWord(c.members[i].clientAddr(), "mntr", zkFourLetterTTL)
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok {
+			res[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return res, nil
+}
+
+// zkFourLetterWord sends a four-letter command and returns the whole answer.
+func zkFourLetterWord(addr, cmd string, timeout time.Duration) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(conn, cmd); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil && len(b) == 0 {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// logTail returns the last n lines of member i's server log.
+func (c *zkCluster) logTail(i, n int) string {
+	f, err := os.Open(c.members[i].logPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > 4*n {
+			lines = append(lines[:0:0], lines[len(lines)-n:]...)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
