@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// childExit is how a command ended, as ballot reports it.
+type childExit struct {
+	Code     int    // the command's exit code; 128+N if it died of signal N; 126/127 if it never ran
+	Started  bool   // false when the command could not be executed
+	Reason   string // why it could not be executed
+	Duration time.Duration
+}
+
+func (e childExit) Success() bool { return e.Started && e.Code == 0 }
+
+// child is one run of the command, in its own process group, behind a
+// keeper process (see keeper.go) that guarantees the whole tree dies with
+// ballot.
+type child struct {
+	log     *slog.Logger
+	pid     int // the command's pid, which is also its process group id
+	started time.Time
+	keeper  *exec.Cmd
+	control *os.File
+	done    chan struct{}
+	exit    childExit
+}
+
+type childSpec struct {
+	Argv  []string
+	Env   []string // extra NAME=value pairs (BALLOT_*)
+	Wrap  bool     // wrap each output line into a ballot log line
+	Grace time.Duration
+}
+
+// startChild runs the command. An error means ballot itself failed; a
+// command that cannot be executed is a child that is done at once with
+// Code 126 or 127.
+func startChild(log *slog.Logger, spec childSpec) (*child, error) {
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find ballot's own executable to start the keeper: %w", err)
+		}
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	controlR, controlW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		statusW.Close()
+		return nil, err
+	}
+	args := append([]string{keeperArg, strconv.Itoa(os.Getpid()),
+		strconv.FormatInt(spec.Grace.Milliseconds(), 10), "--"}, spec.Argv...)
+	k := exec.Command(self, args...)
+	k.Args[0] = "ballot-keeper"
+	k.Env = append(os.Environ(), spec.Env...)
+	k.Stdin = os.Stdin
+	k.ExtraFiles = []*os.File{statusW, controlR}
+	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+
+	c := &child{log: log, keeper: k, control: controlW, done: make(chan struct{})}
+	var streams sync.WaitGroup
+	var closeAfterStart []io.Closer
+	var relays []func() // started once the pid is known, for the log lines
+	if spec.Wrap {
+		for _, name := range []string{"stdout", "stderr"} {
+			r, w, err := os.Pipe()
+			if err != nil {
+				return nil, err
+			}
+			if name == "stdout" {
+				k.Stdout = w
+			} else {
+				k.Stderr = w
+			}
+			closeAfterStart = append(closeAfterStart, w)
+			relays = append(relays, func() {
+				streams.Add(1)
+				go func() {
+					defer streams.Done()
+					c.relay(name, r)
+				}()
+			})
+		}
+	} else {
+		k.Stdout, k.Stderr = os.Stdout, os.Stderr
+	}
+	err = k.Start()
+	statusW.Close()
+	controlR.Close()
+	for _, w := range closeAfterStart {
+		w.Close()
+	}
+	if err != nil {
+		statusR.Close()
+		controlW.Close()
+		return nil, fmt.Errorf("cannot start the keeper: %w", err)
+	}
+	c.started = time.Now()
+
+	status := bufio.NewReader(statusR)
+	first, _ := status.ReadString('\n')
+	switch f := strings.Fields(first); {
+	case len(f) == 2 && f[0] == "pid":
+		c.pid, _ = strconv.Atoi(f[1])
+	case len(f) >= 2 && f[0] == "error":
+		code, _ := strconv.Atoi(f[1])
+		c.exit = childExit{Code: code, Reason: strings.TrimSpace(strings.Join(f[2:], " "))}
+	default:
+		c.exit = childExit{Code: 125, Reason: "the keeper ended without starting the command"}
+	}
+
+	for _, start := range relays {
+		start()
+	}
+	go func() {
+		if c.pid != 0 {
+			for {
+				line, err := status.ReadString('\n')
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
+					code, _ := strconv.Atoi(f[1])
+					c.exit = childExit{Code: code, Started: true}
+					break
+				}
+				if err != nil {
+					// The keeper died without a word (killed by hand?);
+					// the command's group cannot be trusted to be gone.
+					_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+					c.exit = childExit{Code: 128 + int(syscall.SIGKILL), Started: true}
+					break
+				}
+			}
+		}
+		_ = k.Wait()
+		statusR.Close()
+		controlW.Close()
+		waitTimeout(&streams, time.Second)
+		c.exit.Duration = time.Since(c.started)
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// relay turns each line the command writes into a log line.
+func (c *child) relay(stream string, r io.ReadCloser) {
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			c.log.Info(strings.TrimRight(string(line), "\r\n"), "stream", stream, "pid", c.pid)
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+	case <-time.After(d):
+	}
+}
+
+// Done is closed once the command and everything it started are gone and reaped.
+func (c *child) Done() <-chan struct{} { return c.done }
+
+// Exit is valid after Done is closed.
+func (c *child) Exit() childExit { return c.exit }
+
+// Signal forwards a signal to the command's whole process group.
+func (c *child) Signal(sig syscall.Signal) {
+	if c.pid == 0 {
+		return
+	}
+	_ = syscall.Kill(-c.pid, sig)
+	_, _ = c.control.Write([]byte{byte(sig)}) // the keeper also reaches escaped descendants
+}
+
+// Kill ends the whole tree at once and waits until it is reaped.
+func (c *child) Kill() childExit {
+	c.Signal(syscall.SIGKILL)
+	<-c.done
+	return c.exit
+}
+
+// Stop asks the command to end with sig, waits for the grace period but
+// never past killBy (zero: no limit), then kills the whole tree. It returns
+// once everything is reaped, and says how the command ended.
+func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy time.Time) (childExit, string) {
+	select {
+	case <-c.done:
+		return c.exit, "had already ended"
+	default:
+	}
+	wait := grace
+	if !killBy.IsZero() {
+		if left := time.Until(killBy); left < wait {
+			wait = left
+		}
+	}
+	if wait <= 0 {
+		return c.Kill(), "killed at once (no time left for a grace period)"
+	}
+	c.Signal(sig)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return c.exit, "ended after " + sigName(sig)
+	case <-t.C:
+		return c.Kill(), fmt.Sprintf("killed after %s grace period", wait.Round(time.Millisecond))
+	}
+}
+
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	}
+	return sig.String()
+}

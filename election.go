@@ -1,0 +1,536 @@
+package main
+
+// The ZooKeeper leader-election recipe, as ballot uses it:
+//
+//   - a session is one zk.Conn; once it is known to be lost (expired, or the
+//     client silently replaced it) it is closed and never used again;
+//   - a candidate makes one ephemeral-sequential proposal in a session; the
+//     lowest sequence number leads; every other candidate watches only its
+//     predecessor, so a handover wakes one candidate, not all of them;
+//   - a leader holds a lease: the send time of the last request the server
+//     answered, plus the negotiated session timeout. The server cannot expire
+//     the session before the lease ends, so nobody else can lead before
+//     then; the leader's command must be gone before it ends.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+var (
+	errSessionLost  = errors.New("ZooKeeper session lost")
+	errProposalGone = errors.New("proposal node is gone")
+	errStopped      = errors.New("stopped")
+)
+
+// session is one ZooKeeper session. The go-zookeeper client reconnects
+// within a session by itself, but after an expiry it quietly opens a new
+// one; ballot treats that as the end of this session.
+type session struct {
+	log       *slog.Logger
+	conn      *zk.Conn
+	requested time.Duration
+
+	mu      sync.Mutex
+	id      int64
+	timeout time.Duration // negotiated by the server
+
+	established chan struct{} // closed at the first authenticated session
+	lost        chan struct{} // closed once the session is known to be gone
+	lostOnce    sync.Once
+	lostWhy     atomic.Value  // string
+	changed     chan struct{} // pinged on every connection state change
+	connected   atomic.Bool
+	wasOnline   atomic.Bool
+}
+
+// dialSession connects and waits up to wait for a session.
+func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration) (*session, error) {
+	s := &session{
+		log:         log,
+		requested:   timeout,
+		established: make(chan struct{}),
+		lost:        make(chan struct{}),
+		changed:     make(chan struct{}, 1),
+	}
+	conn, _, err := zk.Connect(servers, timeout,
+		zk.WithLogger(zkLogger{s}),
+		zk.WithLogInfo(true),
+		zk.WithEventCallback(s.onEvent))
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to ZooKeeper %s: %w", strings.Join(servers, ","), err)
+	}
+	s.conn = conn
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-s.established:
+	case <-t.C:
+		conn.Close()
+		return nil, fmt.Errorf("no ZooKeeper session with %s within %s", strings.Join(servers, ","), wait)
+	}
+	s.mu.Lock()
+	id, negotiated := s.id, s.timeout
+	s.mu.Unlock()
+	log.Info("ZooKeeper session established", "session", fmt.Sprintf("0x%x", id),
+		"server", conn.Server(), "session_timeout", negotiated)
+	if negotiated != timeout {
+		log.Warn("ZooKeeper negotiated a different session timeout than requested; the server allows 2 to 20 times its tickTime",
+			"requested", timeout, "negotiated", negotiated)
+	}
+	return s, nil
+}
+
+// zkLogger routes the client's log lines to debug level, and reads the one
+// line that tells the negotiated timeout and the session id (the client
+// exports neither reliably).
+type zkLogger struct{ s *session }
+
+func (l zkLogger) Printf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	var id int64
+	var ms int
+	if n, _ := fmt.Sscanf(msg, "authenticated: id=%d, timeout=%d", &id, &ms); n == 2 {
+		l.s.authenticated(id, time.Duration(ms)*time.Millisecond)
+	}
+	l.s.log.Debug(msg, "component", "zookeeper-client")
+}
+
+func (s *session) authenticated(id int64, timeout time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.id == 0:
+		s.id, s.timeout = id, timeout
+		close(s.established)
+	case s.id != id:
+		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
+	}
+}
+
+// onEvent runs on the client's goroutine for every event; it must not block.
+func (s *session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		s.connected.Store(true)
+		if s.wasOnline.Swap(true) {
+			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
+		}
+	case zk.StateDisconnected:
+		if s.connected.Swap(false) {
+			s.log.Info("connection to ZooKeeper lost", "server", ev.Server)
+		}
+	case zk.StateExpired:
+		s.connected.Store(false)
+		s.markLost("session expired")
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (s *session) markLost(why string) {
+	s.lostOnce.Do(func() {
+		s.lostWhy.Store(why)
+		close(s.lost)
+	})
+}
+
+func (s *session) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *session) lostReason() string {
+	if w, ok := s.lostWhy.Load().(string); ok {
+		return w
+	}
+	return "closed"
+}
+
+func (s *session) ID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Timeout is the negotiated session timeout.
+func (s *session) Timeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.timeout
+}
+
+// Close ends the session; the server deletes its ephemeral nodes at once
+// when it can be reached.
+func (s *session) Close() {
+	s.markLost("closed")
+	s.conn.Close()
+}
+
+// waitOnline waits for the next connection state change; used after a
+// request failed because the connection is down.
+func (s *session) waitOnline(stop <-chan struct{}) error {
+	for !s.connected.Load() {
+		select {
+		case <-s.changed:
+		case <-s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// retryable reports whether a request failed only because the connection
+// was down; such requests are retried within the session.
+func retryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// proposalData is what a candidate says about itself in its proposal node.
+type proposalData struct {
+	CandidateID      string    `json:"candidateId"`
+	Host             string    `json:"host"`
+	PID              int       `json:"pid"`
+	ProposalTime     time.Time `json:"proposalTime"`
+	SessionTimeout   string    `json:"sessionTimeout"`
+	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
+	Version          string    `json:"version,omitempty"`
+}
+
+// candidate is one proposal in one session.
+type candidate struct {
+	log      *slog.Logger
+	s        *session
+	basePath string
+	id       string
+	node     string // full path of the proposal node
+	seq      int64
+	token    int64 // the proposal's czxid: grows from one leadership to the next
+}
+
+const proposalPrefix = "proposal-"
+
+// proposalSeq extracts the sequence number of a proposal node name, such
+// as "_c_<guid>-proposal-0000000012"; ok is false for any other node.
+func proposalSeq(name string) (int64, bool) {
+	i := strings.LastIndex(name, proposalPrefix)
+	if i < 0 {
+		return 0, false
+	}
+	digits := name[i+len(proposalPrefix):]
+	if len(digits) != 10 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// sortedProposals returns the proposal node names among children, lowest
+// sequence first.
+func sortedProposals(children []string) []string {
+	var out []string
+	for _, c := range children {
+		if _, ok := proposalSeq(c); ok {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := proposalSeq(out[i])
+		b, _ := proposalSeq(out[j])
+		return a < b
+	})
+	return out
+}
+
+// propose creates this candidate's proposal node. The create is protected by
+// a random id in the node name: when the answer is lost with the connection,
+// the node may exist anyway, and is found again instead of made twice.
+func propose(log *slog.Logger, s *session, basePath, candidateID string, stop <-chan struct{}) (*candidate, error) {
+	host, _ := os.Hostname()
+	data, _ := json.Marshal(proposalData{
+		CandidateID:      candidateID,
+		Host:             host,
+		PID:              os.Getpid(),
+		ProposalTime:     time.Now().UTC(),
+		SessionTimeout:   s.Timeout().String(),
+		SessionTimeoutMs: s.Timeout().Milliseconds(),
+		Version:          version,
+	})
+	var guid [16]byte
+	_, _ = rand.Read(guid[:])
+	tag := "_c_" + hex.EncodeToString(guid[:]) + "-"
+	var node string
+	for node == "" {
+		if s.isLost() {
+			return nil, errSessionLost
+		}
+		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			node = p
+		case errors.Is(err, zk.ErrNoNode):
+			if err := createParents(s.conn, basePath); err != nil && !retryable(err) {
+				return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
+			}
+		case retryable(err):
+			// The create may have happened: look for our tag.
+			if err := s.waitOnline(stop); err != nil {
+				return nil, err
+			}
+			children, _, err := s.conn.Children(basePath)
+			if err != nil {
+				continue
+			}
+			for _, c := range children {
+				if strings.HasPrefix(c, tag) {
+					node = basePath + "/" + c
+				}
+			}
+		case errors.Is(err, zk.ErrSessionExpired):
+			return nil, errSessionLost
+		default:
+			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
+		}
+	}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node}
+	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
+	for {
+		ok, stat, err := s.conn.Exists(node)
+		if err == nil && !ok {
+			return nil, errProposalGone
+		}
+		if err == nil {
+			c.token = stat.Czxid
+			break
+		}
+		if !retryable(err) {
+			return nil, err
+		}
+		if err := s.waitOnline(stop); err != nil {
+			return nil, err
+		}
+	}
+	log.Info("proposal made", "proposal", node, "fencing_token", c.token)
+	return c, nil
+}
+
+func createParents(conn *zk.Conn, path string) error {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	p := ""
+	for _, part := range parts {
+		p += "/" + part
+		_, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitLeadership is the follower state: it returns once this proposal is
+// the lowest, with the time the deciding read was sent (the lease starts
+// then, since the session was valid at that moment). It keeps its place in
+// line across reconnects and watch losses.
+func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
+	following := ""
+	for {
+		if c.s.isLost() {
+			return time.Time{}, errSessionLost
+		}
+		sent := time.Now()
+		children, _, err := c.s.conn.Children(c.basePath)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return time.Time{}, err
+			}
+			continue
+		}
+		line := sortedProposals(children)
+		me := -1
+		for i, n := range line {
+			if c.basePath+"/"+n == c.node {
+				me = i
+			}
+		}
+		if me < 0 {
+			return time.Time{}, errProposalGone
+		}
+		if me == 0 {
+			if c.s.isLost() || !c.s.connected.Load() {
+				continue
+			}
+			return sent, nil
+		}
+		pred := c.basePath + "/" + line[me-1]
+		exists, _, watch, err := c.s.conn.ExistsW(pred)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return time.Time{}, err
+			}
+			continue
+		}
+		if !exists {
+			continue
+		}
+		if following != pred {
+			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
+			following = pred
+		}
+		select {
+		case <-watch:
+		case <-c.s.lost:
+			return time.Time{}, errSessionLost
+		case <-stop:
+			return time.Time{}, errStopped
+		}
+	}
+}
+
+func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
+	switch {
+	case retryable(err):
+		return c.s.waitOnline(stop)
+	case errors.Is(err, zk.ErrSessionExpired):
+		c.s.markLost("session expired")
+		return errSessionLost
+	default:
+		// Unexpected (ACLs, a deleted base path): wait a moment, retry.
+		c.log.Warn("ZooKeeper request failed; retrying", "error", err)
+		select {
+		case <-time.After(500 * time.Millisecond):
+			return nil
+		case <-c.s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
+	}
+}
+
+// withdraw deletes the proposal so the next candidate can lead at once.
+func (c *candidate) withdraw() {
+	if c.s.isLost() {
+		return
+	}
+	err := c.s.conn.Delete(c.node, -1)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		c.log.Warn("cannot delete the proposal; it goes when the session ends", "proposal", c.node, "error", err)
+	}
+}
+
+// lease tracks how long this leader may still act. It is renewed by a
+// request every quarter of the session timeout; a renewal counts from the
+// moment its request was sent, never from when the answer arrived, so that
+// a host frozen with an answer in flight cannot extend its lease.
+type lease struct {
+	c       *candidate
+	timeout time.Duration
+
+	mu        sync.Mutex
+	renewedAt time.Time
+
+	renewed chan struct{} // pinged on every renewal
+	gone    chan struct{} // closed if the proposal node disappeared
+	quit    chan struct{}
+	done    sync.WaitGroup
+}
+
+func (c *candidate) holdLease(start time.Time) *lease {
+	l := &lease{
+		c:         c,
+		timeout:   c.s.Timeout(),
+		renewedAt: start,
+		renewed:   make(chan struct{}, 1),
+		gone:      make(chan struct{}),
+		quit:      make(chan struct{}),
+	}
+	l.done.Add(1)
+	go l.renewLoop()
+	return l
+}
+
+func (l *lease) renewLoop() {
+	defer l.done.Done()
+	every := l.timeout / 4
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-l.quit:
+			return
+		case <-l.c.s.lost:
+			return
+		}
+		sent := time.Now()
+		ok, stat, err := l.c.s.conn.Exists(l.c.node)
+		next := every
+		switch {
+		case err == nil && ok && stat.EphemeralOwner == l.c.s.ID():
+			l.mu.Lock()
+			if sent.After(l.renewedAt) {
+				l.renewedAt = sent
+			}
+			l.mu.Unlock()
+			select {
+			case l.renewed <- struct{}{}:
+			default:
+			}
+		case err == nil:
+			close(l.gone)
+			return
+		default:
+			next = 20 * time.Millisecond // retry soon: the request waits for a reconnect
+		}
+		t.Reset(next)
+	}
+}
+
+func (l *lease) Stop() {
+	close(l.quit)
+	l.done.Wait()
+}
+
+// margin is kept between the last moment the command may run and the
+// earliest moment the server can expire the session.
+func (l *lease) margin() time.Duration { return l.timeout / 8 }
+
+// KillBy is when the command must be gone at the latest.
+func (l *lease) KillBy() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.renewedAt.Add(l.timeout - l.margin())
+}
+
+// SuspectAt is when missing renewals mean the connection is lost: two
+// renewals late, half the lease left.
+func (l *lease) SuspectAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.renewedAt.Add(l.timeout / 2)
+}

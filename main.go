@@ -1,0 +1,94 @@
+// ballot runs a command on only one machine of a fleet at a time, by leader
+// election on a ZooKeeper ensemble.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+)
+
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == keeperArg {
+		os.Exit(keeperMain(os.Args[2:]))
+	}
+	os.Exit(realMain(os.Args[1:]))
+}
+
+func realMain(args []string) int {
+	set, err := parseCommandLine(args, os.Getenv)
+	var help *helpRequested
+	var usage *usageError
+	switch {
+	case errors.As(err, &help):
+		fmt.Fprint(os.Stdout, help.text)
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "ballot: "+usage.Error())
+		return exitUsage
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		return exitUsage
+	}
+
+	if set.Command == "version" {
+		fmt.Printf("ballot %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	}
+
+	log := newLogger(os.Stderr, set.LogFormat, set.LogLevel)
+	if set.Debug {
+		logSources(log, set)
+	}
+
+	switch set.Command {
+	case "run once":
+		if code, err := checkCommand(set.Args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+			return code
+		}
+		log.Info("ballot starting", "version", version, "candidate_id", set.CandidateID,
+			"election", set.BasePath, "zookeeper", set.ZooKeeperServers)
+		return newRunner(set, log).run()
+	}
+	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
+	return exitUsage
+}
+
+// checkCommand refuses, before anything is started, a command that cannot
+// be executed here.
+func checkCommand(name string) (int, error) {
+	_, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		return 127, fmt.Errorf("command %q: not found (not a file, and not in PATH)", name)
+	default:
+		return 126, fmt.Errorf("command %q: cannot be executed: %v", name, err)
+	}
+}
+
+func logSources(log *slog.Logger, set *Settings) {
+	if set.ConfigFile != "" {
+		log.Debug("configuration file read", "path", set.ConfigFile)
+	}
+	names := make([]string, 0, len(set.Sources))
+	for k := range set.Sources {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		log.Debug("parameter", "name", k, "from", set.Sources[k])
+	}
+}

@@ -1,0 +1,529 @@
+package main
+
+// The life of a candidate running a command, top to bottom:
+//
+//   joining   → a session and a proposal (on-election-failure decides what a
+//               failure means)
+//   following → wait until our proposal is the lowest
+//   leading   → run the command under a lease; on-child-success/error decide
+//               what its end means; connection loss and session expiry stop it
+//   resigning → the command is gone and reaped, then the proposal is deleted
+//
+// Every transition is logged once at info.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// exit codes of ballot itself
+const (
+	exitUsage   = 2
+	exitFailure = 125
+)
+
+type runner struct {
+	set *Settings
+	log *slog.Logger
+
+	sess *session
+
+	// stopping is closed on the first SIGTERM/SIGINT, hurry on the second.
+	stopping chan struct{}
+	hurry    chan struct{}
+	stopSig  syscall.Signal
+
+	mu      sync.Mutex
+	current *child // the running command, for signal forwarding
+
+	quickFailures int
+}
+
+func newRunner(set *Settings, log *slog.Logger) *runner {
+	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{})}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	go r.signals(sigs)
+	return r
+}
+
+func (r *runner) signals(sigs <-chan os.Signal) {
+	for s := range sigs {
+		sig := s.(syscall.Signal)
+		switch sig {
+		case syscall.SIGINT, syscall.SIGTERM:
+			select {
+			case <-r.stopping:
+				r.log.Info("second stop signal: killing the command now", "signal", sigName(sig))
+				select {
+				case <-r.hurry:
+				default:
+					close(r.hurry)
+				}
+			default:
+				r.log.Info("stop requested", "signal", sigName(sig))
+				r.stopSig = sig
+				close(r.stopping)
+			}
+		default:
+			r.mu.Lock()
+			c := r.current
+			r.mu.Unlock()
+			if c != nil {
+				r.log.Info("forwarding signal to the command", "signal", sigName(sig), "pid", c.pid)
+				c.Signal(sig)
+			}
+		}
+	}
+}
+
+func (r *runner) stopRequested() bool {
+	select {
+	case <-r.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// outcome is why a leader stopped supervising.
+type outcome int
+
+const (
+	childEnded outcome = iota
+	leaseLost
+	sessionLost
+	proposalGone
+	stopRequested
+	wakeUp
+)
+
+// run is `ballot run once`. It returns ballot's exit code.
+func (r *runner) run() int {
+	defer func() {
+		if r.sess != nil {
+			r.sess.Close()
+		}
+	}()
+	for {
+		if r.stopRequested() {
+			return 0
+		}
+		// joining
+		cand, code := r.join()
+		if code >= 0 {
+			return code
+		}
+		if cand == nil { // on-election-failure=run-anyway
+			ex := r.runUnelected()
+			if code, done := r.afterChild(nil, ex); done {
+				return code
+			}
+			continue
+		}
+		// following
+		start, err := cand.awaitLeadership(r.stopping)
+		switch {
+		case errors.Is(err, errStopped):
+			cand.withdraw()
+			r.log.Info("withdrew from the election", "proposal", cand.node)
+			return 0
+		case err != nil:
+			r.log.Info("candidacy ended", "reason", r.why(err))
+			r.dropSessionIfLost()
+			continue
+		}
+		// leading
+		if code, done := r.lead(cand, start); done {
+			return code
+		}
+	}
+}
+
+func (r *runner) why(err error) string {
+	if errors.Is(err, errSessionLost) && r.sess != nil {
+		return r.sess.lostReason()
+	}
+	return err.Error()
+}
+
+func (r *runner) dropSessionIfLost() {
+	if r.sess != nil && r.sess.isLost() {
+		r.sess.Close()
+		r.sess = nil
+	}
+}
+
+// join makes a proposal, in the current session or a new one. It returns
+// a candidate, or nil and -1 for run-anyway, or an exit code.
+func (r *runner) join() (*candidate, int) {
+	wait := r.set.SessionTimeout
+	if wait < 2*time.Second {
+		wait = 2 * time.Second
+	}
+	backoff := time.Second
+	for {
+		var err error
+		if r.sess == nil {
+			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait)
+		}
+		if err == nil {
+			var c *candidate
+			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.stopping)
+			if err == nil {
+				return c, -1
+			}
+			if errors.Is(err, errStopped) {
+				return nil, 0
+			}
+			r.dropSessionIfLost()
+		}
+		if r.stopRequested() {
+			return nil, 0
+		}
+		switch r.set.OnElectionFailure {
+		case electionExit:
+			r.log.Error("cannot join the election; exiting (on-election-failure=exit)", "error", err)
+			return nil, exitFailure
+		case electionRunAnyway:
+			r.log.Error("cannot join the election: RUNNING THE COMMAND WITHOUT ELECTION; mutual exclusion is given up (on-election-failure=run-anyway)", "error", err)
+			return nil, -1
+		}
+		r.log.Warn("cannot join the election; retrying", "error", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-r.stopping:
+			return nil, 0
+		}
+		if backoff < 10*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func (r *runner) childEnv(c *candidate) []string {
+	env := []string{
+		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
+		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
+	}
+	if c == nil {
+		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
+	}
+	return append(env,
+		"BALLOT_PROPOSAL_NODE="+c.node,
+		"BALLOT_FENCING_TOKEN="+strconv.FormatInt(c.token, 10),
+		"BALLOT_SESSION_ID="+fmt.Sprintf("0x%x", c.s.ID()),
+		"BALLOT_ELECTED=true")
+}
+
+func (r *runner) startCommand(c *candidate) (*child, error) {
+	ch, err := startChild(r.log, childSpec{
+		Argv:  r.set.Args,
+		Env:   r.childEnv(c),
+		Wrap:  r.set.WrapChildLogs,
+		Grace: r.set.StopGracePeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ch.pid == 0 {
+		<-ch.Done()
+		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", ch.Exit().Reason, "exit_code", ch.Exit().Code)
+		return ch, nil
+	}
+	r.mu.Lock()
+	r.current = ch
+	r.mu.Unlock()
+	r.log.Info("command started", "pid", ch.pid, "command", r.set.Args[0])
+	return ch, nil
+}
+
+func (r *runner) forget(ch *child) {
+	r.mu.Lock()
+	if r.current == ch {
+		r.current = nil
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) logEnd(ex childExit) {
+	if ex.Started {
+		r.log.Info("command ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+	}
+}
+
+// runUnelected runs the command once with no election (run-anyway).
+func (r *runner) runUnelected() childExit {
+	ch, err := r.startCommand(nil)
+	if err != nil {
+		r.log.Error("ballot failed", "error", err)
+		return childExit{Code: exitFailure}
+	}
+	defer r.forget(ch)
+	select {
+	case <-ch.Done():
+	case <-r.stopping:
+		r.stopChild(ch, time.Time{})
+	}
+	ex := ch.Exit()
+	r.logEnd(ex)
+	return ex
+}
+
+// stopChild stops the command for a stop signal: the same signal, the grace
+// period (never past killBy), then SIGKILL; a second signal kills at once.
+func (r *runner) stopChild(ch *child, killBy time.Time) childExit {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-r.hurry:
+			ch.Kill()
+		case <-done:
+		}
+	}()
+	ex, how := ch.Stop(r.stopSig, r.set.StopGracePeriod, killBy)
+	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
+	return ex
+}
+
+// afterChild applies on-child-success / on-child-error outside leadership
+// (run-anyway). done reports that ballot should exit with code.
+func (r *runner) afterChild(c *candidate, ex childExit) (code int, done bool) {
+	if r.stopRequested() {
+		return ex.Code, true
+	}
+	switch r.policyFor(ex) {
+	case policyExit:
+		return ex.Code, true
+	case policyIgnore:
+		// Unelected there is no leadership to keep: wait for a stop signal.
+		<-r.stopping
+		return 0, true
+	}
+	r.pause(ex)
+	return 0, false
+}
+
+func (r *runner) policyFor(ex childExit) string {
+	if ex.Success() {
+		return r.set.OnChildSuccess
+	}
+	return r.set.OnChildError
+}
+
+// backoffFor spaces out reruns of a command that keeps failing at once, so a
+// broken command does not spin.
+func (r *runner) backoffFor(ex childExit) time.Duration {
+	if ex.Success() || ex.Duration > 10*time.Second {
+		r.quickFailures = 0
+		return 0
+	}
+	if ex.Duration > time.Second {
+		return 0
+	}
+	r.quickFailures++
+	if r.quickFailures <= 1 {
+		return 0
+	}
+	d := 100 * time.Millisecond << min(r.quickFailures-2, 7)
+	if d > 10*time.Second {
+		d = 10 * time.Second
+	}
+	return d
+}
+
+func (r *runner) pause(ex childExit) {
+	if d := r.backoffFor(ex); d > 0 {
+		r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+		select {
+		case <-time.After(d):
+		case <-r.stopping:
+		}
+	}
+}
+
+// lead is the leader state. done reports that ballot should exit with code.
+func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
+	l := c.holdLease(start)
+	defer l.Stop()
+	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
+		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
+	for {
+		if r.stopRequested() {
+			return r.resign(c, childExit{}, true)
+		}
+		ch, err := r.startCommand(c)
+		if err != nil {
+			r.log.Error("ballot failed", "error", err)
+			r.resign(c, childExit{}, true)
+			return exitFailure, true
+		}
+		var how outcome
+		if ch.pid != 0 {
+			how = r.supervise(c, l, ch, time.Time{})
+			r.forget(ch)
+		}
+		ex := ch.Exit()
+		switch how {
+		case stopRequested:
+			return r.resign(c, ex, true)
+		case leaseLost, proposalGone, sessionLost:
+			return r.lostLeadership(c, how)
+		}
+		r.logEnd(ex)
+		policy := r.policyFor(ex)
+		switch policy {
+		case policyExit:
+			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+			return r.resign(c, ex, true)
+		case policyReelect:
+			r.resign(c, ex, false)
+			r.pause(ex)
+			return 0, false
+		case policyIgnore:
+			r.log.Info("keeping leadership without the command (policy ignore)")
+			switch r.supervise(c, l, nil, time.Time{}) {
+			case stopRequested:
+				return r.resign(c, ex, true)
+			default:
+				return r.lostLeadership(c, leaseLost)
+			}
+		case policyRerun:
+			if d := r.backoffFor(ex); d > 0 {
+				r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+				switch r.supervise(c, l, nil, time.Now().Add(d)) {
+				case wakeUp:
+				case stopRequested:
+					return r.resign(c, ex, true)
+				default:
+					return r.lostLeadership(c, leaseLost)
+				}
+			}
+			r.log.Info("running the command again (policy rerun)")
+		}
+	}
+}
+
+// resign deletes the proposal (the command is already gone) so the next
+// candidate leads at once. With exiting, the session is closed too.
+func (r *runner) resign(c *candidate, ex childExit, exiting bool) (int, bool) {
+	r.log.Info("resigning", "proposal", c.node)
+	c.withdraw()
+	if exiting {
+		if r.sess != nil {
+			r.sess.Close()
+			r.sess = nil
+		}
+		return ex.Code, true
+	}
+	return 0, false
+}
+
+// lostLeadership handles a leader that lost its lease, session or proposal:
+// the command is already gone; rejoin or exit per on-connection-loss.
+func (r *runner) lostLeadership(c *candidate, how outcome) (int, bool) {
+	// Whatever happened, this session cannot be trusted any more: a new one
+	// gives a new proposal and a new fencing token.
+	if r.sess != nil {
+		r.sess.Close()
+		r.sess = nil
+	}
+	if how == leaseLost && r.set.OnConnectionLoss == lossExit {
+		r.log.Error("leadership lost with the connection; exiting (on-connection-loss=exit)")
+		return exitFailure, true
+	}
+	r.log.Info("rejoining the election as a new candidate")
+	return 0, false
+}
+
+// supervise watches a leader's command (or a leader without one, ch nil,
+// until wake) and returns why it stopped. Whatever it returns, the command
+// is gone and reaped, unless it returns wakeUp.
+func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) outcome {
+	guard := r.set.OnConnectionLoss != lossIgnore
+	var done <-chan struct{}
+	if ch != nil {
+		done = ch.Done()
+	}
+	stop := func(reason string, killBy time.Time) {
+		if ch == nil {
+			return
+		}
+		ex, how := ch.Stop(syscall.SIGTERM, r.set.StopGracePeriod, killBy)
+		r.log.Info("command stopped", "reason", reason, "how", how, "exit_code", ex.Code)
+	}
+	for {
+		// The lease is checked before anything else, so a host that was
+		// frozen past its lease stops the command first thing on resume.
+		if guard {
+			now := time.Now()
+			killBy := l.KillBy()
+			if !now.Before(killBy) {
+				r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(killBy).Round(time.Millisecond))
+				if ch != nil {
+					ex := ch.Kill()
+					r.log.Info("command stopped", "reason", "lease expired", "how", "killed at once", "exit_code", ex.Code)
+				}
+				return leaseLost
+			}
+			if !now.Before(l.SuspectAt()) {
+				r.log.Warn("connection to ZooKeeper lost while leading; stopping the command before the lease ends",
+					"lease_left", killBy.Sub(now).Round(time.Millisecond))
+				stop("connection lost", killBy)
+				return leaseLost
+			}
+		}
+		next := time.Hour
+		if guard {
+			next = time.Until(l.SuspectAt())
+		}
+		if !wake.IsZero() {
+			if d := time.Until(wake); d < next {
+				next = d
+			}
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-done:
+			t.Stop()
+			return childEnded
+		case <-l.renewed:
+		case <-t.C:
+			if !wake.IsZero() && !time.Now().Before(wake) {
+				return wakeUp
+			}
+		case <-l.gone:
+			t.Stop()
+			r.log.Warn("our proposal node was deleted by someone else: leadership lost", "proposal", c.node)
+			stop("proposal deleted", l.KillBy())
+			return proposalGone
+		case <-c.s.lost:
+			t.Stop()
+			r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
+			if ch != nil {
+				ex := ch.Kill()
+				r.log.Info("command stopped", "reason", "session lost", "how", "killed at once", "exit_code", ex.Code)
+			}
+			return sessionLost
+		case <-r.stopping:
+			t.Stop()
+			if ch != nil {
+				killBy := time.Time{}
+				if guard {
+					killBy = l.KillBy()
+				}
+				r.stopChild(ch, killBy)
+			}
+			return stopRequested
+		}
+		t.Stop()
+	}
+}
