@@ -392,7 +392,7 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 			r.log.Info("keeping leadership without the command (policy ignore)")
 			switch r.supervise(c, l, nil, time.Time{}) {
 			case stopRequested:
-				return r.resign(c, ex, true)
+				return r.resign(c, childExit{}, true) // nothing ran: a clean stop
 			default:
 				return r.lostLeadership(c, leaseLost)
 			}
