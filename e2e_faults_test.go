@@ -1,0 +1,295 @@
+package main
+
+// The fault-injection suite: real ZooKeeper, real ballot, a command that
+// ticks into a shared file, and one fault per test. Each test checks from
+// the file that two leaderships never overlapped (where the policy promises
+// it) and logs the failover time, for the README's reliability table.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// commandPid is the pid of the command the candidate started last.
+func commandPid(t *testing.T, p *ballotProc) int {
+	t.Helper()
+	pid := 0
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if i := strings.Index(line, "command started pid="); i >= 0 {
+			fmt.Sscanf(line[i:], "command started pid=%d", &pid)
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("%s started no command", p.name)
+	}
+	return pid
+}
+
+func parentPid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// report logs a fault's figures in one greppable line.
+func report(t *testing.T, fault string, gaps []time.Duration, overlap time.Duration) {
+	var g []string
+	for _, d := range gaps {
+		g = append(g, d.Round(time.Millisecond).String())
+	}
+	t.Logf("RELIABILITY fault=%q failover=%s overlap=%s", fault, strings.Join(g, ","), overlap.Round(time.Millisecond))
+}
+
+// overlapOf measures how long tenures ran at the same time in total.
+func overlapOf(t *testing.T, file string) time.Duration {
+	ts := readTenures(t, file)
+	var total time.Duration
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			start, end := ts[j].first, ts[i].last
+			if ts[j].last.Before(end) {
+				end = ts[j].last
+			}
+			if end.After(start) {
+				total += end.Sub(start)
+			}
+		}
+	}
+	return total
+}
+
+// TestFaultFrozenLeader: ballot and its command are stopped together (as a
+// VM pause) for twice the session timeout. The other candidate takes over
+// once the session expires; on resume the old leader must find its lease
+// gone on its own clock and kill its command before anything else.
+func TestFaultFrozenLeader(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	a := e.add("a", nil, nil, "tick")
+	e.leader(10 * time.Second)
+	b := e.add("b", nil, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+
+	cpid := commandPid(t, a)
+	keeper := parentPid(cpid)
+	freeze := func(sig syscall.Signal) {
+		_ = syscall.Kill(a.Pid(), sig)
+		_ = syscall.Kill(keeper, sig)
+		_ = syscall.Kill(-cpid, sig)
+	}
+	freeze(syscall.SIGSTOP)
+	frozen := time.Now()
+	b.WaitLog("command started", 10*time.Second)
+	if d := time.Since(frozen); d < 4*time.Second {
+		time.Sleep(4*time.Second - d)
+	}
+	freeze(syscall.SIGCONT)
+	resumed := time.Now()
+	for processAlive(cpid) {
+		if time.Since(resumed) > 2*time.Second {
+			t.Fatalf("the frozen leader's command still runs 2s after resume")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	a.WaitLog("lease expired", 5*time.Second)
+	a.WaitLog("following", 10*time.Second)
+
+	ts := readTenures(t, e.ticks)
+	if len(ts) != 2 {
+		t.Fatalf("want 2 tenures (a, b), have %d", len(ts))
+	}
+	stale := ts[0].last.Sub(resumed)
+	if stale < 0 {
+		stale = 0
+	}
+	t.Logf("the frozen leader's command ticked for %s after resume (its last tick %s after SIGCONT)", stale, ts[0].last.Sub(resumed))
+	if ts[0].token >= ts[1].token && len(ts[0].token) >= len(ts[1].token) {
+		t.Errorf("the stale leader's fencing token %s is not below the new leader's %s", ts[0].token, ts[1].token)
+	}
+	report(t, "leader frozen (SIGSTOP) for 2x session timeout", []time.Duration{ts[1].first.Sub(frozen)}, overlapOf(t, e.ticks))
+	if b.Exited() {
+		t.Errorf("b exited")
+	}
+}
+
+// partitioned starts candidate a behind a proxy, leading, and b directly.
+func partitioned(t *testing.T, policy string) (*election, *tcpProxy, *ballotProc, *ballotProc) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	proxy := newTCPProxy(t, c.Servers())
+	flags := []string{"--on-connection-loss", policy}
+	a := e.add("a", flags, []string{proxy.Addr()}, "tick")
+	e.leader(10 * time.Second)
+	b := e.add("b", flags, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	return e, proxy, a, b
+}
+
+// TestFaultPartitionReelect: the leader is cut off from ZooKeeper (traffic
+// silently dropped) while the follower still sees it. The leader must stop
+// its command before ZooKeeper can expire its session and elect b.
+func TestFaultPartitionReelect(t *testing.T) {
+	e, proxy, a, b := partitioned(t, "reelect")
+	proxy.Blackhole(true)
+	cut := time.Now()
+	a.WaitLog("connection to ZooKeeper lost while leading", 5*time.Second)
+	b.WaitLog("command started", 10*time.Second)
+	if d := time.Since(cut); d < 4*time.Second {
+		time.Sleep(4*time.Second - d)
+	}
+	proxy.Blackhole(false)
+	a.WaitLog("rejoining the election", 10*time.Second)
+	a.WaitLog("following", 15*time.Second)
+	gaps := checkNoOverlap(t, e.ticks)
+	report(t, "leader partitioned from ZooKeeper for 2x session timeout, on-connection-loss=reelect", gaps, overlapOf(t, e.ticks))
+	e.checkTokensGrow()
+}
+
+// TestFaultPartitionIgnore: the same partition with on-connection-loss
+// ignore: the old leader's command keeps running until it learns its session
+// expired, so two commands run at once. The overlap is measured, not
+// prevented: that is what ignore means.
+func TestFaultPartitionIgnore(t *testing.T) {
+	e, proxy, a, b := partitioned(t, "ignore")
+	cpid := commandPid(t, a)
+	proxy.Blackhole(true)
+	b.WaitLog("command started", 10*time.Second)
+	time.Sleep(time.Second)
+	if !processAlive(cpid) {
+		t.Fatalf("with ignore, the partitioned leader's command should still run")
+	}
+	proxy.Blackhole(false)
+	a.WaitLog("ZooKeeper session lost while leading", 15*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for processAlive(cpid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the old leader's command survived the news of its expired session")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ov := overlapOf(t, e.ticks)
+	if ov <= 0 {
+		t.Errorf("expected the two commands to overlap under ignore")
+	}
+	report(t, "leader partitioned from ZooKeeper for 2x session timeout, on-connection-loss=ignore", nil, ov)
+}
+
+// TestFaultServerKilled: the ZooKeeper member the leader is connected to
+// dies; the leader moves to another member within its session and keeps
+// its command running.
+func TestFaultServerKilled(t *testing.T) {
+	c := startZKWith(t, zkOptions{N: 3})
+	e := newElection(t, c)
+	a := e.add("a", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
+	e.leader(15 * time.Second)
+	b := e.add("b", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	cpid := commandPid(t, a)
+
+	member := -1
+	for _, line := range strings.Split(a.out.String(), "\n") {
+		if i := strings.Index(line, "session established"); i >= 0 {
+			for m, addr := range c.Servers() {
+				if strings.Contains(line, "server="+addr) {
+					member = m
+				}
+			}
+		}
+	}
+	if member < 0 {
+		t.Fatalf("cannot tell which member a is connected to:\n%s", a.out.String())
+	}
+	c.Kill(member)
+	a.WaitLog("reconnected to ZooKeeper", 10*time.Second)
+	time.Sleep(3 * time.Second) // more than the time left on the lease at the cut
+	if !processAlive(cpid) || a.Logged("command stopped") {
+		t.Fatalf("the leader stopped its command for a member's death")
+	}
+	if b.Logged("command started") {
+		t.Fatalf("the follower took over although the leader's session lives")
+	}
+	if ts := readTenures(t, e.ticks); len(ts) != 1 {
+		t.Fatalf("%d leaderships, want 1", len(ts))
+	}
+	report(t, "ZooKeeper member serving the leader killed (3-node ensemble)", nil, overlapOf(t, e.ticks))
+}
+
+// TestFaultEnsembleRestart: the whole ensemble goes down and comes back,
+// within the session timeout and for longer than it, per
+// on-connection-loss.
+func TestFaultEnsembleRestart(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		long   bool
+	}{
+		{"reelect", false}, {"reelect", true}, {"ignore", false}, {"ignore", true}, {"exit", true},
+	} {
+		name := tc.policy + "-short"
+		if tc.long {
+			name = tc.policy + "-long"
+		}
+		t.Run(name, func(t *testing.T) {
+			// For the short outage, tickTime 500ms allows a 10s session, so
+			// an ensemble restart (~2s) fits well inside half of it; the
+			// long outage uses a 2s session and stays down for 4s.
+			opts, session, outage := zkOptions{N: 3, TickTime: 500 * time.Millisecond}, "10s", time.Duration(0)
+			if tc.long {
+				opts, session, outage = zkOptions{N: 3}, "2s", 4*time.Second
+			}
+			c := startZKWith(t, opts)
+			e := newElection(t, c)
+			flags := []string{"--zookeeper-session-timeout", session, "--on-connection-loss", tc.policy}
+			a := e.add("a", flags, nil, "tick")
+			e.leader(15 * time.Second)
+			b := e.add("b", flags, nil, "tick")
+			b.WaitLog("following", 10*time.Second)
+			waitTenures(t, e.ticks, 1, 10*time.Second)
+			cpid := commandPid(t, a)
+
+			c.StopAll()
+			down := time.Now()
+			time.Sleep(outage)
+			c.StartAll()
+			t.Logf("ensemble down for %s", time.Since(down).Round(time.Millisecond))
+			switch {
+			case !tc.long:
+				a.WaitLog("reconnected to ZooKeeper", 15*time.Second)
+				time.Sleep(time.Second)
+				if !processAlive(cpid) {
+					t.Errorf("a short outage stopped the command")
+				}
+			case tc.policy == "exit":
+				if code := a.Wait(15 * time.Second); code != 125 {
+					t.Errorf("a exited %d, want 125", code)
+				}
+				waitTenures(t, e.ticks, 2, 20*time.Second)
+			case tc.policy == "reelect":
+				waitTenures(t, e.ticks, 2, 20*time.Second)
+			case tc.policy == "ignore":
+				// Leaders and followers keep their roles through the
+				// outage if their sessions survive it (ZooKeeper restores
+				// sessions on restart); otherwise the command is killed on
+				// the news of the expiry.
+				time.Sleep(2 * time.Second)
+				if processAlive(cpid) && !a.Logged("session lost") {
+					t.Logf("a kept its command and its session through the outage")
+				}
+			}
+			gaps := checkNoOverlap(t, e.ticks)
+			report(t, fmt.Sprintf("whole ensemble restarted (%s), on-connection-loss=%s", map[bool]string{false: "within the session timeout", true: "after more than the session timeout"}[tc.long], tc.policy), gaps, overlapOf(t, e.ticks))
+		})
+	}
+}
