@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sort"
+	"time"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -46,20 +47,32 @@ func realMain(args []string) int {
 		return 0
 	}
 
+	if set.Debug && set.LogLevel > slog.LevelDebug {
+		set.LogLevel = slog.LevelDebug // --debug is for seeing more
+	}
 	log := newLogger(os.Stderr, set.LogFormat, set.LogLevel)
 	if set.Debug {
 		logSources(log, set)
 	}
 
 	switch set.Command {
-	case "run once":
+	case "run once", "run cron":
+		var sched schedule
+		if set.Command == "run cron" {
+			if sched, err = parseSchedule(set.Schedule, set.Timezone, time.Now()); err != nil {
+				fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+				return exitUsage
+			}
+		}
 		if code, err := checkCommand(set.Args[0]); err != nil {
 			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 			return code
 		}
-		log.Info("ballot starting", "version", version, "candidate_id", set.CandidateID,
+		log.Info("ballot starting", "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 			"election", set.BasePath, "zookeeper", set.ZooKeeperServers)
-		return newRunner(set, log).run()
+		r := newRunner(set, log)
+		r.sched = sched
+		return r.run()
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage

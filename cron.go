@@ -1,0 +1,344 @@
+package main
+
+// run cron: the elected leader runs the command at each scheduled time.
+//
+// At most once per scheduled time, across failovers: before a run starts,
+// the leader records its scheduled time in <base>/cron in one multi-op that
+// also checks its own proposal node still exists (so only the live leader's
+// session can write). A scheduled time is run only if it is later than the
+// recorded one, so neither a new leader nor a clock step can run it twice.
+// A leader that dies between recording and starting loses that run.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/adhocore/gronx"
+	"github.com/go-zookeeper/zk"
+)
+
+// schedule yields scheduled times.
+type schedule interface {
+	// Next is the first scheduled time strictly after t.
+	Next(t time.Time) (time.Time, error)
+	// Latest is the last scheduled time at or before t.
+	Latest(t time.Time) (time.Time, error)
+}
+
+// cronSchedule is a gronx expression read in a time zone.
+type cronSchedule struct {
+	expr string
+	loc  *time.Location
+}
+
+func (s cronSchedule) Next(t time.Time) (time.Time, error) {
+	return gronx.NextTickAfter(s.expr, t.In(s.loc), false)
+}
+
+func (s cronSchedule) Latest(t time.Time) (time.Time, error) {
+	return gronx.PrevTickBefore(s.expr, t.In(s.loc), true)
+}
+
+// everySchedule is "@every DURATION": multiples of the duration counted from
+// a fixed origin, so every host computes the same times.
+type everySchedule struct{ every time.Duration }
+
+func (s everySchedule) Next(t time.Time) (time.Time, error) {
+	return t.Truncate(s.every).Add(s.every), nil
+}
+
+func (s everySchedule) Latest(t time.Time) (time.Time, error) {
+	return t.Truncate(s.every), nil
+}
+
+// parseSchedule validates a schedule with gronx's validator and one real
+// computation: the validator alone accepts dates that never come, such as
+// 30 February.
+func parseSchedule(expr string, loc *time.Location, now time.Time) (schedule, error) {
+	e := strings.Join(strings.Fields(expr), " ")
+	if rest, ok := strings.CutPrefix(e, "@every "); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return nil, fmt.Errorf("--schedule %q: @every needs a whole number of seconds, at least 1s, such as @every 30s or @every 1h30m", expr)
+		}
+		return everySchedule{every: d}, nil
+	}
+	if e == "" || !gronx.IsValid(e) {
+		return nil, fmt.Errorf("--schedule %q: not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s", expr)
+	}
+	s := cronSchedule{expr: e, loc: loc}
+	if _, err := s.Next(now); err != nil {
+		return nil, fmt.Errorf("--schedule %q: valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires", expr)
+	}
+	return s, nil
+}
+
+// cronRecord is the data of <base>/cron: the last scheduled time a leader
+// started.
+type cronRecord struct {
+	ScheduledTime time.Time `json:"scheduledTime"`
+	StartedAt     time.Time `json:"startedAt"`
+	CandidateID   string    `json:"candidateId"`
+	Host          string    `json:"host,omitempty"`
+	Proposal      string    `json:"proposal"`
+	FencingToken  int64     `json:"fencingToken"`
+}
+
+const onTimeTolerance = time.Second
+
+// cronState is what a cron leader knows of the record.
+type cronState struct {
+	path    string
+	last    time.Time // last recorded scheduled time; zero if none
+	version int32     // of the record node; -1 when it does not exist
+}
+
+// readRecord reads <base>/cron, waiting out connection blips.
+func (r *runner) readRecord(c *candidate) (cronState, error) {
+	st := cronState{path: c.basePath + "/cron", version: -1}
+	for {
+		b, stat, err := c.s.conn.Get(st.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return st, nil
+		case err == nil:
+			var rec cronRecord
+			if len(b) > 0 {
+				if err := json.Unmarshal(b, &rec); err != nil {
+					r.log.Warn("the cron record cannot be read; treating it as empty", "path", st.path, "error", err)
+				}
+			}
+			st.last, st.version = rec.ScheduledTime, stat.Version
+			return st, nil
+		}
+		if err := c.retryAfter(err, r.stopping); err != nil {
+			return st, err
+		}
+	}
+}
+
+// record writes the scheduled time about to run, only if this leader's
+// proposal still exists and nobody wrote the record since it was read.
+func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
+	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
+		Proposal: c.node, FencingToken: c.token}
+	rec.Host, _ = os.Hostname()
+	data, _ := json.Marshal(rec)
+	for {
+		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
+		if st.version < 0 {
+			ops = append(ops, &zk.CreateRequest{Path: st.path, Data: data, Acl: zk.WorldACL(zk.PermAll)})
+		} else {
+			ops = append(ops, &zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
+		}
+		_, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			st.last = t
+			if st.version < 0 {
+				st.version = 0
+			} else {
+				st.version++
+			}
+			return nil
+		}
+		if !retryable(err) {
+			return err
+		}
+		// The answer was lost: the write may have happened. Read it back.
+		if err := c.s.waitOnline(r.stopping); err != nil {
+			return err
+		}
+		b, stat, gerr := c.s.conn.Get(st.path)
+		if gerr == nil {
+			var got cronRecord
+			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node {
+				st.last, st.version = t, stat.Version
+				return nil
+			}
+			st.version = stat.Version
+		}
+	}
+}
+
+// leadCron is the leader state of run cron. done reports that ballot should
+// exit with code.
+func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
+	l := c.holdLease(start)
+	defer l.Stop()
+	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
+		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
+	st, err := r.readRecord(c)
+	if err != nil {
+		return r.lostLeadership(c, sessionLost)
+	}
+	if !st.last.IsZero() {
+		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
+	}
+
+	var (
+		ch          *child
+		runFor      time.Time // the scheduled time of the run going on
+		runDeadline time.Time // when a run is stopped by --timeout
+		timedOut    bool
+		announced   time.Time // the next time already logged
+		skipped     time.Time // the latest time already logged as skipped
+	)
+	for {
+		now := time.Now()
+		due, err := r.sched.Latest(now)
+		if err == nil && due.After(st.last) && due.After(skipped) && !due.Equal(runFor) {
+			late := now.Sub(due)
+			switch {
+			case ch != nil:
+				r.log.Info("scheduled run skipped: the previous run is still going",
+					"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(runFor))
+				skipped = due
+			case late >= onTimeTolerance && late >= r.set.StartingDeadline && st.last.IsZero():
+				// Nothing was ever recorded: this time was not missed by a
+				// failover, the election is simply new.
+				skipped = due
+			case late >= onTimeTolerance && late >= r.set.StartingDeadline:
+				reason := "missed and no starting-deadline is set"
+				if r.set.StartingDeadline > 0 {
+					reason = "missed by more than the starting-deadline"
+				}
+				r.logMissed(laterOf(st.last, skipped), due, late, reason)
+				skipped = due
+			default:
+				if !st.last.IsZero() {
+					r.logMissed(laterOf(st.last, skipped), due, late, "")
+				}
+				if err := r.record(c, &st, due); err != nil {
+					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
+					return r.lostLeadership(c, sessionLost)
+				}
+				ch, err = r.startScheduled(c, due)
+				if err != nil {
+					r.log.Error("ballot failed", "error", err)
+					r.resign(c, childExit{}, true)
+					return exitFailure, true
+				}
+				runFor, timedOut = due, false
+				runDeadline = time.Time{}
+				if r.set.Timeout > 0 {
+					runDeadline = time.Now().Add(r.set.Timeout)
+				}
+			}
+		}
+
+		next, err := r.sched.Next(laterOf(now, st.last))
+		if err != nil {
+			r.log.Error("the schedule has no more times; exiting", "error", err)
+			if ch != nil {
+				r.stopChild(ch, nil)
+			}
+			return r.resign(c, childExit{}, true)
+		}
+		if !next.Equal(announced) {
+			r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
+			announced = next
+		}
+		// Wake at the next time, the run's deadline, and at least every
+		// few seconds so a stepped wall clock is noticed.
+		wake := laterOf(next, now)
+		if d := now.Add(5 * time.Second); d.Before(wake) {
+			wake = d
+		}
+		if !runDeadline.IsZero() && runDeadline.Before(wake) {
+			wake = runDeadline
+		}
+		var how outcome
+		if ch != nil && ch.pid == 0 {
+			how = childEnded
+		} else {
+			how = r.supervise(c, l, ch, wake)
+		}
+		switch how {
+		case wakeUp:
+			if ch != nil && !runDeadline.IsZero() && !time.Now().Before(runDeadline) {
+				ex, stopped := ch.Stop(syscall.SIGTERM, r.set.StopGracePeriod, l.KillBy)
+				r.log.Warn("run timed out", "scheduled_time", r.fmtTime(runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+				timedOut = true
+				runDeadline = time.Time{}
+			}
+			continue
+		case childEnded:
+		case stopRequested:
+			if ch != nil {
+				return r.resign(c, ch.Exit(), true)
+			}
+			return r.resign(c, childExit{}, true)
+		default:
+			return r.lostLeadership(c, how)
+		}
+		// The run ended.
+		ex := ch.Exit()
+		r.forget(ch)
+		ch, runDeadline = nil, time.Time{}
+		if timedOut && ex.Code == 0 {
+			ex.Code = exitFailure
+		}
+		if ex.Started {
+			r.log.Info("scheduled run ended", "scheduled_time", r.fmtTime(runFor), "exit_code", ex.Code,
+				"duration", ex.Duration.Round(time.Millisecond), "timed_out", timedOut)
+		}
+		if timedOut {
+			ex.Started = false // a timed-out run is an error, whatever its status
+		}
+		switch policy := r.policyFor(ex); policy {
+		case policyExit:
+			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+			return r.resign(c, ex, true)
+		case policyReelect:
+			r.resign(c, ex, false)
+			return 0, false
+		}
+		// rerun and ignore: stay leader for the next scheduled time.
+	}
+}
+
+func (r *runner) startScheduled(c *candidate, t time.Time) (*child, error) {
+	r.log.Info("scheduled run starting", "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
+	r.scheduled = t
+	return r.startCommand(c)
+}
+
+// logMissed says which scheduled times after last nobody ran: those before
+// due, and due itself when it is skipped too (reason non-empty).
+func (r *runner) logMissed(last, due time.Time, late time.Duration, reason string) {
+	if last.IsZero() {
+		last = due.Add(-time.Nanosecond)
+	}
+	first, err := r.sched.Next(last)
+	if err != nil {
+		first = due
+	}
+	switch {
+	case reason != "":
+		r.log.Info("missed scheduled times skipped", "reason", reason, "from", r.fmtTime(first), "to", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+	case first.Before(due):
+		r.log.Info("missed scheduled times skipped: no leader ran them; only the latest is run", "from", r.fmtTime(first), "before", r.fmtTime(due))
+	}
+	if reason == "" && late >= onTimeTolerance {
+		r.log.Info("running a missed scheduled time (within the starting-deadline)", "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+	}
+}
+
+func (r *runner) fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.In(r.set.Timezone).Format(time.RFC3339)
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

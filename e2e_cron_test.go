@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cronElection is an election of `run cron` candidates whose runs append
+// "scheduled-time token candidate" to one file and tick into another.
+type cronElection struct {
+	*election
+	runs string
+}
+
+func newCronElection(t *testing.T, c *zkCluster) *cronElection {
+	e := newElection(t, c)
+	return &cronElection{election: e, runs: filepath.Join(t.TempDir(), "runs")}
+}
+
+func (e *cronElection) add(id, schedule, runFor string, flags ...string) *ballotProc {
+	e.t.Helper()
+	env := ballotEnv(e.t, "BALLOT_TEST_CHILD=run", "TICK_FILE="+e.ticks)
+	args := []string{"--zookeeper-servers", e.zk.ConnString(), "--zookeeper-base-path", e.base,
+		"--zookeeper-session-timeout", "2s", "run", "cron", "--candidate-id", id, "--schedule", schedule}
+	args = append(append(args, flags...), "--", selfExe(), e.runs, runFor)
+	p := startBallot(e.t, id, env, args...)
+	e.cands = append(e.cands, p)
+	return p
+}
+
+type cronRun struct{ scheduled, token, candidate string }
+
+func (e *cronElection) readRuns() []cronRun {
+	f, err := os.Open(e.runs)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	var out []cronRun
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) == 3 {
+			out = append(out, cronRun{fs[0], fs[1], fs[2]})
+		}
+	}
+	return out
+}
+
+func (e *cronElection) waitRuns(n int, timeout time.Duration) []cronRun {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if runs := e.readRuns(); len(runs) >= n {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("waited %s for %d runs, have %d", timeout, n, len(e.readRuns()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkOnce fails if a scheduled time ran twice, or times went backwards.
+func (e *cronElection) checkOnce() []time.Time {
+	e.t.Helper()
+	var times []time.Time
+	seen := map[string]bool{}
+	for _, r := range e.readRuns() {
+		if seen[r.scheduled] {
+			e.t.Errorf("scheduled time %s ran twice", r.scheduled)
+		}
+		seen[r.scheduled] = true
+		ts, err := time.Parse(time.RFC3339, r.scheduled)
+		if err != nil {
+			e.t.Fatalf("BALLOT_SCHEDULED_TIME %q is not RFC 3339", r.scheduled)
+		}
+		if len(times) > 0 && !ts.After(times[len(times)-1]) {
+			e.t.Errorf("scheduled times went backwards: %s after %s", ts, times[len(times)-1])
+		}
+		times = append(times, ts)
+	}
+	return times
+}
+
+// TestCronLeaderRunsEveryTickAndFollowerTakesOver: the leader runs each
+// second; the follower runs nothing; the leader is SIGKILLed and the
+// follower goes on without running any time twice and without overlap.
+func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	a := e.add("a", "* * * * * *", "100ms", "--on-child-success", "rerun")
+	e.leader(10 * time.Second)
+	b := e.add("b", "* * * * * *", "100ms", "--on-child-success", "rerun")
+	b.WaitLog("following", 10*time.Second)
+	e.waitRuns(3, 10*time.Second)
+	for _, r := range e.readRuns() {
+		if r.candidate != "a" {
+			t.Fatalf("candidate %s ran while a leads", r.candidate)
+		}
+	}
+	before := len(e.readRuns())
+	a.Signal(syscall.SIGKILL)
+	a.Wait(5 * time.Second)
+	runs := e.waitRuns(before+3, 15*time.Second)
+	if runs[len(runs)-1].candidate != "b" {
+		t.Errorf("b did not take over: %v", runs[len(runs)-1])
+	}
+	times := e.checkOnce()
+	checkNoOverlap(t, e.ticks)
+	for i := 1; i < len(times); i++ {
+		if times[i].Sub(times[i-1]) != time.Second {
+			t.Logf("gap in the schedule: %s → %s (the failover)", times[i-1].Format(time.TimeOnly), times[i].Format(time.TimeOnly))
+		}
+	}
+	if !b.Logged("last scheduled run recorded") {
+		t.Errorf("b did not read the record of a's runs")
+	}
+}
+
+// TestCronReelectRotates: with reelect the leader resigns after each run,
+// so runs move between the hosts.
+func TestCronReelectRotates(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	e.add("a", "* * * * * *", "50ms", "--on-child-success", "reelect")
+	e.leader(10 * time.Second)
+	b := e.add("b", "* * * * * *", "50ms", "--on-child-success", "reelect")
+	b.WaitLog("following", 10*time.Second)
+	n := len(e.readRuns())
+	runs := e.waitRuns(n+4, 15*time.Second)
+	by := map[string]int{}
+	for _, r := range runs[n:] {
+		by[r.candidate]++
+	}
+	if by["a"] == 0 || by["b"] == 0 {
+		t.Errorf("runs did not rotate between a and b: %v", runs[n:])
+	}
+	e.checkOnce()
+	checkNoOverlap(t, e.ticks)
+}
+
+// TestCronLongRunSkipsNextTick: a run longer than the interval makes the
+// next scheduled time be skipped and logged, never run concurrently.
+func TestCronLongRunSkipsNextTick(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	a := e.add("a", "* * * * * *", "2500ms", "--on-child-success", "rerun")
+	a.WaitLog("scheduled run skipped: the previous run is still going", 10*time.Second)
+	e.waitRuns(2, 10*time.Second)
+	times := e.checkOnce()
+	if d := times[1].Sub(times[0]); d < 3*time.Second {
+		t.Errorf("second run scheduled %s after the first, while the first ran 2.5s", d)
+	}
+	checkNoOverlap(t, e.ticks)
+}
+
+// TestCronTimeout: a run still going after --timeout is stopped (SIGTERM
+// to its group, grace, SIGKILL) and counts as an error.
+func TestCronTimeout(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	a := e.add("a", "* * * * * *", "30s", "--timeout", "1s", "--on-child-error", "exit", "--stop-grace-period", "500ms")
+	a.WaitLog("run timed out", 10*time.Second)
+	code := a.Wait(10 * time.Second)
+	if code == 0 {
+		t.Errorf("a timed-out run exited ballot with 0; it must count as an error")
+	}
+	if !ticking(e.ticks, 0) && ticking(e.ticks, 200*time.Millisecond) {
+		t.Errorf("the timed-out run still ticks")
+	}
+}
+
+// TestCronStartingDeadline: scheduled times with no leader are missed; a
+// new leader runs the latest one if it is less late than the
+// starting-deadline, and otherwise skips it and says so.
+func TestCronStartingDeadline(t *testing.T) {
+	c := startZK(t, 1)
+	for _, tc := range []struct {
+		name     string
+		deadline string
+		catchUp  bool
+	}{
+		{"catch-up", "10s", true},
+		{"skip", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newCronElection(t, c)
+			a := e.add("a", "*/3 * * * * *", "10ms", "--on-child-success", "exit")
+			if code := a.Wait(15 * time.Second); code != 0 {
+				t.Fatalf("a exited %d", code)
+			}
+			first := e.checkOnce()[0]
+			// Nobody leads at first+3s; b comes 1.5s after it.
+			time.Sleep(time.Until(first.Add(4500 * time.Millisecond)))
+			var flags []string
+			if tc.deadline != "" {
+				flags = []string{"--starting-deadline", tc.deadline}
+			}
+			b := e.add("b", "*/3 * * * * *", "10ms", append(flags, "--on-child-success", "rerun")...)
+			runs := e.waitRuns(2, 10*time.Second)
+			times := e.checkOnce()
+			missed := first.Add(3 * time.Second)
+			if tc.catchUp {
+				if !times[1].Equal(missed) {
+					t.Errorf("b ran %s first, want the missed %s", times[1], missed)
+				}
+				b.WaitLog("running a missed scheduled time", time.Second)
+			} else {
+				if !times[1].Equal(missed.Add(3 * time.Second)) {
+					t.Errorf("b ran %s first, want %s (the missed time skipped)", times[1], missed.Add(3*time.Second))
+				}
+				b.WaitLog("missed scheduled times skipped", time.Second)
+			}
+			if runs[1].candidate != "b" {
+				t.Errorf("second run by %s", runs[1].candidate)
+			}
+		})
+	}
+}
