@@ -203,31 +203,43 @@ func (c *child) Kill() childExit {
 }
 
 // Stop asks the command to end with sig, waits for the grace period but
-// never past killBy (zero: no limit), then kills the whole tree. It returns
-// once everything is reaped, and says how the command ended.
-func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy time.Time) (childExit, string) {
+// never past killBy (nil: no limit; re-read while waiting, as a lease renewal
+// moves it), then kills the whole tree. It returns once everything is
+// reaped, and says how the command ended.
+func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy func() time.Time) (childExit, string) {
 	select {
 	case <-c.done:
 		return c.exit, "had already ended"
 	default:
 	}
-	wait := grace
-	if !killBy.IsZero() {
-		if left := time.Until(killBy); left < wait {
-			wait = left
+	graceEnd := time.Now().Add(grace)
+	deadline := func() time.Time {
+		if killBy != nil {
+			if k := killBy(); k.Before(graceEnd) {
+				return k
+			}
 		}
+		return graceEnd
 	}
-	if wait <= 0 {
+	if !time.Now().Before(deadline()) {
 		return c.Kill(), "killed at once (no time left for a grace period)"
 	}
 	c.Signal(sig)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-c.done:
-		return c.exit, "ended after " + sigName(sig)
-	case <-t.C:
-		return c.Kill(), fmt.Sprintf("killed after %s grace period", wait.Round(time.Millisecond))
+	for {
+		wait := time.Until(deadline())
+		if wait <= 0 {
+			return c.Kill(), fmt.Sprintf("killed after a %s grace period", time.Since(graceEnd.Add(-grace)).Round(time.Millisecond))
+		}
+		if killBy != nil && wait > 50*time.Millisecond {
+			wait = 50 * time.Millisecond
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-c.done:
+			t.Stop()
+			return c.exit, "ended after " + sigName(sig)
+		case <-t.C:
+		}
 	}
 }
 

@@ -59,6 +59,8 @@ func TestMain(m *testing.M) {
 //	exit CODE DELAY         tick into $TICK_FILE (if set) for DELAY, then exit CODE
 //	trap FILE               write each signal received to FILE, exit 0 on SIGTERM
 //	echo                    print a line on stdout and one on stderr, exit 0
+//	run FILE DURATION       append "scheduled-time token candidate" to FILE, tick
+//	                        into $TICK_FILE for DURATION, exit 0
 //	die SIGNAL              kill itself with SIGNAL (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGUSR1)
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
@@ -116,6 +118,18 @@ func testChildMain(mode string, args []string) int {
 				return 0
 			}
 		}
+	case "run":
+		// run FILE DURATION: one line per scheduled run, ticking meanwhile
+		f, _ := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fmt.Fprintf(f, "%s %s %s\n", os.Getenv("BALLOT_SCHEDULED_TIME"), token, os.Getenv("BALLOT_CANDIDATE_ID"))
+		f.Close()
+		d, _ := time.ParseDuration(args[1])
+		stop := make(chan struct{})
+		if tf := os.Getenv("TICK_FILE"); tf != "" {
+			go tick(tf, stop)
+		}
+		time.Sleep(d)
+		close(stop)
 	case "echo":
 		fmt.Println("to stdout")
 		fmt.Fprintln(os.Stderr, "to stderr")

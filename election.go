@@ -57,8 +57,10 @@ type session struct {
 	wasOnline   atomic.Bool
 }
 
-// dialSession connects and waits up to wait for a session.
-func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration) (*session, error) {
+// dialSession connects and waits up to wait for a session; it gives up with
+// errStopped as soon as stop is closed, so a stop signal is not held up by
+// an unreachable server.
+func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
 	s := &session{
 		log:         log,
 		requested:   timeout,
@@ -81,6 +83,9 @@ func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration
 	case <-t.C:
 		conn.Close()
 		return nil, fmt.Errorf("no ZooKeeper session with %s within %s", strings.Join(servers, ","), wait)
+	case <-stop:
+		conn.Close()
+		return nil, errStopped
 	}
 	s.mu.Lock()
 	id, negotiated := s.id, s.timeout
@@ -133,7 +138,7 @@ func (s *session) onEvent(ev zk.Event) {
 			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
 		}
 	case zk.StateDisconnected:
-		if s.connected.Swap(false) {
+		if s.connected.Swap(false) && !s.isLost() {
 			s.log.Info("connection to ZooKeeper lost", "server", ev.Server)
 		}
 	case zk.StateExpired:

@@ -94,7 +94,9 @@ func keeperMain(args []string) int {
 			case syscall.Signal(b) == syscall.SIGKILL:
 				go t.endAll(syscall.SIGKILL)
 			case b > 0:
-				t.signal(syscall.Signal(b))
+				// ballot has already signalled the process group itself:
+				// reach only what escaped it, so nothing gets it twice.
+				t.signalEscaped(syscall.Signal(b))
 			}
 		}
 	}()
@@ -137,7 +139,17 @@ type tree struct {
 
 func (t *tree) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-t.pgid, sig)
+	t.signalEscaped(sig)
+}
+
+// signalEscaped signals the keeper's children that left the command's
+// process group; those still in it get the group's signal, and a second
+// delivery of, say, SIGHUP or SIGUSR1 would act twice.
+func (t *tree) signalEscaped(sig syscall.Signal) {
 	for _, p := range childrenOf(os.Getpid()) {
+		if pg, err := syscall.Getpgid(p); err == nil && pg == t.pgid {
+			continue
+		}
 		_ = syscall.Kill(p, sig)
 	}
 }

@@ -44,6 +44,9 @@ type runner struct {
 	current *child // the running command, for signal forwarding
 
 	quickFailures int
+
+	sched     schedule  // run cron only
+	scheduled time.Time // the scheduled time of the run being started
 }
 
 func newRunner(set *Settings, log *slog.Logger) *runner {
@@ -141,7 +144,11 @@ func (r *runner) run() int {
 			continue
 		}
 		// leading
-		if code, done := r.lead(cand, start); done {
+		lead := r.lead
+		if r.sched != nil {
+			lead = r.leadCron
+		}
+		if code, done := lead(cand, start); done {
 			return code
 		}
 	}
@@ -172,7 +179,7 @@ func (r *runner) join() (*candidate, int) {
 	for {
 		var err error
 		if r.sess == nil {
-			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait)
+			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
 		}
 		if err == nil {
 			var c *candidate
@@ -212,6 +219,9 @@ func (r *runner) childEnv(c *candidate) []string {
 	env := []string{
 		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
 		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
+	}
+	if r.sched != nil {
+		env = append(env, "BALLOT_SCHEDULED_TIME="+r.scheduled.In(r.set.Timezone).Format(time.RFC3339))
 	}
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
@@ -270,7 +280,7 @@ func (r *runner) runUnelected() childExit {
 	select {
 	case <-ch.Done():
 	case <-r.stopping:
-		r.stopChild(ch, time.Time{})
+		r.stopChild(ch, nil)
 	}
 	ex := ch.Exit()
 	r.logEnd(ex)
@@ -279,7 +289,7 @@ func (r *runner) runUnelected() childExit {
 
 // stopChild stops the command for a stop signal: the same signal, the grace
 // period (never past killBy), then SIGKILL; a second signal kills at once.
-func (r *runner) stopChild(ch *child, killBy time.Time) childExit {
+func (r *runner) stopChild(ch *child, killBy func() time.Time) childExit {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -436,8 +446,8 @@ func (r *runner) lostLeadership(c *candidate, how outcome) (int, bool) {
 		r.sess.Close()
 		r.sess = nil
 	}
-	if how == leaseLost && r.set.OnConnectionLoss == lossExit {
-		r.log.Error("leadership lost with the connection; exiting (on-connection-loss=exit)")
+	if r.set.OnConnectionLoss == lossExit {
+		r.log.Error("leadership lost; exiting (on-connection-loss=exit)")
 		return exitFailure, true
 	}
 	r.log.Info("rejoining the election as a new candidate")
@@ -453,7 +463,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 	if ch != nil {
 		done = ch.Done()
 	}
-	stop := func(reason string, killBy time.Time) {
+	stop := func(reason string, killBy func() time.Time) {
 		if ch == nil {
 			return
 		}
@@ -477,7 +487,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			if !now.Before(l.SuspectAt()) {
 				r.log.Warn("connection to ZooKeeper lost while leading; stopping the command before the lease ends",
 					"lease_left", killBy.Sub(now).Round(time.Millisecond))
-				stop("connection lost", killBy)
+				stop("connection lost", l.KillBy)
 				return leaseLost
 			}
 		}
@@ -503,7 +513,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		case <-l.gone:
 			t.Stop()
 			r.log.Warn("our proposal node was deleted by someone else: leadership lost", "proposal", c.node)
-			stop("proposal deleted", l.KillBy())
+			stop("proposal deleted", l.KillBy)
 			return proposalGone
 		case <-c.s.lost:
 			t.Stop()
@@ -516,9 +526,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		case <-r.stopping:
 			t.Stop()
 			if ch != nil {
-				killBy := time.Time{}
+				var killBy func() time.Time
 				if guard {
-					killBy = l.KillBy()
+					killBy = l.KillBy
 				}
 				r.stopChild(ch, killBy)
 			}
