@@ -1,0 +1,45 @@
+# ballot: static binaries, no cgo.
+#
+#   make build   ./ballot for this machine
+#   make cross   dist/ballot-linux-* for every supported Linux target
+#   make test    the whole test suite (scripts/test.sh; installs ZooKeeper if missing)
+#   make demo    two candidates, one ZooKeeper, a failover (scripts/demo.sh)
+#   make clean   remove ./ballot and dist/
+
+GO      ?= go
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)"
+
+# name:GOARCH:extra environment
+TARGETS := amd64:amd64: \
+           arm64:arm64: \
+           armv6:arm:GOARM=6 \
+           armv7:arm:GOARM=7 \
+           386:386: \
+           mips:mips:GOMIPS=softfloat \
+           mipsle:mipsle:GOMIPS=softfloat \
+           riscv64:riscv64:
+
+.PHONY: build cross test demo clean
+
+build:
+	$(GOBUILD) -o ballot .
+
+cross:
+	@mkdir -p dist
+	@set -e; for t in $(TARGETS); do \
+		name=$${t%%:*}; rest=$${t#*:}; arch=$${rest%%:*}; extra=$${rest#*:}; \
+		echo "dist/ballot-linux-$$name"; \
+		env GOOS=linux GOARCH=$$arch $$extra $(GOBUILD) -o dist/ballot-linux-$$name . ; \
+	done
+
+test:
+	scripts/test.sh
+
+demo:
+	scripts/demo.sh
+
+clean:
+	rm -rf ballot dist

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine (as root, or with sudo):
+#
+#   scripts/test.sh                 everything: ZooKeeper, gofmt, vet, tests, cross build
+#   scripts/test.sh -run Config     extra arguments go to `go test` (and the cross build is skipped)
+#
+# Installs Debian's ZooKeeper if missing (scripts/ensure-zookeeper.sh), then
+# fails on the first step that fails. .ci/run calls this script.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+# go test -race needs cgo, hence a C compiler; the cross build needs make.
+need=()
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v make >/dev/null 2>&1 || need+=(make)
+if [ "${#need[@]}" -gt 0 ]; then
+	step "installing ${need[*]}"
+	sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+step "ZooKeeper"
+scripts/ensure-zookeeper.sh
+echo "ok: /usr/share/java/zookeeper.jar and $(command -v java)"
+
+step "go version"
+go version
+
+step "gofmt -l ."
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "these files need gofmt -w:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+echo "ok"
+
+step "go vet ./..."
+go vet ./...
+echo "ok"
+
+step "go test -race -count=1 -timeout 15m -v ./... $*"
+go test -race -count=1 -timeout 15m -v ./... "$@"
+
+if [ "$#" -gt 0 ]; then
+	step "cross build skipped (go test arguments given)"
+	exit 0
+fi
+
+if [ -f Makefile ] && grep -q '^cross:' Makefile; then
+	step "make cross"
+	make cross
+fi
+
+step "all passed"
