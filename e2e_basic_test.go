@@ -1,0 +1,988 @@
+package main
+
+// End-to-end tests of ballot's basic contract, each running the real binary
+// (ballotBin, built by TestMain) against a real ZooKeeper:
+//
+//   - bad input of every kind is refused with exit 2 and one line, before
+//     anything is created in ZooKeeper or any command is run;
+//   - a command that cannot be found or executed is refused with 127/126;
+//   - the exit policy passes the command's exit code (or 128+signal) on,
+//     and the proposal is deleted at once;
+//   - the command's output is wrapped in each log format, or passed through;
+//   - on-election-failure exit / run-anyway / retry with ZooKeeper down;
+//   - signals are forwarded to the command, SIGTERM stops it;
+//   - --debug logs where each setting came from.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// basicResult is one finished run of ballot with its streams kept apart.
+type basicResult struct {
+	stdout, stderr string
+	code           int  // exit code; -1 if killed by a signal
+	signaled       bool // ballot itself died of a signal
+	elapsed        time.Duration
+}
+
+// basicRun runs ballot to completion (killing it after timeout, which fails
+// the test) with stdout and stderr captured separately, in dir.
+func basicRun(t *testing.T, env []string, dir string, timeout time.Duration, args ...string) basicResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ballotBin, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := basicResult{elapsed: time.Since(start)}
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	if ctx.Err() != nil {
+		t.Fatalf("ballot %q did not exit within %s\nstdout:\n%s\nstderr:\n%s", args, timeout, r.stdout, r.stderr)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.signaled = true
+		}
+	default:
+		t.Fatalf("run ballot: %v", err)
+	}
+	return r
+}
+
+// basicZKConn connects a client for checking what ballot left in ZooKeeper.
+func basicZKConn(t *testing.T, c *zkCluster) *zk.Conn {
+	t.Helper()
+	conn, _ := harnessConnect(t, c.Servers(), 4*time.Second)
+	return conn
+}
+
+// basicChildren lists the children of path, failing the test on error
+// (ErrNoNode included: callers expect the path to exist).
+func basicChildren(t *testing.T, conn *zk.Conn, path string) []string {
+	t.Helper()
+	ch, _, err := conn.Children(path)
+	if err != nil {
+		t.Fatalf("children of %s: %v", path, err)
+	}
+	sort.Strings(ch)
+	return ch
+}
+
+func basicExists(t *testing.T, conn *zk.Conn, path string) bool {
+	t.Helper()
+	ok, _, err := conn.Exists(path)
+	if err != nil {
+		t.Fatalf("exists %s: %v", path, err)
+	}
+	return ok
+}
+
+// basicDeadPort is a 127.0.0.1 port with nothing listening.
+func basicDeadPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func basicLines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// ---------------------------------------------------------------------------
+// 1. Bad inputs.
+
+// badInput is one bad invocation. Unless args is set, the command line is
+//
+//	--zookeeper-servers {zk} --zookeeper-base-path {base}
+//	--zookeeper-session-timeout 2s pre... run once --candidate-id c1 post...
+//	-- {touch} {marker}
+//
+// minus the parts named in omit (servers, base, timeout, cand, cmd), so
+// that a case can give a parameter by environment or config file instead.
+// Placeholders {zk}, {base}, {dir}, {cfg}, {marker}, {touch} are expanded in
+// args, pre, post, env, cfg and want; cfg is written to {cfg}
+// ({dir}/cfgName, default ballot.json) when not empty.
+type badInput struct {
+	name      string
+	args      []string
+	pre, post []string
+	omit      string
+	env       []string
+	cfg       string
+	cfgName   string
+	want      []string // substrings of the one stderr line
+}
+
+func badInputs() []badInput {
+	return []badInput{
+		// Command line shape.
+		{name: "no command at all", args: []string{"--zookeeper-servers", "{zk}"},
+			want: []string{"no command given"}},
+		{name: "unknown subcommand", args: []string{"--zookeeper-servers", "{zk}", "frobnicate"},
+			want: []string{"unknown command", `"frobnicate"`}},
+		{name: "run alone", args: []string{"--zookeeper-servers", "{zk}", "run"},
+			want: []string{"run:", `"once"`, `"cron"`}},
+		{name: "run unknown mode", args: []string{"run", "sometimes", "--candidate-id", "c1", "--", "{touch}", "{marker}"},
+			want: []string{"run:", `"sometimes"`}},
+		{name: "unknown global flag", pre: []string{"--bogus-flag", "x"},
+			want: []string{"unknown flag", "--bogus-flag"}},
+		{name: "unknown run flag", post: []string{"--no-such-flag=1"},
+			want: []string{"run once", "unknown flag", "--no-such-flag"}},
+		{name: "run flag before the command", pre: []string{"--on-child-error", "exit"},
+			want: []string{"--on-child-error", "after the command"}},
+		{name: "cron flag on run once", post: []string{"--schedule", "@hourly"},
+			want: []string{"run once", "--schedule", "run cron"}},
+		{name: "stray argument", post: []string{"stray"},
+			want: []string{"run once", "unexpected argument", `"stray"`, `"--"`}},
+		{name: "bool flag value without =", post: []string{"--wrap-child-logs", "false"},
+			want: []string{"unexpected argument", `"false"`, "--wrap-child-logs=false"}},
+		{name: "flag without value", omit: "cand cmd", post: []string{"--candidate-id"},
+			want: []string{"--candidate-id", "needs a value"}},
+		{name: "missing candidate id", omit: "cand",
+			want: []string{"run once", "--candidate-id", "required", "CANDIDATE_ID"}},
+		{name: "empty candidate id", omit: "cand", post: []string{"--candidate-id", ""},
+			want: []string{"--candidate-id", `""`, "empty"}},
+		{name: "candidate id with newline by env", omit: "cand", env: []string{"CANDIDATE_ID=a\nb"},
+			want: []string{"CANDIDATE_ID", `"a\nb"`, "newline"}},
+		{name: "missing command", omit: "cmd",
+			want: []string{"run once", "no command given", `"--"`}},
+		{name: "empty command", omit: "cmd", post: []string{"--", ""},
+			want: []string{"run once", "command", "empty string"}},
+		{name: "version with stray argument", args: []string{"version", "now"},
+			want: []string{"version", `"now"`}},
+
+		// ZooKeeper servers.
+		{name: "servers flag empty", pre: []string{"--zookeeper-servers", ""},
+			want: []string{"--zookeeper-servers", `""`, "empty server entry"}},
+		{name: "servers flag empty entry", omit: "servers", pre: []string{"--zookeeper-servers", "{zk},,{zk}"},
+			want: []string{"--zookeeper-servers", "{zk},,{zk}", "empty server entry"}},
+		{name: "servers flag port too big", pre: []string{"--zookeeper-servers", "zk1:99999"},
+			want: []string{"--zookeeper-servers", "zk1:99999", `bad port "99999"`}},
+		{name: "servers flag port not a number", pre: []string{"--zookeeper-servers", "zk1:http"},
+			want: []string{"--zookeeper-servers", "zk1:http", `bad port "http"`}},
+		{name: "servers flag ipv6 without brackets", pre: []string{"--zookeeper-servers", "::1"},
+			want: []string{"--zookeeper-servers", "::1", "brackets"}},
+		{name: "servers flag chroot", pre: []string{"--zookeeper-servers", "zk1/chroot"},
+			want: []string{"--zookeeper-servers", "zk1/chroot", "chroot"}},
+		{name: "servers env port zero", omit: "servers", env: []string{"ZOOKEEPER_SERVERS=zk1:0"},
+			want: []string{"ZOOKEEPER_SERVERS", "zk1:0", `bad port "0"`}},
+		{name: "servers env bad host", omit: "servers", env: []string{"ZOOKEEPER_SERVERS=zk 1"},
+			want: []string{"ZOOKEEPER_SERVERS", `"zk 1"`, "not a host name"}},
+		{name: "servers config not an array", omit: "servers", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"zookeeper-servers": "{zk}"}`,
+			want: []string{"{cfg}", `"zookeeper-servers"`, "array", `"{zk}"`}},
+		{name: "servers config empty list", omit: "servers", env: []string{"CONFIG_FILE={cfg}"},
+			cfg:  `{"zookeeper-servers": []}`,
+			want: []string{"{cfg}", `"zookeeper-servers"`, "empty"}},
+		{name: "servers config bad port", omit: "servers", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"zookeeper-servers": ["{zk}", "zk2:70000"]}`,
+			want: []string{"{cfg}", `"zookeeper-servers"`, `"zk2:70000"`, "bad port"}},
+
+		// Base path.
+		{name: "base path relative", pre: []string{"--zookeeper-base-path", "ballot/election"},
+			want: []string{"--zookeeper-base-path", `"ballot/election"`, "absolute"}},
+		{name: "base path trailing slash", pre: []string{"--zookeeper-base-path", "{base}/"},
+			want: []string{"--zookeeper-base-path", `"{base}/"`, "end with /"}},
+		{name: "base path reserved", pre: []string{"--zookeeper-base-path", "/zookeeper/ballot"},
+			want: []string{"--zookeeper-base-path", "/zookeeper/ballot", "reserved"}},
+		{name: "base path double slash", pre: []string{"--zookeeper-base-path", "/ballot//x"},
+			want: []string{"--zookeeper-base-path", "/ballot//x", "empty segment"}},
+		{name: "base path env relative", omit: "base", env: []string{"ZOOKEEPER_BASE_PATH=election"},
+			want: []string{"ZOOKEEPER_BASE_PATH", `"election"`, "absolute"}},
+		{name: "base path config dot segment", omit: "base", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"zookeeper-base-path": "/ballot/../x"}`,
+			want: []string{"{cfg}", `"zookeeper-base-path"`, `"/ballot/../x"`, ".."}},
+
+		// Durations.
+		{name: "session timeout zero", pre: []string{"--zookeeper-session-timeout", "0s"},
+			want: []string{"--zookeeper-session-timeout", `"0s"`, "greater than zero"}},
+		{name: "session timeout negative", pre: []string{"--zookeeper-session-timeout=-1s"},
+			want: []string{"--zookeeper-session-timeout", `"-1s"`, "negative"}},
+		{name: "session timeout without unit", pre: []string{"--zookeeper-session-timeout", "5"},
+			want: []string{"--zookeeper-session-timeout", `"5"`, "not a duration"}},
+		{name: "session timeout env garbage", omit: "timeout", env: []string{"ZOOKEEPER_SESSION_TIMEOUT=soon"},
+			want: []string{"ZOOKEEPER_SESSION_TIMEOUT", `"soon"`, "not a duration"}},
+		{name: "session timeout config number", omit: "timeout", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"zookeeper-session-timeout": 5}`,
+			want: []string{"{cfg}", `"zookeeper-session-timeout"`, "got 5"}},
+		{name: "grace period negative", post: []string{"--stop-grace-period", "-5s"},
+			want: []string{"--stop-grace-period", `"-5s"`, "negative"}},
+		{name: "grace period env garbage", env: []string{"STOP_GRACE_PERIOD=forever"},
+			want: []string{"STOP_GRACE_PERIOD", `"forever"`, "not a duration"}},
+		{name: "grace period config garbage", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"stop-grace-period": "10 seconds"}`,
+			want: []string{"{cfg}", `"stop-grace-period"`, `"10 seconds"`, "not a duration"}},
+
+		// Logging.
+		{name: "log level flag", pre: []string{"--log-level", "verbose"},
+			want: []string{"--log-level", `"verbose"`, "not a log level"}},
+		{name: "log level env", env: []string{"LOG_LEVEL=loud"},
+			want: []string{"LOG_LEVEL", `"loud"`, "not a log level"}},
+		{name: "log format flag", post: []string{"--log-format=xml"},
+			want: []string{"--log-format", `"xml"`, "not a log format"}},
+		{name: "log format config", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"log-format": "yaml"}`,
+			want: []string{"{cfg}", `"log-format"`, `"yaml"`, "not a log format"}},
+		{name: "debug env not a boolean", env: []string{"DEBUG=yes"},
+			want: []string{"DEBUG", `"yes"`, "not a boolean"}},
+		{name: "debug flag not a boolean", pre: []string{"--debug=maybe"},
+			want: []string{"--debug", `"maybe"`, "not a boolean"}},
+		{name: "wrap child logs config string", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"wrap-child-logs": "false"}`,
+			want: []string{"{cfg}", `"wrap-child-logs"`, "true or false", `"false"`}},
+
+		// Policies.
+		{name: "on-child-success flag", post: []string{"--on-child-success", "bogus"},
+			want: []string{"--on-child-success", `"bogus"`, "rerun, reelect, exit, ignore"}},
+		{name: "on-child-error env", env: []string{"ON_CHILD_ERROR=explode"},
+			want: []string{"ON_CHILD_ERROR", `"explode"`, "rerun, reelect, exit, ignore"}},
+		{name: "on-election-failure config", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"on-election-failure": "panic"}`,
+			want: []string{"{cfg}", `"on-election-failure"`, `"panic"`, "retry, run-anyway, exit"}},
+		{name: "on-election-failure flag", post: []string{"--on-election-failure", "reelect"},
+			want: []string{"--on-election-failure", `"reelect"`, "retry, run-anyway, exit"}},
+		{name: "on-connection-loss flag", post: []string{"--on-connection-loss", "retry"},
+			want: []string{"--on-connection-loss", `"retry"`, "reelect, exit, ignore"}},
+		{name: "on-connection-loss env", env: []string{"ON_CONNECTION_LOSS=run-anyway"},
+			want: []string{"ON_CONNECTION_LOSS", `"run-anyway"`, "reelect, exit, ignore"}},
+
+		// Config files themselves.
+		{name: "config unknown key", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"candidate_id": "c1"}`,
+			want: []string{"{cfg}", "unknown key", `"candidate_id"`, `"candidate-id"`}},
+		{name: "config names another config", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"config-file": "/etc/other.json"}`,
+			want: []string{"{cfg}", "unknown key", `"config-file"`}},
+		{name: "config duplicate key", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `{"log-level": "info", "log-level": "debug"}`,
+			want: []string{"{cfg}", `"log-level"`, "more than once"}},
+		{name: "config YAML by extension", pre: []string{"--config-file", "{cfg}"}, cfgName: "ballot.yaml",
+			cfg:  `{"log-level": "info"}`,
+			want: []string{"{dir}/ballot.yaml", "YAML", "JSON only"}},
+		{name: "config YAML by content", pre: []string{"--config-file", "{cfg}"},
+			cfg:  "# ballot\nlog-level: info\ncandidate-id: c1\n",
+			want: []string{"{cfg}", "YAML", "JSON only"}},
+		{name: "config JSON syntax error", pre: []string{"--config-file", "{cfg}"},
+			cfg:  "{\n  \"log-level\": \"info\",\n}\n",
+			want: []string{"{cfg}", "invalid JSON", "line 3"}},
+		{name: "config trailing data", env: []string{"CONFIG_FILE={cfg}"},
+			cfg:  `{"log-level": "info"} {"log-level": "debug"}`,
+			want: []string{"{cfg}", "after the JSON object"}},
+		{name: "config not an object", pre: []string{"--config-file", "{cfg}"},
+			cfg:  `["log-level", "info"]`,
+			want: []string{"{cfg}", "JSON object", "array"}},
+		{name: "config empty", pre: []string{"--config-file", "{cfg}"},
+			cfg:  "\n",
+			want: []string{"{cfg}", "empty"}},
+		{name: "config flag missing file", pre: []string{"--config-file", "{dir}/missing.json"},
+			want: []string{"--config-file", "{dir}/missing.json", "no such file"}},
+		{name: "config env missing file", env: []string{"CONFIG_FILE={dir}/gone.json"},
+			want: []string{"CONFIG_FILE", "{dir}/gone.json", "no such file"}},
+		{name: "config flag directory", pre: []string{"--config-file", "{dir}"},
+			want: []string{"--config-file", "{dir}", "directory"}},
+		{name: "config found by default search", cfgName: "ballot.json",
+			cfg:  `{"on-child-success": "again"}`,
+			want: []string{"config file ./ballot.json", `"on-child-success"`, `"again"`}},
+
+		// run cron parameters.
+		{name: "cron bad timezone",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--timezone", "Mars/Olympus_Mons", "--", "{touch}", "{marker}"},
+			want: []string{"--timezone", `"Mars/Olympus_Mons"`, "time zone"}},
+		{name: "cron timezone env", env: []string{"TIMEZONE=Not/AZone"},
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--", "{touch}", "{marker}"},
+			want: []string{"TIMEZONE", `"Not/AZone"`, "time zone"}},
+		{name: "cron missing schedule",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--", "{touch}", "{marker}"},
+			want: []string{"run cron", "--schedule", "required"}},
+		{name: "cron bad schedule expression",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "61 * * * *", "--", "{touch}", "{marker}"},
+			want: []string{"--schedule", `"61 * * * *"`, "cron expression"}},
+		{name: "cron negative deadline",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline=-1m", "--", "{touch}", "{marker}"},
+			want: []string{"--starting-deadline", `"-1m"`, "negative"}},
+	}
+}
+
+// expand replaces the placeholders of a badInput.
+func (b badInput) expand(vars map[string]string, s string) string {
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	}
+	return s
+}
+
+func (b badInput) commandLine(vars map[string]string) []string {
+	args := b.args
+	if args == nil {
+		omit := map[string]bool{}
+		for _, o := range strings.Fields(b.omit) {
+			omit[o] = true
+		}
+		if !omit["servers"] {
+			args = append(args, "--zookeeper-servers", "{zk}")
+		}
+		if !omit["base"] {
+			args = append(args, "--zookeeper-base-path", "{base}")
+		}
+		if !omit["timeout"] {
+			args = append(args, "--zookeeper-session-timeout", "2s")
+		}
+		args = append(args, b.pre...)
+		args = append(args, "run", "once")
+		if !omit["cand"] {
+			args = append(args, "--candidate-id", "c1")
+		}
+		args = append(args, b.post...)
+		if !omit["cmd"] {
+			args = append(args, "--", "{touch}", "{marker}")
+		}
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = b.expand(vars, a)
+	}
+	return out
+}
+
+func TestBadInputs(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	touch, err := exec.LookPath("touch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := badInputs()
+	if len(cases) < 28 {
+		t.Fatalf("only %d bad inputs", len(cases))
+	}
+
+	// vars gives a case its own directory, config file, marker and base
+	// path (all bad cases live under /bad, which must never appear).
+	vars := func(t *testing.T, i int, cfgName string) map[string]string {
+		dir := t.TempDir()
+		if cfgName == "" {
+			cfgName = "ballot.json"
+		}
+		return map[string]string{
+			"zk":     c.ConnString(),
+			"base":   fmt.Sprintf("/bad/case-%02d", i),
+			"dir":    dir,
+			"cfg":    filepath.Join(dir, cfgName),
+			"marker": filepath.Join(dir, "marker"),
+			"touch":  touch,
+		}
+	}
+
+	// The control case shows the checks below are not vacuous: the same
+	// command line, valid, runs the command and creates the base path.
+	t.Run("control", func(t *testing.T) {
+		v := vars(t, 0, "")
+		v["base"] = "/control/ok"
+		args := badInput{post: []string{"--on-child-success", "exit"}}.commandLine(v)
+		r := basicRun(t, ballotEnv(t), v["dir"], 20*time.Second, args...)
+		if r.code != 0 || !fileExists(v["marker"]) || !basicExists(t, conn, v["base"]) {
+			t.Fatalf("valid run: exit %d, marker %v, base path %v; output:\n%s%s",
+				r.code, fileExists(v["marker"]), basicExists(t, conn, v["base"]), r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("cases", func(t *testing.T) {
+		seen := map[string]bool{}
+		for i, tc := range cases {
+			if seen[tc.name] {
+				t.Fatalf("duplicate case name %q", tc.name)
+			}
+			seen[tc.name] = true
+			i, tc := i+1, tc
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				v := vars(t, i, tc.cfgName)
+				if tc.cfg != "" {
+					if err := os.WriteFile(v["cfg"], []byte(tc.expand(v, tc.cfg)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				env := ballotEnv(t)
+				for _, e := range tc.env {
+					env = append(env, tc.expand(v, e))
+				}
+				args := tc.commandLine(v)
+				r := basicRun(t, env, v["dir"], 20*time.Second, args...)
+
+				if r.code != exitUsage || r.signaled {
+					t.Errorf("exit code %d (signaled %v), want %d", r.code, r.signaled, exitUsage)
+				}
+				if r.stdout != "" {
+					t.Errorf("stdout not empty:\n%s", r.stdout)
+				}
+				lines := basicLines(r.stderr)
+				if len(lines) != 1 || !strings.HasSuffix(r.stderr, "\n") {
+					t.Errorf("stderr is %d lines, want exactly one:\n%s", len(lines), r.stderr)
+				}
+				if !strings.HasPrefix(r.stderr, "ballot: ") {
+					t.Errorf("stderr does not start with \"ballot: \": %q", r.stderr)
+				}
+				for _, w := range tc.want {
+					if w = tc.expand(v, w); !strings.Contains(r.stderr, w) {
+						t.Errorf("stderr does not contain %q: %q", w, r.stderr)
+					}
+				}
+				if fileExists(v["marker"]) {
+					t.Errorf("the command ran")
+				}
+				if basicExists(t, conn, v["base"]) {
+					t.Errorf("base path %s was created", v["base"])
+				}
+				if t.Failed() {
+					t.Logf("args: %q\nenv: %q", args, tc.env)
+				}
+				t.Logf("%s: %s", r.elapsed.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+			})
+		}
+	})
+
+	// Nothing at all was created by the bad cases: the server holds only
+	// /zookeeper and the control case's tree.
+	root := basicChildren(t, conn, "/")
+	if strings.Join(root, " ") != "control zookeeper" {
+		t.Errorf("ZooKeeper root holds %q, want only control and zookeeper", root)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// 2. Commands that cannot be run.
+
+func TestCommandNotFound(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\ntouch "+filepath.Join(dir, "marker")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		command string
+		code    int
+		want    []string
+	}{
+		{"absolute path missing", "/nonexistent/cmd", 127, []string{`"/nonexistent/cmd"`, "not found"}},
+		{"not in PATH", "ballot-no-such-command", 127, []string{`"ballot-no-such-command"`, "not found"}},
+		{"not executable", plain, 126, []string{fmt.Sprintf("%q", plain), "cannot be executed", "permission denied"}},
+		{"a directory", dir, 126, []string{fmt.Sprintf("%q", dir), "cannot be executed"}},
+	}
+	for i, tc := range cases {
+		i, tc := i, tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := fmt.Sprintf("/notfound/case-%d", i)
+			args := runArgs(c.Servers(), base, "c1", "--on-child-error", "exit", "--", tc.command, "arg")
+			r := basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, args...)
+			if r.code != tc.code || r.signaled {
+				t.Errorf("exit code %d, want %d", r.code, tc.code)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty:\n%s", r.stdout)
+			}
+			if lines := basicLines(r.stderr); len(lines) != 1 || !strings.HasPrefix(r.stderr, "ballot: ") {
+				t.Errorf("stderr is not one \"ballot: \" line:\n%s", r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr does not contain %q: %q", w, r.stderr)
+				}
+			}
+			if basicExists(t, conn, base) {
+				t.Errorf("base path %s was created", base)
+			}
+			t.Logf("%s: %s", r.elapsed.Round(time.Millisecond), strings.TrimSpace(r.stderr))
+		})
+	}
+	t.Cleanup(func() {
+		if fileExists(filepath.Join(dir, "marker")) {
+			t.Errorf("the non-executable script ran")
+		}
+		if basicExists(t, conn, "/notfound") {
+			t.Errorf("/notfound was created")
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// 3. The exit policy passes the command's exit status on.
+
+func TestExitPolicyPassesChildCode(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	cases := []struct {
+		name  string
+		child []string
+		code  int
+	}{
+		{"exit 7", []string{"exit", "7", "100ms"}, 7},
+		{"exit 0", []string{"exit", "0", "100ms"}, 0},
+		{"exit 1 at once", []string{"exit", "1", "0s"}, 1},
+		{"SIGKILL", []string{"die", "SIGKILL"}, 128 + int(syscall.SIGKILL)},
+		{"SIGTERM", []string{"die", "SIGTERM"}, 128 + int(syscall.SIGTERM)},
+		{"SIGHUP", []string{"die", "SIGHUP"}, 128 + int(syscall.SIGHUP)},
+	}
+	for i, tc := range cases {
+		i, tc := i, tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := fmt.Sprintf("/exitcode/case-%d", i)
+			args := runArgs(c.Servers(), base, "c1", "--on-child-success", "exit", "--on-child-error", "exit",
+				"--", selfExe(), tc.child[1])
+			if len(tc.child) > 2 {
+				args = append(args, tc.child[2])
+			}
+			p := startBallot(t, tc.name, ballotEnv(t, "BALLOT_TEST_CHILD="+tc.child[0]), args...)
+			start := time.Now()
+			code := p.Wait(20 * time.Second)
+			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				t.Fatalf("ballot itself died of %v", ws.Signal())
+			}
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d", code, tc.code)
+			}
+			// The proposal is deleted before ballot exits, not left to
+			// expire with the session.
+			if ch := basicChildren(t, conn, base); len(ch) != 0 {
+				t.Errorf("proposals left under %s right after exit: %q", base, ch)
+			}
+			if !p.Logged("elected leader") || !p.Logged("resigning") {
+				t.Errorf("ballot did not log its election and resignation")
+			}
+			t.Logf("exit %d after %s", code, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// 4. The command's output in each log format.
+
+func TestWrapChildLogs(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	run := func(t *testing.T, base string, flags ...string) string {
+		args := runArgs(c.Servers(), base, "c1",
+			append(append([]string{"--on-child-success", "exit"}, flags...), "--", selfExe())...)
+		p := startBallot(t, t.Name(), ballotEnv(t, "BALLOT_TEST_CHILD=echo"), args...)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Fatalf("exit code %d, want 0", code)
+		}
+		if ch := basicChildren(t, conn, base); len(ch) != 0 {
+			t.Errorf("proposals left: %q", ch)
+		}
+		return p.out.String()
+	}
+
+	t.Run("human", func(t *testing.T) {
+		t.Parallel()
+		out := run(t, "/wrap/human", "--log-format", "human")
+		for _, stream := range []string{"stdout", "stderr"} {
+			found := false
+			for _, l := range basicLines(out) {
+				if strings.Contains(l, " INFO  to "+stream+" ") && strings.Contains(l, "stream="+stream) &&
+					strings.Contains(l, "pid=") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no human log line for the command's %s in:\n%s", stream, out)
+			}
+		}
+	})
+
+	t.Run("json", func(t *testing.T) {
+		t.Parallel()
+		out := run(t, "/wrap/json", "--log-format", "json")
+		found := map[string]bool{}
+		for _, l := range basicLines(out) {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Errorf("not a JSON object: %q: %v", l, err)
+				continue
+			}
+			for _, k := range []string{"time", "level", "msg"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("no %q in %q", k, l)
+				}
+			}
+			stream, _ := m["stream"].(string)
+			if stream == "" {
+				continue
+			}
+			found[stream] = true
+			if m["msg"] != "to "+stream || m["level"] != "INFO" {
+				t.Errorf("command line on %s: %q", stream, l)
+			}
+			switch pid := m["pid"].(type) {
+			case float64:
+				if pid <= 0 {
+					t.Errorf("bad pid in %q", l)
+				}
+			case string:
+				if pid == "" || pid == "0" {
+					t.Errorf("bad pid in %q", l)
+				}
+			default:
+				t.Errorf("no pid in %q", l)
+			}
+		}
+		if !found["stdout"] || !found["stderr"] {
+			t.Errorf("command lines missing (found %v) in:\n%s", found, out)
+		}
+	})
+
+	t.Run("raw", func(t *testing.T) {
+		t.Parallel()
+		out := run(t, "/wrap/raw", "--log-format", "raw")
+		lines := basicLines(out)
+		for _, want := range []string{"to stdout", "to stderr"} {
+			found := false
+			for _, l := range lines {
+				found = found || l == want
+			}
+			if !found {
+				t.Errorf("no line %q in:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("not wrapped", func(t *testing.T) {
+		t.Parallel()
+		base := "/wrap/none"
+		args := runArgs(c.Servers(), base, "c1", "--on-child-success", "exit", "--wrap-child-logs=false",
+			"--", selfExe())
+		r := basicRun(t, ballotEnv(t, "BALLOT_TEST_CHILD=echo"), t.TempDir(), 20*time.Second, args...)
+		if r.code != 0 {
+			t.Fatalf("exit code %d, want 0; stderr:\n%s", r.code, r.stderr)
+		}
+		// ballot logs on stderr only, so its stdout is the command's.
+		if r.stdout != "to stdout\n" {
+			t.Errorf("stdout is %q, want the command's own output %q", r.stdout, "to stdout\n")
+		}
+		found := false
+		for _, l := range basicLines(r.stderr) {
+			found = found || l == "to stderr"
+		}
+		if !found {
+			t.Errorf("the command's stderr line is not verbatim on stderr:\n%s", r.stderr)
+		}
+		if !strings.Contains(r.stderr, "elected leader") {
+			t.Errorf("ballot's own log is not on stderr:\n%s", r.stderr)
+		}
+		if ch := basicChildren(t, conn, base); len(ch) != 0 {
+			t.Errorf("proposals left: %q", ch)
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------
+// 5. on-election-failure with ZooKeeper unreachable.
+
+func TestElectionFailurePolicies(t *testing.T) {
+	args := func(t *testing.T, extra ...string) []string {
+		return runArgs([]string{basicDeadPort(t)}, "/ballot/unreachable", "c1", extra...)
+	}
+
+	t.Run("exit", func(t *testing.T) {
+		t.Parallel()
+		p := startBallot(t, "exit", ballotEnv(t, "BALLOT_TEST_CHILD=echo"),
+			args(t, "--on-election-failure", "exit", "--", selfExe())...)
+		start := time.Now()
+		code := p.Wait(10 * time.Second)
+		took := time.Since(start)
+		if code != exitFailure {
+			t.Errorf("exit code %d, want %d", code, exitFailure)
+		}
+		if took > 5*time.Second {
+			t.Errorf("took %s to give up", took)
+		}
+		var errs []string
+		for _, l := range basicLines(p.out.String()) {
+			if strings.Contains(l, " ERROR ") {
+				errs = append(errs, l)
+			}
+		}
+		if len(errs) != 1 || !strings.Contains(errs[0], "election") {
+			t.Errorf("want one error line about the election, got %q", errs)
+		}
+		if p.Logged("to stdout") {
+			t.Errorf("the command ran")
+		}
+		t.Logf("exit %d after %s", code, took.Round(time.Millisecond))
+	})
+
+	t.Run("run-anyway", func(t *testing.T) {
+		t.Parallel()
+		p := startBallot(t, "run-anyway", ballotEnv(t, "BALLOT_TEST_CHILD=echo"),
+			args(t, "--on-election-failure", "run-anyway", "--on-child-success", "exit", "--", selfExe())...)
+		start := time.Now()
+		code := p.Wait(10 * time.Second)
+		if code != 0 {
+			t.Errorf("exit code %d, want 0", code)
+		}
+		for _, want := range []string{"mutual exclusion is given up", "to stdout", "to stderr"} {
+			if !p.Logged(want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+		t.Logf("exit %d after %s", code, time.Since(start).Round(time.Millisecond))
+	})
+
+	t.Run("retry", func(t *testing.T) {
+		t.Parallel()
+		began := time.Now()
+		p := startBallot(t, "retry", ballotEnv(t, "BALLOT_TEST_CHILD=echo"),
+			args(t, "--on-election-failure", "retry", "--", selfExe())...)
+		// A failed attempt lasts the 2s connection wait plus up to 1s for
+		// the client to close, so the first warning may come just after 3s.
+		p.WaitLog("WARN  cannot join the election; retrying", 10*time.Second)
+		time.Sleep(time.Until(began.Add(3 * time.Second)))
+		if p.Exited() {
+			t.Fatalf("ballot exited (code %d) instead of retrying", p.code)
+		}
+		p.Signal(syscall.SIGTERM)
+		start := time.Now()
+		code := p.Wait(10 * time.Second)
+		took := time.Since(start)
+		if code != 0 {
+			t.Errorf("exit code %d after SIGTERM, want 0", code)
+		}
+		if took > 3*time.Second {
+			t.Errorf("took %s to exit after SIGTERM, want under 3s", took)
+		}
+		if p.Logged("to stdout") {
+			t.Errorf("the command ran")
+		}
+		t.Logf("exit %d %s after SIGTERM", code, took.Round(time.Millisecond))
+	})
+
+	// A stop signal is not held up by a connection attempt: with a 10s
+	// session timeout ballot waits up to 10s for a session, but SIGTERM in
+	// the middle of that wait ends it at once.
+	t.Run("retry, SIGTERM while connecting", func(t *testing.T) {
+		t.Parallel()
+		p := startBallot(t, "retry-connecting", ballotEnv(t, "BALLOT_TEST_CHILD=echo"),
+			args(t, "--on-election-failure", "retry", "--zookeeper-session-timeout", "10s", "--", selfExe())...)
+		p.WaitLog("ballot starting", 10*time.Second)
+		time.Sleep(time.Second)
+		if p.Exited() || p.Logged("cannot join") {
+			t.Fatalf("ballot is not connecting any more")
+		}
+		p.Signal(syscall.SIGTERM)
+		start := time.Now()
+		code := p.Wait(15 * time.Second)
+		took := time.Since(start)
+		if code != 0 {
+			t.Errorf("exit code %d after SIGTERM, want 0", code)
+		}
+		if took > 2*time.Second {
+			t.Errorf("took %s to exit after SIGTERM while connecting, want under 2s", took)
+		}
+		t.Logf("exit %d %s after SIGTERM", code, took.Round(time.Millisecond))
+	})
+}
+
+// ---------------------------------------------------------------------------
+// 6. Signals are forwarded to the command.
+
+func TestSignalForwarding(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	base := "/signals/e"
+	file := filepath.Join(t.TempDir(), "signals")
+	p := startBallot(t, "leader", ballotEnv(t, "BALLOT_TEST_CHILD=trap"),
+		runArgs(c.Servers(), base, "c1", "--", selfExe(), file)...)
+	p.WaitLog("command started", 20*time.Second)
+
+	// records is the trap child's file: "ready", then one line per signal.
+	records := func() []string {
+		b, _ := os.ReadFile(file)
+		return basicLines(string(b))
+	}
+	waitRecords := func(n int) []string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r := records()
+			if len(r) >= n {
+				return r
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the command recorded %q, waited for %d lines", r, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitRecords(1)
+
+	want := []string{"ready"}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT} {
+		p.Signal(sig)
+		want = append(want, sig.String())
+		waitRecords(len(want))
+		// Give a duplicate delivery time to show up.
+		time.Sleep(100 * time.Millisecond)
+		if got := records(); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("after %s the command recorded %q, want %q", sigName(sig), got, want)
+			want = got
+		}
+		if p.Exited() {
+			t.Fatalf("ballot exited (code %d) on %s", p.code, sigName(sig))
+		}
+	}
+
+	p.Signal(syscall.SIGTERM)
+	start := time.Now()
+	code := p.Wait(5 * time.Second)
+	took := time.Since(start)
+	if code != 0 {
+		t.Errorf("exit code %d, want the command's 0", code)
+	}
+	if took > 3*time.Second {
+		t.Errorf("took %s to exit after SIGTERM", took)
+	}
+	if got := records(); len(got) == 0 || got[len(got)-1] != syscall.SIGTERM.String() {
+		t.Errorf("the command did not record SIGTERM last: %q", got)
+	}
+	if ch := basicChildren(t, conn, base); len(ch) != 0 {
+		t.Errorf("proposals left under %s: %q", base, ch)
+	}
+	t.Logf("exit %d %s after SIGTERM; recorded %q", code, took.Round(time.Millisecond), records())
+}
+
+// ---------------------------------------------------------------------------
+// 7. --debug logs where every setting came from.
+
+func TestDebugLogsSources(t *testing.T) {
+	c := startZK(t, 1)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ballot.json")
+	if err := os.WriteFile(cfg, []byte(`{"on-child-error": "exit", "stop-grace-period": "3s", "log-level": "warn"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := ballotEnv(t, "BALLOT_TEST_CHILD=echo", "CONFIG_FILE="+cfg, "ON_CHILD_SUCCESS=exit",
+		"ZOOKEEPER_BASE_PATH=/debug/e", "LOG_FORMAT=json")
+	args := []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-session-timeout", "2s",
+		"--debug", "--log-level", "debug", "run", "once", "--candidate-id", "c1", "--", selfExe()}
+	p := startBallot(t, "debug", env, args...)
+	if code := p.Wait(20 * time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+
+	sources := map[string]string{}
+	var cfgRead string
+	for _, l := range basicLines(p.out.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("not JSON: %q", l)
+			continue
+		}
+		switch m["msg"] {
+		case "parameter":
+			if m["level"] != "DEBUG" {
+				t.Errorf("source logged at %v: %q", m["level"], l)
+			}
+			name, _ := m["name"].(string)
+			sources[name], _ = m["from"].(string)
+		case "configuration file read":
+			cfgRead, _ = m["path"].(string)
+		}
+	}
+	if cfgRead != cfg {
+		t.Errorf("configuration file read: %q, want %q", cfgRead, cfg)
+	}
+	want := map[string]string{
+		"zookeeper-servers":         "flag",
+		"zookeeper-session-timeout": "flag",
+		"log-level":                 "flag", // the config file's "warn" is overridden
+		"debug":                     "flag",
+		"candidate-id":              "flag",
+		"config-file":               "environment CONFIG_FILE",
+		"zookeeper-base-path":       "environment ZOOKEEPER_BASE_PATH",
+		"log-format":                "environment LOG_FORMAT",
+		"on-child-success":          "environment ON_CHILD_SUCCESS",
+		"on-child-error":            "config file " + cfg,
+		"stop-grace-period":         "config file " + cfg,
+		"on-election-failure":       "default",
+		"on-connection-loss":        "default",
+		"wrap-child-logs":           "default",
+	}
+	for name, from := range want {
+		if sources[name] != from {
+			t.Errorf("%s: logged from %q, want %q", name, sources[name], from)
+		}
+	}
+	for _, name := range []string{"schedule", "timezone", "output"} {
+		if _, ok := sources[name]; ok {
+			t.Errorf("%s logged for run once, which does not use it", name)
+		}
+	}
+	if !p.Logged(`"msg":"to stdout"`) {
+		t.Errorf("the command did not run")
+	}
+
+	// The human format says the same.
+	p2 := startBallot(t, "debug-human", ballotEnv(t, "BALLOT_TEST_CHILD=echo", "CONFIG_FILE="+cfg, "ON_CHILD_SUCCESS=exit"),
+		"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", "/debug/h", "--zookeeper-session-timeout", "2s",
+		"run", "once", "--debug", "--log-level=debug", "--candidate-id", "c1", "--", selfExe())
+	if code := p2.Wait(20 * time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	for _, w := range []string{
+		"DEBUG parameter name=candidate-id from=flag",
+		`DEBUG parameter name=on-child-success from="environment ON_CHILD_SUCCESS"`,
+		fmt.Sprintf(`DEBUG parameter name=stop-grace-period from="config file %s"`, cfg),
+		"DEBUG parameter name=log-format from=default",
+		"DEBUG configuration file read path=" + cfg,
+	} {
+		if !p2.Logged(w) {
+			t.Errorf("human debug log lacks %q", w)
+		}
+	}
+}
