@@ -59,21 +59,23 @@ func (s everySchedule) Latest(t time.Time) (time.Time, error) {
 // parseSchedule validates a schedule with gronx's validator and one real
 // computation: the validator alone accepts dates that never come, such as
 // 30 February.
-func parseSchedule(expr string, loc *time.Location, now time.Time) (schedule, error) {
+// source names where the expression came from, as errors should say it:
+// "--schedule", "environment SCHEDULE" or "config file F: key \"schedule\"".
+func parseSchedule(expr, source string, loc *time.Location, now time.Time) (schedule, error) {
 	e := strings.Join(strings.Fields(expr), " ")
 	if rest, ok := strings.CutPrefix(e, "@every "); ok {
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < time.Second || d%time.Second != 0 {
-			return nil, fmt.Errorf("--schedule %q: @every needs a whole number of seconds, at least 1s, such as @every 30s or @every 1h30m", expr)
+			return nil, fmt.Errorf("%s %q: @every needs a whole number of seconds, at least 1s, such as @every 30s or @every 1h30m", source, expr)
 		}
 		return everySchedule{every: d}, nil
 	}
 	if e == "" || !gronx.IsValid(e) {
-		return nil, fmt.Errorf("--schedule %q: not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s", expr)
+		return nil, fmt.Errorf("%s %q: not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s", source, expr)
 	}
 	s := cronSchedule{expr: e, loc: loc}
 	if _, err := s.Next(now); err != nil {
-		return nil, fmt.Errorf("--schedule %q: valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires", expr)
+		return nil, fmt.Errorf("%s %q: valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires", source, expr)
 	}
 	return s, nil
 }
@@ -168,10 +170,8 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 // leadCron is the leader state of run cron. done reports that ballot should
 // exit with code.
 func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
-	l := c.holdLease(start)
+	l := r.elected(c, start)
 	defer l.Stop()
-	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
-		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
 	st, err := r.readRecord(c)
 	if err != nil {
 		return r.lostLeadership(c, sessionLost)
@@ -242,6 +242,7 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 		if !next.Equal(announced) {
 			r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
 			announced = next
+			c.pub.update(func(d *proposalData) { d.NextRun = &scheduledNext{Time: next.Format(time.RFC3339)} })
 		}
 		// Wake at the next time, the run's deadline, and at least every
 		// few seconds so a stepped wall clock is noticed.
@@ -279,6 +280,7 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 		// The run ended.
 		ex := ch.Exit()
 		r.forget(ch)
+		r.published(c, ex)
 		ch, runDeadline = nil, time.Time{}
 		if timedOut && ex.Code == 0 {
 			ex.Code = exitFailure

@@ -81,10 +81,10 @@ func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration
 	select {
 	case <-s.established:
 	case <-t.C:
-		conn.Close()
+		go conn.Close() // never connected: nothing to clean up, do not wait for it
 		return nil, fmt.Errorf("no ZooKeeper session with %s within %s", strings.Join(servers, ","), wait)
 	case <-stop:
-		conn.Close()
+		go conn.Close()
 		return nil, errStopped
 	}
 	s.mu.Lock()
@@ -216,7 +216,10 @@ func retryable(err error) bool {
 		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionMoved)
 }
 
-// proposalData is what a candidate says about itself in its proposal node.
+// proposalData is what a candidate says about itself in its proposal node,
+// for `ballot info` and `ballot watch`. Times are the candidate's own clock;
+// the *Ms fields are ages at the moment of the write, so a reader can add
+// the age of the write (from ZooKeeper's mtime) and need not trust clocks.
 type proposalData struct {
 	CandidateID      string    `json:"candidateId"`
 	Host             string    `json:"host"`
@@ -225,6 +228,35 @@ type proposalData struct {
 	SessionTimeout   string    `json:"sessionTimeout"`
 	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
 	Version          string    `json:"version,omitempty"`
+	Mode             string    `json:"mode,omitempty"` // "run once" or "run cron"
+
+	// Updated by heartbeats (every half session timeout) and state changes,
+	// never more often than that.
+	State        string         `json:"state,omitempty"` // following, leading, resigning
+	WrittenAt    time.Time      `json:"writtenAt,omitempty"`
+	FencingToken int64          `json:"fencingToken,omitempty"` // set while leading
+	Child        *childStatus   `json:"child,omitempty"`        // the command running now
+	LastExit     *exitStatus    `json:"lastExit,omitempty"`     // how the last run ended
+	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
+}
+
+type childStatus struct {
+	PID           int       `json:"pid"`
+	Since         time.Time `json:"since"`
+	RunningForMs  int64     `json:"runningForMs"`
+	ScheduledTime string    `json:"scheduledTime,omitempty"`
+}
+
+type exitStatus struct {
+	Code       int       `json:"code"`
+	At         time.Time `json:"at"`
+	AgoMs      int64     `json:"agoMs"`
+	DurationMs int64     `json:"durationMs"`
+}
+
+type scheduledNext struct {
+	Time string `json:"time"` // RFC 3339
+	InMs int64  `json:"inMs"` // at the moment of the write
 }
 
 // candidate is one proposal in one session.
@@ -236,6 +268,7 @@ type candidate struct {
 	node     string // full path of the proposal node
 	seq      int64
 	token    int64 // the proposal's czxid: grows from one leadership to the next
+	pub      *publisher
 }
 
 const proposalPrefix = "proposal-"
@@ -275,9 +308,9 @@ func sortedProposals(children []string) []string {
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.
-func propose(log *slog.Logger, s *session, basePath, candidateID string, stop <-chan struct{}) (*candidate, error) {
+func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, stop <-chan struct{}) (*candidate, error) {
 	host, _ := os.Hostname()
-	data, _ := json.Marshal(proposalData{
+	status := proposalData{
 		CandidateID:      candidateID,
 		Host:             host,
 		PID:              os.Getpid(),
@@ -285,7 +318,10 @@ func propose(log *slog.Logger, s *session, basePath, candidateID string, stop <-
 		SessionTimeout:   s.Timeout().String(),
 		SessionTimeoutMs: s.Timeout().Milliseconds(),
 		Version:          version,
-	})
+		Mode:             mode,
+		State:            "following",
+	}
+	data := status.encode()
 	var guid [16]byte
 	_, _ = rand.Read(guid[:])
 	tag := "_c_" + hex.EncodeToString(guid[:]) + "-"
@@ -341,6 +377,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID string, stop <-
 		}
 	}
 	log.Info("proposal made", "proposal", node, "fencing_token", c.token)
+	c.pub = newPublisher(c, status)
 	return c, nil
 }
 
@@ -406,8 +443,18 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
 			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
 			following = pred
 		}
+	wait:
 		select {
-		case <-watch:
+		case ev := <-watch:
+			if ev.Type == zk.EventNodeDataChanged {
+				// The predecessor's heartbeat: it still exists, so our
+				// place cannot have changed; just watch it again.
+				ok, _, w, err := c.s.conn.ExistsW(pred)
+				if err == nil && ok {
+					watch = w
+					goto wait
+				}
+			}
 		case <-c.s.lost:
 			return time.Time{}, errSessionLost
 		case <-stop:
@@ -439,6 +486,7 @@ func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 
 // withdraw deletes the proposal so the next candidate can lead at once.
 func (c *candidate) withdraw() {
+	c.pub.stop()
 	if c.s.isLost() {
 		return
 	}
@@ -538,4 +586,110 @@ func (l *lease) SuspectAt() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.renewedAt.Add(l.timeout / 2)
+}
+
+func (d *proposalData) encode() []byte {
+	now := time.Now()
+	d.WrittenAt = now.UTC()
+	if d.Child != nil {
+		d.Child.RunningForMs = now.Sub(d.Child.Since).Milliseconds()
+	}
+	if d.LastExit != nil {
+		d.LastExit.AgoMs = now.Sub(d.LastExit.At).Milliseconds()
+	}
+	if d.NextRun != nil {
+		if t, err := time.Parse(time.RFC3339, d.NextRun.Time); err == nil {
+			d.NextRun.InMs = t.Sub(now).Milliseconds()
+		}
+	}
+	b, _ := json.Marshal(d)
+	return b
+}
+
+// publisher keeps the proposal node's data current: a heartbeat every half
+// session timeout, and state changes folded into the next write, so each
+// candidate writes at most once per half session timeout.
+type publisher struct {
+	c     *candidate
+	every time.Duration
+
+	mu     sync.Mutex
+	status proposalData
+
+	kick     chan struct{}
+	quit     chan struct{}
+	quitOnce sync.Once
+	done     sync.WaitGroup
+}
+
+func newPublisher(c *candidate, status proposalData) *publisher {
+	p := &publisher{c: c, every: c.s.Timeout() / 2, status: status,
+		kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	p.done.Add(1)
+	go p.loop()
+	return p
+}
+
+// update changes what the candidate says about itself.
+func (p *publisher) update(f func(*proposalData)) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	f(&p.status)
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *publisher) stop() {
+	if p == nil {
+		return
+	}
+	p.quitOnce.Do(func() { close(p.quit) })
+	p.done.Wait()
+}
+
+func (p *publisher) loop() {
+	defer p.done.Done()
+	last := time.Now() // the create wrote the first status
+	t := time.NewTimer(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-p.c.s.lost:
+			return
+		case <-p.kick:
+			if time.Since(last) < p.every {
+				continue // folded into the write the timer makes
+			}
+		case <-t.C:
+		}
+		p.mu.Lock()
+		data := p.status.encode()
+		p.mu.Unlock()
+		_, err := p.c.s.conn.Set(p.c.node, data, -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		if err == nil {
+			last = time.Now()
+		}
+		resetTimer(t, p.every)
+	}
+}
+
+// resetTimer resets a timer that may have fired without being read.
+func resetTimer(t *time.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -59,7 +60,7 @@ func realMain(args []string) int {
 	case "run once", "run cron":
 		var sched schedule
 		if set.Command == "run cron" {
-			if sched, err = parseSchedule(set.Schedule, set.Timezone, time.Now()); err != nil {
+			if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
 				fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 				return exitUsage
 			}
@@ -90,6 +91,17 @@ func checkCommand(name string) (int, error) {
 	default:
 		return 126, fmt.Errorf("command %q: cannot be executed: %v", name, err)
 	}
+}
+
+// scheduleSource names where --schedule came from, for its error message.
+func scheduleSource(set *Settings) string {
+	switch src := set.Sources["schedule"]; {
+	case strings.HasPrefix(src, "environment "):
+		return src
+	case strings.HasPrefix(src, "config file "):
+		return src + `: key "schedule"`
+	}
+	return "--schedule"
 }
 
 func logSources(log *slog.Logger, set *Settings) {

@@ -183,7 +183,7 @@ func (r *runner) join() (*candidate, int) {
 		}
 		if err == nil {
 			var c *candidate
-			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.stopping)
+			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.stopping)
 			if err == nil {
 				return c, -1
 			}
@@ -252,7 +252,22 @@ func (r *runner) startCommand(c *candidate) (*child, error) {
 	r.current = ch
 	r.mu.Unlock()
 	r.log.Info("command started", "pid", ch.pid, "command", r.set.Args[0])
+	if c != nil {
+		st := &childStatus{PID: ch.pid, Since: ch.started}
+		if r.sched != nil {
+			st.ScheduledTime = r.scheduled.In(r.set.Timezone).Format(time.RFC3339)
+		}
+		c.pub.update(func(d *proposalData) { d.Child = st })
+	}
 	return ch, nil
+}
+
+// published records the end of a run in the proposal node.
+func (r *runner) published(c *candidate, ex childExit) {
+	c.pub.update(func(d *proposalData) {
+		d.Child = nil
+		d.LastExit = &exitStatus{Code: ex.Code, At: time.Now(), DurationMs: ex.Duration.Milliseconds()}
+	})
 }
 
 func (r *runner) forget(ch *child) {
@@ -362,10 +377,8 @@ func (r *runner) pause(ex childExit) {
 
 // lead is the leader state. done reports that ballot should exit with code.
 func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
-	l := c.holdLease(start)
+	l := r.elected(c, start)
 	defer l.Stop()
-	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
-		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
 	for {
 		if r.stopRequested() {
 			return r.resign(c, childExit{}, true)
@@ -382,6 +395,7 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 			r.forget(ch)
 		}
 		ex := ch.Exit()
+		r.published(c, ex)
 		switch how {
 		case stopRequested:
 			return r.resign(c, ex, true)
@@ -422,10 +436,24 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 	}
 }
 
+// elected is the edge from follower to leader: the lease starts, the
+// proposal node says so.
+func (r *runner) elected(c *candidate, start time.Time) *lease {
+	l := c.holdLease(start)
+	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
+		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
+	c.pub.update(func(d *proposalData) {
+		d.State = "leading"
+		d.FencingToken = c.token
+	})
+	return l
+}
+
 // resign deletes the proposal (the command is already gone) so the next
 // candidate leads at once. With exiting, the session is closed too.
 func (r *runner) resign(c *candidate, ex childExit, exiting bool) (int, bool) {
 	r.log.Info("resigning", "proposal", c.node)
+	c.pub.update(func(d *proposalData) { d.State = "resigning" })
 	c.withdraw()
 	if exiting {
 		if r.sess != nil {
