@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -46,8 +47,8 @@ const (
 // Settings is every parameter after precedence (flag > environment > config
 // file > default) has been applied and every value validated.
 type Settings struct {
-	Command    string   // "run once", "run cron", "info", "watch", "version", "help"
-	Args       []string // the child command line (after "--"), for run commands
+	Command    string   // "run once", "run cron", "info", "watch", "leader", "version", "help"
+	Args       []string // the child command line (after "--"), for run commands; nil: none (hooks only)
 	ConfigFile string   // the file actually read, "" if none
 
 	// global
@@ -73,8 +74,21 @@ type Settings struct {
 	StartingDeadline time.Duration // 0: none
 	Timeout          time.Duration // 0: none
 
-	// info / watch
+	// run once / run cron: hooks, leader data, health (see hooks.go)
+	OnPromote      []string      // command line run on becoming leader, before the command
+	OnDemote       []string      // command line run on ceasing to lead, after the command is gone
+	HookTimeout    time.Duration // a hook still running after this is killed
+	LeaderData     string        // published in <base>/leader once leading ("@file" already read)
+	HealthCheck    []string      // command line; empty: no health gating
+	HealthInterval time.Duration
+	HealthTimeout  time.Duration
+	HealthFailures int // consecutive failures before acting
+
+	// info / watch / leader
 	Output string // human, json
+
+	// leader
+	Wait time.Duration // 0: do not wait
 
 	// Sources records where each parameter's value came from ("flag",
 	// "environment ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
@@ -99,6 +113,7 @@ const (
 	cmdRunCron = "run cron"
 	cmdInfo    = "info"
 	cmdWatch   = "watch"
+	cmdLeader  = "leader"
 	cmdVersion = "version"
 	cmdHelp    = "help"
 )
@@ -138,19 +153,22 @@ const (
 	scopeGlobal paramScope = iota // every command except version and help
 	scopeRun                      // run once, run cron
 	scopeCron                     // run cron
-	scopeOutput                   // info, watch
+	scopeOutput                   // info, watch, leader
+	scopeLeader                   // leader
 )
 
 func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
 		return cmd == cmdRunCron
 	case scopeOutput:
-		return cmd == cmdInfo || cmd == cmdWatch
+		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
+	case scopeLeader:
+		return cmd == cmdLeader
 	}
 	return false
 }
@@ -162,10 +180,15 @@ func (sc paramScope) commands() string {
 	case scopeCron:
 		return "run cron"
 	case scopeOutput:
-		return "info and watch"
+		return "info, watch and leader"
+	case scopeLeader:
+		return "leader"
 	}
-	return "run once, run cron, info and watch"
+	return "run once, run cron, info, watch and leader"
 }
+
+// commandList names the commands in messages.
+const commandList = "run once, run cron, info, watch, leader, version, help"
 
 type paramKind int
 
@@ -173,7 +196,9 @@ const (
 	kindString   paramKind = iota // JSON string
 	kindDuration                  // JSON string holding a Go duration
 	kindBool                      // JSON true/false
-	kindList                      // JSON array of strings
+	kindList                      // JSON array of strings (zookeeper-servers)
+	kindCommand                   // JSON string split into words, or array of strings taken as argv
+	kindInt                       // JSON whole number
 )
 
 // param describes one parameter: its flag name (also its JSON key), the
@@ -183,9 +208,10 @@ type param struct {
 	scope paramScope
 	kind  paramKind
 	arg   string // placeholder in help, e.g. DURATION
-	def   string // default in flag syntax; "" and required: no default
+	def   string // default in flag syntax; "" and req or opt: no default
 	req   bool   // mandatory (no default)
-	help  string
+	opt   bool   // optional with no default: left unset (zero) unless given
+	help  string // may span lines, "\n"-separated
 	// apply validates v and stores it in s. Its error is the reason only;
 	// the caller prefixes where the value came from. Unused for config-file
 	// and zookeeper-servers, which are handled specially.
@@ -286,7 +312,10 @@ func init() {
 				return err
 			}},
 		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: lossReelect,
-			help: "when the ZooKeeper session is lost: reelect, exit or ignore",
+			help: "when the connection to ZooKeeper is lost while leading: reelect = stop the command\n" +
+				"before the session can expire, then stand again; exit = the same stop, then exit 125;\n" +
+				"ignore = keep the command running until the session is known to be expired\n" +
+				"(risks two commands at once under a network partition)",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnConnectionLoss, err = oneOf(v, "", lossValues...)
 				return err
@@ -302,6 +331,63 @@ func init() {
 			apply: func(s *Settings, v string) (err error) {
 				s.StopGracePeriod, err = parseDuration(v, false)
 				return err
+			}},
+		{name: "on-promote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run when this candidate becomes leader, before the command",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnPromote, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "on-demote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run when this candidate stops being leader, after the command is gone",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnDemote, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "hook-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
+			help: "a hook still running after this is killed, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HookTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "leader-data", scope: scopeRun, arg: "DATA|@PATH", opt: true,
+			help: "text published for observers (ballot leader) once leading; @PATH: the content of\n" +
+				"file PATH (at most 512 KiB); @@ for a literal leading @",
+			apply: func(s *Settings, v string) (err error) {
+				s.LeaderData, err = leaderData(v)
+				return err
+			}},
+		{name: "health-check", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run every --health-interval; the candidate stands for election only\n" +
+				"while it passes (exits 0), and withdraws after --health-failures failures in a row",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthCheck, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "health-interval", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "time between health checks, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthInterval, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "health-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "a health check still running after this is killed and counts as failed, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "health-failures", scope: scopeRun, kind: kindInt, arg: "N", def: "3",
+			help: "failed health checks in a row before withdrawing, >= 1",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use a number such as 3")
+				case n < 1:
+					return errors.New("must be at least 1")
+				}
+				s.HealthFailures = n
+				return nil
 			}},
 
 		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
@@ -324,7 +410,8 @@ func init() {
 				return nil
 			}},
 		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
-			help: "skip a run that cannot start this long after its time; 0: never skip",
+			help: "a scheduled time missed (no leader at that moment) is still run by a new leader\n" +
+				"if it is less than this late; 0: missed times are skipped and logged",
 			apply: func(s *Settings, v string) (err error) {
 				s.StartingDeadline, err = parseDuration(v, false)
 				return err
@@ -340,6 +427,13 @@ func init() {
 			help: "human or json",
 			apply: func(s *Settings, v string) (err error) {
 				s.Output, err = oneOf(v, "not an output format; ", "human", "json")
+				return err
+			}},
+
+		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "wait up to this long for a leader to acknowledge; 0: do not wait",
+			apply: func(s *Settings, v string) (err error) {
+				s.Wait, err = parseDuration(v, false)
 				return err
 			}},
 	}
@@ -396,6 +490,124 @@ func loadLocation(v string) (*time.Location, error) {
 		return nil, errors.New("unknown time zone; use an IANA name such as Europe/Berlin, UTC or Local")
 	}
 	return loc, nil
+}
+
+// splitCommandLine splits v into argv the way a POSIX shell splits words,
+// but expands nothing and runs no shell: words are separated by unquoted
+// spaces, tabs and newlines; '...' is literal; inside "..." a backslash
+// escapes only \\ \" \$ \` (and a newline, which it removes); outside quotes
+// a backslash escapes any character (and removes a newline). $, `, *, ~, ;,
+// |, >, # and the like are ordinary characters.
+func splitCommandLine(v string) ([]string, error) {
+	var (
+		argv   []string
+		word   strings.Builder
+		inWord bool // a word has begun, possibly empty (as after '')
+	)
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				argv = append(argv, word.String())
+				word.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(v[i+1:], '\'')
+			if end < 0 {
+				return nil, errors.New(`unterminated single quote; close it with ', or write \' for a literal one`)
+			}
+			word.WriteString(v[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' && i+1 < len(v) && strings.IndexByte("\\\"$`\n", v[i+1]) >= 0 {
+					i++
+					if v[i] == '\n' {
+						continue
+					}
+				}
+				word.WriteByte(v[i])
+			}
+			if i == len(v) {
+				return nil, errors.New(`unterminated double quote; close it with ", or write \" for a literal one`)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 == len(v) {
+				return nil, errors.New(`ends with a backslash that escapes nothing; write \\ for a backslash`)
+			}
+			i++
+			if v[i] != '\n' {
+				word.WriteByte(v[i])
+				inWord = true
+			}
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		argv = append(argv, word.String())
+	}
+	return argv, checkArgv(argv)
+}
+
+// checkArgv checks a hook's command line, split or given as a JSON array.
+func checkArgv(argv []string) error {
+	if len(argv) == 0 {
+		return errors.New("empty command line; name a command to run, e.g. /usr/local/bin/promote")
+	}
+	if argv[0] == "" {
+		return errors.New("the command name is an empty string")
+	}
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return errors.New("contains a NUL character")
+		}
+	}
+	return nil
+}
+
+// maxLeaderData bounds --leader-data, which is stored in one ZooKeeper node.
+const maxLeaderData = 512 << 10
+
+// leaderData resolves a --leader-data value: "@PATH" is the content of file
+// PATH (relative to the working directory), "@@..." a literal "@...", and
+// anything else is itself.
+func leaderData(v string) (string, error) {
+	path, isFile := strings.CutPrefix(v, "@")
+	switch {
+	case strings.HasPrefix(path, "@"):
+		v, isFile = path, false
+	case isFile && path == "":
+		return "", errors.New("@ names no file; use @PATH to read a file, or @@ for a literal leading @")
+	}
+	if !isFile {
+		if len(v) > maxLeaderData {
+			return "", fmt.Errorf("is %d bytes; at most 512 KiB (%d bytes) can be published", len(v), maxLeaderData)
+		}
+		return v, nil
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return "", fmt.Errorf("cannot read file %s: is a directory", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read file %s: %v", path, pathErr(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxLeaderData+1))
+	if err != nil {
+		return "", fmt.Errorf("cannot read file %s: %v", path, pathErr(err))
+	}
+	if len(data) > maxLeaderData {
+		return "", fmt.Errorf("file %s is larger than 512 KiB (%d bytes), the most that can be published", path, maxLeaderData)
+	}
+	return string(data), nil
 }
 
 // checkZKPath checks an absolute ZooKeeper node path, following ZooKeeper's
@@ -621,7 +833,7 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 	}
 	rest := gfs.Args()
 	if sawTerminator(gfs, args, len(args)-len(rest)) || len(rest) == 0 {
-		return nil, usagef("no command given; use one of run once, run cron, info, watch, version, help (see ballot help)")
+		return nil, usagef("no command given; use one of %s (see ballot help)", commandList)
 	}
 
 	cmd, rest := rest[0], rest[1:]
@@ -640,9 +852,9 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		default:
 			return nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
 		}
-	case cmdInfo, cmdWatch, cmdVersion:
+	case cmdInfo, cmdWatch, cmdLeader, cmdVersion:
 	default:
-		return nil, usagef("unknown command %q; use one of run once, run cron, info, watch, version, help (see ballot help)", cmd)
+		return nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)
 	}
 
 	// The command's flags, with the global flags again.
@@ -665,21 +877,12 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 	if cmd == cmdVersion {
 		return &Settings{Command: cmdVersion}, nil
 	}
-	if isRun {
-		if len(pos) == 0 {
-			example := "ballot run once --candidate-id a -- /usr/bin/myservice"
-			if cmd == cmdRunCron {
-				example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
-			}
-			return nil, usagef(`%s: no command given; put it after "--", e.g. %s`, cmd, example)
-		}
-		if pos[0] == "" {
-			return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
-		}
+	if isRun && len(pos) > 0 && pos[0] == "" {
+		return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
 	}
 
 	s := &Settings{Command: cmd, Sources: map[string]string{}}
-	if isRun {
+	if isRun && len(pos) > 0 {
 		s.Args = append([]string(nil), pos...)
 	}
 
@@ -694,6 +897,16 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
 			return nil, err
 		}
+	}
+
+	// Without a command, a run holds leadership until stopped, which only
+	// makes sense with a hook to act on it.
+	if isRun && len(s.Args) == 0 && len(s.OnPromote) == 0 && len(s.OnDemote) == 0 {
+		example := "ballot run once --candidate-id a -- /usr/bin/myservice"
+		if cmd == cmdRunCron {
+			example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
+		}
+		return nil, usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, cmd, example)
 	}
 	return s, nil
 }
@@ -742,6 +955,9 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 	}
 
 	s.Sources[p.name] = "default"
+	if p.opt {
+		return nil
+	}
 	if p.req {
 		return usagef("%s: --%s is required (or set %s, or %q in the config file)", s.Command, p.name, env, p.name)
 	}
@@ -802,11 +1018,43 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 			return usagef("%s: expected true or false, got %s", prefix, got)
 		}
 		return p.apply(s, strconv.FormatBool(b))
+	case kindInt:
+		n, ok := wholeNumber(raw)
+		if !ok {
+			return usagef("%s: expected a whole number such as 3, got %s", prefix, got)
+		}
+		if err := p.apply(s, strconv.FormatInt(n, 10)); err != nil {
+			return usagef("%s %d: %v", prefix, n, err)
+		}
+		return nil
+	case kindCommand:
+		if len(raw) > 0 && raw[0] == '[' {
+			// An array is argv as it is, without splitting.
+			var elems []json.RawMessage
+			if err := json.Unmarshal(raw, &elems); err != nil {
+				return usagef("%s: %v", prefix, err)
+			}
+			argv := make([]string, len(elems))
+			for i, e := range elems {
+				if string(e) == "null" || json.Unmarshal(e, &argv[i]) != nil {
+					return usagef(`%s: element %d: expected a string, got %s; use an array of strings such as ["/usr/local/bin/promote", "--now"]`,
+						prefix, i+1, describeJSON(e))
+				}
+			}
+			if err := checkArgv(argv); err != nil {
+				return usagef("%s %s: %v", prefix, got, err)
+			}
+			setArgv(s, p, argv)
+			return nil
+		}
 	}
 	var v string
 	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
-		if p.kind == kindDuration {
+		switch p.kind {
+		case kindDuration:
 			return usagef(`%s: expected a duration string such as "5s", got %s`, prefix, got)
+		case kindCommand:
+			return usagef(`%s: expected a command line string or an array of strings such as ["/usr/local/bin/promote", "--now"], got %s`, prefix, got)
 		}
 		return usagef("%s: expected a string, got %s", prefix, got)
 	}
@@ -814,6 +1062,43 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 		return usagef("%s %q: %v", prefix, v, err)
 	}
 	return nil
+}
+
+// setArgv stores argv, given as a JSON array, in the field of p.
+func setArgv(s *Settings, p *param, argv []string) {
+	switch p.name {
+	case "on-promote":
+		s.OnPromote = argv
+	case "on-demote":
+		s.OnDemote = argv
+	case "health-check":
+		s.HealthCheck = argv
+	default:
+		panic("ballot: setArgv: " + p.name + " is not a command line parameter")
+	}
+}
+
+// wholeNumber decodes a JSON number with no fractional part (3, 3.0, 3e0);
+// strings, fractions and other types are refused.
+func wholeNumber(raw json.RawMessage) (int64, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false // json.Number would also take "3", a string
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var n json.Number
+	if dec.Decode(&n) != nil {
+		return 0, false
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, true
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // describeJSON renders a JSON value compactly on one line for messages.
@@ -1050,10 +1335,10 @@ func helpFor(args []string) error {
 	switch topic {
 	case "", "help", "-h", "-help", "--help":
 		return &helpRequested{text: helpText("")}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdVersion:
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdVersion:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, version (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, version (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -1065,27 +1350,42 @@ or by its key in the JSON config file (key = flag name). A flag beats the
 environment, which beats the config file, which beats the default.
 `
 
+const helpHooks = `Hooks:
+  --on-promote, --on-demote and --health-check take a command line, split into
+  words as a shell would ('...', "...", \ escapes) but run without a shell:
+  nothing is expanded, so $VAR, *, ~, |, ; and > are passed as they are (use
+  sh -c '...' for those). In the config file they are a string split the same
+  way, or an array of strings taken as the arguments as they are.
+  With --on-promote or --on-demote, the command after "--" may be left out:
+  ballot then holds leadership until stopped, running only the hooks.
+`
+
 const helpPolicies = `Policies:
   on-child-success, on-child-error (after the command ends):
-    rerun       stay leader and run the command again (run cron: at its next time)
-    reelect     resign, stand for election again, run the command if elected
+    rerun       run once: stay leader and run the command again
+                run cron: stay leader and run it at the next scheduled time
+    reelect     run once: resign, stand for election again, run the command if elected
+                run cron: resign after each run (runs spread across hosts)
     exit        exit ballot with the command's exit code
-    ignore      stay leader and do not act on the command's result
+    ignore      run once: stay leader and do not act on the command's result
+                run cron: stay leader and run it at the next scheduled time
   on-election-failure (the election cannot be held, e.g. ZooKeeper is unreachable):
     retry       keep trying
     run-anyway  run the command without being elected
     exit        exit with code 125
-  on-connection-loss (the ZooKeeper session is lost while leader):
-    reelect     stop the command and stand for election again
-    exit        stop the command and exit with code 125
-    ignore      let the command run on
+  on-connection-loss (the connection to ZooKeeper is lost while leading):
+    reelect     stop the command before the session can expire, then stand again
+    exit        the same stop, then exit with code 125
+    ignore      keep the command running until the session is known to be
+                expired (risks two commands at once under a network partition)
 `
 
 const helpExitCodes = `Exit codes:
   0    success
   N    run: the command's own exit code, when a policy is exit;
        128+N when it died of signal N
-  1    info: there is no leader
+  1    info: there is no leader; leader: no leader has acknowledged
+       (within --wait)
   2    usage or config error
   125  ballot failed: election failure or connection loss under the exit
        policy, or info could not read ZooKeeper
@@ -1105,15 +1405,15 @@ func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
 			fmt.Fprintf(b, " %s", p.arg)
 		}
 		def := p.def
-		switch {
-		case p.req:
+		if p.req || p.opt {
 			def = "none"
 		}
 		sep := ";"
 		if strings.HasSuffix(def, ";") {
 			sep = ""
 		}
-		fmt.Fprintf(b, "\n      %s\n      default: %s%s env %s\n", p.help, def, sep, p.env())
+		help := strings.ReplaceAll(p.help, "\n", "\n      ")
+		fmt.Fprintf(b, "\n      %s\n      default: %s%s env %s\n", help, def, sep, p.env())
 	}
 }
 
@@ -1125,10 +1425,11 @@ func helpText(cmd string) string {
 		b.WriteString(`ballot runs a command on only one machine of a fleet, chosen by ZooKeeper leader election.
 
 Usage:
-  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]
-  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]
+  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
+  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
   ballot [global flags] info [--output human|json]
   ballot [global flags] watch [--output human|json]
+  ballot [global flags] leader [--wait DURATION] [--output human|json]
   ballot version
   ballot help [command]
 
@@ -1137,6 +1438,7 @@ Commands:
   run cron  stand for election; run the command on a schedule while leader
   info      print the election's current leader and candidates
   watch     print the election's leader and candidates as they change
+  leader    print the current leader's published data (--leader-data)
   version   print ballot's version
   help      print help; "ballot help run once" or "ballot run once --help" for a command
 
@@ -1147,22 +1449,23 @@ Commands:
 		switch cmd {
 		case "run":
 			b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
-				"  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]\n" +
-				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]\n\n")
+				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n" +
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
 		case cmdRunOnce:
 			b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
-				"  ballot [global flags] run once --candidate-id ID [flags] -- command [args...]\n\n")
+				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n\n")
 		case cmdRunCron:
 			b.WriteString("ballot run cron: stand for election and, while this machine is leader,\nrun the command at the times of a cron schedule.\n\nUsage:\n" +
-				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] -- command [args...]\n\n")
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
 		}
-		b.WriteString("Everything after \"--\" is the command and its arguments.\n\n")
+		b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
+			"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
 		flagHelp(&b, "Flags", scopeRun)
 		if cmd != cmdRunOnce {
 			b.WriteString("\n")
 			flagHelp(&b, "Cron flags (run cron only)", scopeCron)
 		}
-		b.WriteString("\n" + helpGlobalShort + "\n" + helpPolicies + "\n" + helpPrecedence)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdInfo, cmdWatch:
 		if cmd == cmdInfo {
 			b.WriteString("ballot info: print the election's current leader and candidates, then exit\n(exit code 1 when there is no leader).\n\n")
@@ -1171,6 +1474,13 @@ Commands:
 		}
 		fmt.Fprintf(&b, "Usage:\n  ballot [global flags] %s [--output human|json]\n\n", cmd)
 		flagHelp(&b, "Flags", scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdLeader:
+		b.WriteString("ballot leader: print the current leader's published data (--leader-data of its\n" +
+			"run) and exit 0, or exit 1 when no leader has acknowledged; --wait blocks up to\n" +
+			"DURATION for one.\n\n" +
+			"Usage:\n  ballot [global flags] leader [--wait DURATION] [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdVersion:
 		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")

@@ -80,6 +80,10 @@ func TestParseCommandLineValid(t *testing.T) {
 					OnConnectionLoss:  lossReelect,
 					WrapChildLogs:     true,
 					StopGracePeriod:   10 * time.Second,
+					HookTimeout:       30 * time.Second,
+					HealthInterval:    5 * time.Second,
+					HealthTimeout:     5 * time.Second,
+					HealthFailures:    3,
 				}
 				src := s.Sources
 				s.Sources = nil
@@ -102,10 +106,10 @@ func TestParseCommandLineValid(t *testing.T) {
 			args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
 			check: func(t *testing.T, s *Settings, dir string) {
 				if s.Command != cmdRunCron || s.Schedule != "@hourly" || s.Timezone != time.UTC ||
-					s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" {
+					s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
 					t.Errorf("got %+v", s)
 				}
-				if len(s.Sources) != len(params)-1 { // all but output
+				if len(s.Sources) != len(params)-2 { // all but output and wait
 					t.Errorf("Sources = %v", s.Sources)
 				}
 			},
@@ -156,14 +160,20 @@ func TestParseCommandLineValid(t *testing.T) {
 				"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
 				"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
 				"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
-				"--starting-deadline", "1m", "--timeout", "1h", "--", "cmd"),
+				"--starting-deadline", "1m", "--timeout", "1h",
+				"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
+				"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
+				"--", "cmd"),
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.BasePath != "/x/y" ||
 					s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
 					s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
 					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
 					s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
-					s.StartingDeadline != time.Minute || s.Timeout != time.Hour {
+					s.StartingDeadline != time.Minute || s.Timeout != time.Hour ||
+					!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
+					s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
+					s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 {
 					t.Errorf("got %+v", s)
 				}
 				for name, src := range s.Sources {
@@ -182,7 +192,9 @@ func TestParseCommandLineValid(t *testing.T) {
 				"ON_CHILD_SUCCESS": "exit", "ON_CHILD_ERROR": "ignore", "ON_ELECTION_FAILURE": "exit",
 				"ON_CONNECTION_LOSS": "exit", "WRAP_CHILD_LOGS": "F", "STOP_GRACE_PERIOD": "1s",
 				"SCHEDULE": "@daily", "TIMEZONE": "Local", "STARTING_DEADLINE": "5s", "TIMEOUT": "6s",
-				"OUTPUT": "json", // not used by run cron: ignored
+				"ON_PROMOTE": `p "a b"`, "ON_DEMOTE": "d", "HOOK_TIMEOUT": "2m", "LEADER_DATA": "@@x",
+				"HEALTH_CHECK": "h", "HEALTH_INTERVAL": "3s", "HEALTH_TIMEOUT": "4s", "HEALTH_FAILURES": "1",
+				"OUTPUT": "json", "WAIT": "bogus", // not used by run cron: ignored
 			},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "zk2:2182"}) || s.BasePath != "/e" ||
@@ -190,10 +202,13 @@ func TestParseCommandLineValid(t *testing.T) {
 					s.CandidateID != "envcand" || s.OnChildSuccess != policyExit || s.OnChildError != policyIgnore ||
 					s.OnElectionFailure != electionExit || s.OnConnectionLoss != lossExit || s.WrapChildLogs ||
 					s.StopGracePeriod != time.Second || s.Schedule != "@daily" || s.Timezone != time.Local ||
-					s.StartingDeadline != 5*time.Second || s.Timeout != 6*time.Second || s.Output != "" {
+					s.StartingDeadline != 5*time.Second || s.Timeout != 6*time.Second || s.Output != "" ||
+					!reflect.DeepEqual(s.OnPromote, a("p", "a b")) || !reflect.DeepEqual(s.OnDemote, a("d")) ||
+					s.HookTimeout != 2*time.Minute || s.LeaderData != "@x" || !reflect.DeepEqual(s.HealthCheck, a("h")) ||
+					s.HealthInterval != 3*time.Second || s.HealthTimeout != 4*time.Second || s.HealthFailures != 1 || s.Wait != 0 {
 					t.Errorf("got %+v", s)
 				}
-				if s.Sources["zookeeper-servers"] != "environment ZOOKEEPER_SERVERS" ||
+				if s.Sources["zookeeper-servers"] != "environment ZOOKEEPER_SERVERS" || s.Sources["health-failures"] != "environment HEALTH_FAILURES" ||
 					s.Sources["timeout"] != "environment TIMEOUT" || s.Sources["debug"] != "environment DEBUG" {
 					t.Errorf("Sources = %v", s.Sources)
 				}
@@ -208,14 +223,21 @@ func TestParseCommandLineValid(t *testing.T) {
 				"candidate-id": "filecand", "on-child-success": "ignore", "on-child-error": "rerun",
 				"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false,
 				"stop-grace-period": "2s", "schedule": "0 3 * * *", "timezone": "America/New_York",
-				"starting-deadline": "7s", "timeout": "8s", "output": "json"}`},
+				"starting-deadline": "7s", "timeout": "8s", "output": "json", "wait": "9s",
+				"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
+				"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
+				"health-timeout": "12s", "health-failures": 4}`,
+				"data.txt": "line 1\nline 2\n"},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/c" ||
 					s.SessionTimeout != 4*time.Second || s.LogLevel != slog.LevelError || s.LogFormat != "json" || !s.Debug ||
 					s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
 					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
 					s.StopGracePeriod != 2*time.Second || s.Schedule != "0 3 * * *" || s.Timezone.String() != "America/New_York" ||
-					s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second {
+					s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second ||
+					!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
+					s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
+					s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 {
 					t.Errorf("got %+v", s)
 				}
 				file := filepath.Join(dir, "c.json")
@@ -391,6 +413,185 @@ func TestParseCommandLineValid(t *testing.T) {
 				}
 			},
 		},
+
+		// Hooks, leader data and health.
+		{
+			name: "hook quoting by flag",
+			args: a("run", "once", "--candidate-id", "c", "--on-promote", "sh -c 'echo a b'", "--on-demote", `a\ b`,
+				"--health-check", "'x y' z", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo a b")) || !reflect.DeepEqual(s.OnDemote, a("a b")) ||
+					!reflect.DeepEqual(s.HealthCheck, a("x y", "z")) || !reflect.DeepEqual(s.Args, a("x")) {
+					t.Errorf("OnPromote %q, OnDemote %q, HealthCheck %q, Args %q", s.OnPromote, s.OnDemote, s.HealthCheck, s.Args)
+				}
+			},
+		},
+		{
+			name: "no command with on-promote flag",
+			args: a("run", "once", "--candidate-id", "c", "--on-promote", "promote"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Args != nil || !reflect.DeepEqual(s.OnPromote, a("promote")) {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "no command after -- with on-demote flag",
+			args: a("run", "once", "--candidate-id", "c", "--on-demote", "demote", "--"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Args != nil || !reflect.DeepEqual(s.OnDemote, a("demote")) {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "no command with ON_PROMOTE env",
+			args: a("run", "cron", "--candidate-id", "c", "--schedule", "@daily"),
+			env:  map[string]string{"ON_PROMOTE": "/usr/local/bin/promote --role primary"},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Args != nil || !reflect.DeepEqual(s.OnPromote, a("/usr/local/bin/promote", "--role", "primary")) ||
+					s.Sources["on-promote"] != "environment ON_PROMOTE" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "no command with on-demote in config file",
+			args:  a("run", "once", "--candidate-id", "c", "--config-file", "$DIR/c.json", "--"),
+			files: map[string]string{"c.json": `{"on-demote": ["demote", "--now"]}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Args != nil || !reflect.DeepEqual(s.OnDemote, a("demote", "--now")) || s.OnPromote != nil {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "hook arrays are taken as they are",
+			args:  a("run", "once", "--config-file", "$DIR/c.json", "--", "x"),
+			files: map[string]string{"c.json": `{"candidate-id": "c", "on-promote": ["sh", "-c", "echo \"$1\" | tr a b", "", "'q'"], "health-check": "x ''"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if want := a("sh", "-c", `echo "$1" | tr a b`, "", "'q'"); !reflect.DeepEqual(s.OnPromote, want) {
+					t.Errorf("OnPromote = %q, want %q", s.OnPromote, want)
+				}
+				if want := a("x", ""); !reflect.DeepEqual(s.HealthCheck, want) {
+					t.Errorf("HealthCheck = %q, want %q", s.HealthCheck, want)
+				}
+			},
+		},
+		{
+			name: "leader-data literal, @@ and @file",
+			args: a("run", "once", "--candidate-id", "c", "--leader-data", "@@home", "--", "x"),
+			env:  map[string]string{"LEADER_DATA": "ignored"},
+			check: func(t *testing.T, s *Settings, dir string) {
+				for v, want := range map[string]string{"plain": "plain", "a@b": "a@b", "@@": "@", "@@@x": "@@x", "": "", " @x": " @x"} {
+					if got, err := leaderData(v); err != nil || got != want {
+						t.Errorf("leaderData(%q) = %q, %v; want %q", v, got, err, want)
+					}
+				}
+				if s.LeaderData != "@home" || s.Sources["leader-data"] != "flag" {
+					t.Errorf("LeaderData %q from %q", s.LeaderData, s.Sources["leader-data"])
+				}
+			},
+		},
+		{
+			name:  "leader-data from a file of exactly 512 KiB",
+			args:  a("run", "once", "--candidate-id", "c", "--", "x"),
+			env:   map[string]string{"LEADER_DATA": "@$DIR/big"},
+			files: map[string]string{"big": strings.Repeat("x", 512<<10)},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if len(s.LeaderData) != 512<<10 {
+					t.Errorf("LeaderData is %d bytes", len(s.LeaderData))
+				}
+			},
+		},
+		{
+			name:  "leader-data from an empty file",
+			args:  a("run", "once", "--candidate-id", "c", "--leader-data", "@$DIR/empty", "--", "x"),
+			files: map[string]string{"empty": ""},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.LeaderData != "" || s.Sources["leader-data"] != "flag" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "health-failures whole numbers in JSON",
+			args:  a("run", "once", "--candidate-id", "c", "--config-file", "$DIR/c.json", "--", "x"),
+			files: map[string]string{"c.json": `{"health-failures": 3.0}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.HealthFailures != 3 {
+					t.Errorf("HealthFailures = %d", s.HealthFailures)
+				}
+				for raw, want := range map[string]int64{"1": 1, "10": 10, "1e1": 10, "2.0": 2, "-1": -1} {
+					if n, ok := wholeNumber([]byte(raw)); !ok || n != want {
+						t.Errorf("wholeNumber(%s) = %d, %v", raw, n, ok)
+					}
+				}
+				for _, raw := range a(`"3"`, "2.5", "true", "null", "[3]", "{}", "1e300") {
+					if n, ok := wholeNumber([]byte(raw)); ok {
+						t.Errorf("wholeNumber(%s) = %d, want refusal", raw, n)
+					}
+				}
+			},
+		},
+		{
+			name: "health and hook durations by flag",
+			args: a("run", "once", "--candidate-id", "c", "--hook-timeout=1ms", "--health-interval", "1h", "--health-timeout", "100ms",
+				"--health-failures", "1", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.HookTimeout != time.Millisecond || s.HealthInterval != time.Hour || s.HealthTimeout != 100*time.Millisecond || s.HealthFailures != 1 {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+
+		// The leader command.
+		{
+			name: "defaults leader",
+			args: a("leader"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Command != cmdLeader || s.Output != "human" || s.Wait != 0 || s.Args != nil || s.CandidateID != "" ||
+					s.SessionTimeout != 5*time.Second || !reflect.DeepEqual(s.ZooKeeperServers, a("localhost:2181")) {
+					t.Errorf("got %+v", s)
+				}
+				for _, p := range params {
+					_, ok := s.Sources[p.name]
+					if want := p.scope.usedBy(cmdLeader) || p.name == "config-file"; ok != want {
+						t.Errorf("Sources[%q] present = %v, want %v", p.name, ok, want)
+					}
+				}
+			},
+		},
+		{
+			name: "leader with wait and output flags, global flags after the command",
+			args: a("--log-level", "debug", "leader", "--wait", "30s", "--output=json", "--zookeeper-servers", "zk9"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Wait != 30*time.Second || s.Output != "json" || s.LogLevel != slog.LevelDebug ||
+					!reflect.DeepEqual(s.ZooKeeperServers, a("zk9:2181")) || s.Sources["wait"] != "flag" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "leader wait by environment",
+			args: a("leader", "--"),
+			env:  map[string]string{"WAIT": "1m30s", "OUTPUT": "json", "CANDIDATE_ID": "", "SCHEDULE": "ignored"},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Wait != 90*time.Second || s.Output != "json" || s.Sources["wait"] != "environment WAIT" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "leader wait by config file; run keys ignored",
+			args:  a("leader", "--config-file", "$DIR/c.json"),
+			files: map[string]string{"c.json": `{"wait": "0s", "on-promote": [], "health-failures": "x"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.Wait != 0 || !strings.HasPrefix(s.Sources["wait"], "config file ") {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,8 +639,12 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"help unknown topic", a("help", "nope"), nil, nil, a(`help: unknown command "nope"`)},
 		{"missing candidate id", a("run", "once", "--", "x"), nil, nil, a("run once: --candidate-id is required", "CANDIDATE_ID", `"candidate-id"`)},
 		{"missing schedule", a("run", "cron", "--candidate-id", "c", "--", "x"), nil, nil, a("run cron: --schedule is required", "SCHEDULE")},
-		{"missing command", a("run", "once", "--candidate-id", "c"), nil, nil, a("run once: no command given", `"--"`)},
+		{"missing command", a("run", "once", "--candidate-id", "c"), nil, nil, a("run once: no command given", `"--"`, "--on-promote or --on-demote")},
 		{"missing command after --", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--"), nil, nil, a("run cron: no command given")},
+		{"missing command, health check is no hook", a("run", "once", "--candidate-id", "c", "--health-check", "true"), nil, nil, a("run once: no command given")},
+		{"missing command, hooks of another command in file", a("run", "once", "--candidate-id", "c", "--config-file", "$DIR/c.json"), nil,
+			map[string]string{"c.json": `{"output": "json", "wait": "1s"}`}, a("run once: no command given")},
+		{"missing command and candidate id", a("run", "once", "--on-promote", "p"), nil, nil, a("--candidate-id is required")},
 		{"empty command", a("run", "once", "--candidate-id", "c", "--", ""), nil, nil, a("empty")},
 
 		// values
@@ -481,6 +686,60 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"bad bracket", a("info", "--zookeeper-servers", "[::1"), nil, nil, a(`"[::1"`, "]")},
 		{"chroot suffix", a("info", "--zookeeper-servers", "zk1:2181/app"), nil, nil, a(`"zk1:2181/app"`)},
 		{"bad host chars", a("info", "--zookeeper-servers", "zk 1"), nil, nil, a(`"zk 1"`, "host name")},
+
+		// hooks, leader data, health
+		{"unterminated single quote", runOnce("--on-promote", "echo 'a"), nil, nil, a(`--on-promote "echo 'a"`, "unterminated single quote")},
+		{"unterminated double quote env", runOnce(), map[string]string{"ON_DEMOTE": `echo "a\"`}, nil, a(`environment ON_DEMOTE "echo \"a\\\""`, "unterminated double quote")},
+		{"unterminated quote in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-check": "curl 'x"}`}, a(`key "health-check" "curl 'x"`, "unterminated single quote")},
+		{"trailing backslash", runOnce("--health-check", `check \`), nil, nil, a(`--health-check "check \\"`, "backslash")},
+		{"empty hook flag", runOnce("--on-promote="), nil, nil, a(`--on-promote ""`, "empty command line")},
+		{"blank hook env", runOnce(), map[string]string{"HEALTH_CHECK": " \t\n"}, nil, a("environment HEALTH_CHECK", "empty command line")},
+		{"empty quoted command name", runOnce("--on-demote", "'' x"), nil, nil, a(`--on-demote "'' x"`, "command name is an empty string")},
+		{"empty hook string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": ""}`}, a(`key "on-promote" ""`, "empty command line")},
+		{"empty hook array", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": []}`}, a(`key "on-promote" []`, "empty command line")},
+		{"hook array with a number", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-demote": ["kill", 9]}`}, a(`key "on-demote"`, "element 2", "expected a string, got 9")},
+		{"hook array with null", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-demote": [null]}`}, a(`key "on-demote"`, "element 1", "got null")},
+		{"hook array nested", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-check": [["a"]]}`}, a(`key "health-check"`, "element 1", `got ["a"]`)},
+		{"hook array empty command name", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": ["", "x"]}`}, a(`key "on-promote" ["","x"]`, "empty string")},
+		{"hook array with NUL", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": ["a", "b\u0000"]}`}, a(`key "on-promote"`, "NUL")},
+		{"hook as object", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": {"cmd": "x"}}`}, a(`key "on-promote"`, "command line string or an array of strings", `got {"cmd":"x"}`)},
+		{"hook as bool", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-check": true}`}, a(`key "health-check"`, "got true")},
+		{"health-failures 0", runOnce("--health-failures", "0"), nil, nil, a(`--health-failures "0"`, "at least 1")},
+		{"health-failures -1 env", runOnce(), map[string]string{"HEALTH_FAILURES": "-1"}, nil, a(`environment HEALTH_FAILURES "-1"`, "at least 1")},
+		{"health-failures abc", runOnce("--health-failures", "abc"), nil, nil, a(`--health-failures "abc"`, "not a whole number")},
+		{"health-failures 2.5 flag", runOnce("--health-failures", "2.5"), nil, nil, a(`--health-failures "2.5"`, "not a whole number")},
+		{"health-failures string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": "3"}`}, a(`key "health-failures"`, `expected a whole number such as 3, got "3"`)},
+		{"health-failures fraction in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": 2.5}`}, a(`key "health-failures"`, "expected a whole number such as 3, got 2.5")},
+		{"health-failures 0 in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": 0}`}, a(`key "health-failures" 0`, "at least 1")},
+		{"health-failures null in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": null}`}, a(`key "health-failures"`, "got null")},
+		{"hook-timeout 0", runOnce("--hook-timeout", "0"), nil, nil, a(`--hook-timeout "0"`, "greater than zero")},
+		{"hook-timeout negative in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"hook-timeout": "-1s"}`}, a(`key "hook-timeout" "-1s"`, "negative")},
+		{"health-interval 0 env", runOnce(), map[string]string{"HEALTH_INTERVAL": "0s"}, nil, a(`environment HEALTH_INTERVAL "0s"`, "greater than zero")},
+		{"health-timeout unitless", runOnce("--health-timeout", "5"), nil, nil, a(`--health-timeout "5"`, "not a duration")},
+		{"leader-data missing file", runOnce("--leader-data", "@$DIR/missing-file"), nil, nil, a(`--leader-data "@$DIR/missing-file"`, "cannot read file $DIR/missing-file", "no such file")},
+		{"leader-data missing file env", runOnce(), map[string]string{"LEADER_DATA": "@nope.txt"}, nil, a(`environment LEADER_DATA "@nope.txt"`, "nope.txt")},
+		{"leader-data directory", runOnce("--leader-data", "@$DIR"), nil, nil, a(`--leader-data "@$DIR"`, "directory")},
+		{"leader-data bare @", runOnce("--leader-data", "@"), nil, nil, a(`--leader-data "@"`, "names no file", "@@")},
+		{"leader-data file too big", runOnce("--leader-data", "@$DIR/big"), nil, map[string]string{"big": strings.Repeat("x", 512<<10+1)}, a(`--leader-data "@$DIR/big"`, "512 KiB")},
+		{"leader-data literal too big in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"leader-data": "` + strings.Repeat("y", 512<<10+1) + `"}`}, a(`key "leader-data"`, "512 KiB")},
+		{"leader-data not a string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"leader-data": {"port": 8080}}`}, a(`key "leader-data"`, "expected a string")},
+		{"hook flag before the command", a("--on-promote", "p", "run", "once", "--candidate-id", "c", "--", "x"), nil, nil, a("--on-promote", "after the command")},
+		{"hook flag on leader", a("leader", "--on-promote", "p"), nil, nil, a("leader:", "unknown flag --on-promote", "run once and run cron")},
+
+		// leader
+		{"leader with candidate id", a("leader", "--candidate-id", "c"), nil, nil, a("leader:", "unknown flag --candidate-id", "run once and run cron")},
+		{"leader stray arg", a("leader", "now"), nil, nil, a("leader:", `unexpected argument "now"`)},
+		{"leader with command", a("leader", "--", "ls", "-l"), nil, nil, a("leader:", "takes no command", `"ls -l"`)},
+		{"leader negative wait", a("leader", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
+		{"leader bad wait env", a("leader"), map[string]string{"WAIT": "forever"}, nil, a(`environment WAIT "forever"`, "not a duration")},
+		{"leader wait number in file", a("leader", "--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"wait": 30}`}, a(`key "wait"`, "duration", "got 30")},
+		{"leader bad output", a("leader", "--output", "xml"), nil, nil, a(`--output "xml"`, "human, json")},
+		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader only")},
+		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader only")},
+		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader only")},
+		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch and leader")},
+		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, version")},
+		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, version")},
 
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},
@@ -544,7 +803,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 					t.Errorf("message %q does not contain %q", msg, w)
 				}
 			}
-			if len(msg) > 500 {
+			// Temporary directory names are long; count them as "$DIR".
+			if len(strings.ReplaceAll(msg, dir, "$DIR")) > 500 && !strings.Contains(tt.name, "too big") {
 				t.Errorf("message is %d bytes long: %q", len(msg), msg)
 			}
 		})
@@ -572,6 +832,14 @@ func TestParseCommandLineHelp(t *testing.T) {
 		{a("help", "watch"), a("ballot watch", "--output")},
 		{a("watch", "-h"), a("ballot watch")},
 		{a("help", "version"), a("ballot version")},
+		{a("help"), a("leader", "published data", "no leader has acknowledged")},
+		{a("help", "leader"), a("ballot leader", "--wait DURATION", "WAIT", "default: 0", "--output", "OUTPUT", "exit 1", "--zookeeper-servers")},
+		{a("leader", "--help"), a("ballot leader")},
+		{a("leader", "--wait", "-1s", "-h"), a("ballot leader")},
+		{a("help", "run", "once"), a("--on-promote COMMAND", "ON_PROMOTE", "default: none", "--on-demote", "--hook-timeout", "30s",
+			"--leader-data", "@@", "512 KiB", "--health-check", "--health-interval", "--health-timeout", "--health-failures N", "default: 3",
+			"Hooks:", "without a shell", "may be left out", "before the session can expire", "network partition")},
+		{a("help", "run", "cron"), a("less than this late", "missed times are skipped and logged", "resign after each run", "next scheduled time")},
 		{a("version", "--help"), a("ballot version")},
 	}
 	for _, tt := range tests {
@@ -581,6 +849,11 @@ func TestParseCommandLineHelp(t *testing.T) {
 			var h *helpRequested
 			if !errors.As(err, &h) {
 				t.Fatalf("error = %v, want *helpRequested", err)
+			}
+			for i, line := range strings.Split(h.text, "\n") {
+				if len(line) > 100 {
+					t.Errorf("help line %d is %d characters: %q", i+1, len(line), line)
+				}
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(h.text, w) {
@@ -597,7 +870,7 @@ func TestParseCommandLineHelp(t *testing.T) {
 // TestParseHelpListsEveryFlag checks the help texts against the parameter table.
 func TestParseHelpListsEveryFlag(t *testing.T) {
 	texts := map[string]string{"": helpText(""), "run once": helpText(cmdRunOnce), "run cron": helpText(cmdRunCron),
-		"info": helpText(cmdInfo), "watch": helpText(cmdWatch)}
+		"info": helpText(cmdInfo), "watch": helpText(cmdWatch), "leader": helpText(cmdLeader)}
 	for _, p := range params {
 		for cmd, text := range texts {
 			if cmd == "" && p.scope != scopeGlobal || cmd != "" && (p.scope == scopeGlobal || !p.scope.usedBy(cmd)) {
@@ -606,8 +879,15 @@ func TestParseHelpListsEveryFlag(t *testing.T) {
 			if !strings.Contains(text, "--"+p.name) || !strings.Contains(text, "env "+p.env()) {
 				t.Errorf("help for %q lacks --%s or env %s", cmd, p.name, p.env())
 			}
-			if !p.req && !strings.Contains(text, "default: "+strings.SplitN(p.def, "\n", 2)[0]) {
+			def := strings.SplitN(p.def, "\n", 2)[0]
+			if p.opt {
+				def = "none"
+			}
+			if !p.req && !strings.Contains(text, "default: "+def) {
 				t.Errorf("help for %q lacks the default of --%s", cmd, p.name)
+			}
+			if line := strings.TrimSpace("--" + p.name + " " + p.arg); !strings.Contains(text, "  "+line+"\n") {
+				t.Errorf("help for %q lacks the line %q", cmd, line)
 			}
 		}
 	}
@@ -633,7 +913,7 @@ func TestConfigExampleParses(t *testing.T) {
 	}
 	configTestEnv(t, nil)
 	env := map[string]string{"CONFIG_FILE": example}
-	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("info"), a("watch")} {
+	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("run", "once"), a("info"), a("watch"), a("leader")} {
 		s, err := parseIn("", args, env)
 		if err != nil {
 			t.Fatalf("%q with CONFIG_FILE=%s: %v", args, example, err)
@@ -662,7 +942,10 @@ func TestConfigDefaultPaths(t *testing.T) {
 
 func TestConfigDefaultsAreValid(t *testing.T) {
 	for _, p := range params {
-		if p.apply == nil || p.req {
+		if p.apply == nil || p.req || p.opt {
+			if p.opt && p.def != "" {
+				t.Errorf("%s is optional but has default %q", p.name, p.def)
+			}
 			continue
 		}
 		var s Settings
@@ -690,6 +973,54 @@ func TestParseServerNormalisation(t *testing.T) {
 	for _, in := range a("zk:+1", "zk:-1", "[zk]:1", "[::1]x", "[::1]:", "zk:1:2", "a@b") {
 		if got, err := normalizeServer(in); err == nil {
 			t.Errorf("normalizeServer(%q) = %q, want error", in, got)
+		}
+	}
+}
+
+func TestParseSplitCommandLine(t *testing.T) {
+	valid := []struct {
+		in   string
+		want []string
+	}{
+		{"/bin/true", a("/bin/true")},
+		{"sh -c 'echo a b'", a("sh", "-c", "echo a b")},
+		{`a\ b`, a("a b")},
+		{`"a\ b"`, a(`a\ b`)}, // inside "...", \ escapes only \ " $ ` and newline
+		{"'x y' z", a("x y", "z")},
+		{"  a \t b\n c  ", a("a", "b", "c")},
+		{`a"b"'c'd`, a("abcd")},
+		{`"a \"b\" \$x \` + "`" + ` \\ \q"`, a(`a "b" $x ` + "` " + `\ \q`)},
+		{`'a\b "c"'`, a(`a\b "c"`)},
+		{`\'x\" \$`, a(`'x"`, "$")},
+		{"a\\\nb", a("ab")},     // backslash-newline: a line continuation
+		{"\"a\\\nb\"", a("ab")}, // also inside "..."
+		{"x ''", a("x", "")},    // an empty quoted word is kept
+		{`x "" y`, a("x", "", "y")},
+		{"echo $HOME ~ *.go `id` ; | > # &&", a("echo", "$HOME", "~", "*.go", "`id`", ";", "|", ">", "#", "&&")},
+		{"é 'ü ö'", a("é", "ü ö")},
+	}
+	for _, tt := range valid {
+		got, err := splitCommandLine(tt.in)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitCommandLine(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	invalid := map[string]string{
+		"":            "empty command line",
+		" \t\n ":      "empty command line",
+		"''":          "command name is an empty string",
+		`"" x`:        "command name is an empty string",
+		"echo 'a":     "unterminated single quote",
+		`echo "a`:     "unterminated double quote",
+		`echo "a\"`:   "unterminated double quote",
+		`'it''s`:      "unterminated single quote",
+		`echo \`:      "backslash",
+		"echo a\x00b": "NUL",
+	}
+	for in, want := range invalid {
+		got, err := splitCommandLine(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("splitCommandLine(%q) = %q, %v; want an error with %q", in, got, err, want)
 		}
 	}
 }
