@@ -242,9 +242,26 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 	l := r.elected(c, start)
 	defer l.Stop()
+	if len(r.set.OnPromote) > 0 {
+		how, ex := r.runPromote(c, l)
+		if how != childEnded {
+			return r.leaderEnded(c, how, ex)
+		}
+		if !ex.Success() && r.set.OnChildError != policyIgnore {
+			switch r.set.OnChildError {
+			case policyExit:
+				return r.resign(c, ex, true, "promote-failed")
+			default: // reelect, and rerun: stand again, which runs the hook again
+				r.resign(c, ex, false, "promote-failed")
+				r.pause(ex)
+				return 0, false
+			}
+		}
+	}
+	r.publishLeader(c)
 	st, err := r.readRecord(c)
 	if err != nil {
-		return r.lostLeadership(c, sessionLost)
+		return r.leaderEnded(c, sessionLost, childExit{})
 	}
 	if !st.last.IsZero() {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
@@ -285,12 +302,12 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 				}
 				if err := r.record(c, &st, due); err != nil {
 					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
-					return r.lostLeadership(c, sessionLost)
+					return r.leaderEnded(c, sessionLost, childExit{})
 				}
 				ch, err = r.startScheduled(c, due)
 				if err != nil {
 					r.log.Error("ballot failed", "error", err)
-					r.resign(c, childExit{}, true)
+					r.resign(c, childExit{}, true, "ballot-failed")
 					return exitFailure, true
 				}
 				runFor, timedOut = due, false
@@ -307,7 +324,7 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 			if ch != nil {
 				r.stopChild(ch, nil)
 			}
-			return r.resign(c, childExit{}, true)
+			return r.resign(c, childExit{}, true, "schedule-ended")
 		}
 		if !next.Equal(announced) {
 			r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
@@ -339,13 +356,13 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 			}
 			continue
 		case childEnded:
-		case stopRequested:
-			if ch != nil {
-				return r.resign(c, ch.Exit(), true)
-			}
-			return r.resign(c, childExit{}, true)
 		default:
-			return r.lostLeadership(c, how)
+			ex := childExit{}
+			if ch != nil {
+				ex = ch.Exit()
+				r.forget(ch)
+			}
+			return r.leaderEnded(c, how, ex)
 		}
 		// The run ended.
 		ex := ch.Exit()
@@ -365,9 +382,9 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 		switch policy := r.policyFor(ex); policy {
 		case policyExit:
 			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
-			return r.resign(c, ex, true)
+			return r.resign(c, ex, true, "command-exited")
 		case policyReelect:
-			r.resign(c, ex, false)
+			r.resign(c, ex, false, "command-exited")
 			return 0, false
 		}
 		// rerun and ignore: stay leader for the next scheduled time.

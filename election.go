@@ -238,6 +238,14 @@ type proposalData struct {
 	Child        *childStatus   `json:"child,omitempty"`        // the command running now
 	LastExit     *exitStatus    `json:"lastExit,omitempty"`     // how the last run ended
 	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
+	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
+}
+
+type healthStatus struct {
+	Healthy             bool      `json:"healthy"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	LastCheck           time.Time `json:"lastCheck"`
+	LastCheckAgoMs      int64     `json:"lastCheckAgoMs"`
 }
 
 type childStatus struct {
@@ -269,6 +277,9 @@ type candidate struct {
 	seq      int64
 	token    int64 // the proposal's czxid: grows from one leadership to the next
 	pub      *publisher
+
+	leading   bool // elected; the demote hook is owed
+	published bool // the leader node is ours
 }
 
 const proposalPrefix = "proposal-"
@@ -596,6 +607,9 @@ func (d *proposalData) encode() []byte {
 	}
 	if d.LastExit != nil {
 		d.LastExit.AgoMs = now.Sub(d.LastExit.At).Milliseconds()
+	}
+	if d.Health != nil && !d.Health.LastCheck.IsZero() {
+		d.Health.LastCheckAgoMs = now.Sub(d.Health.LastCheck).Milliseconds()
 	}
 	if d.NextRun != nil {
 		if t, err := time.Parse(time.RFC3339, d.NextRun.Time); err == nil {

@@ -57,23 +57,48 @@ func realMain(args []string) int {
 	}
 
 	switch set.Command {
+	case "info":
+		return runInfo(set, log)
+	case "watch":
+		return runWatch(set, log)
 	case "run once", "run cron":
 		var sched schedule
+		if set.Command == "run cron" && len(set.Args) == 0 {
+			fmt.Fprintln(os.Stderr, `ballot: run cron: no command given; put it after "--" (hooks alone are for run once)`)
+			return exitUsage
+		}
 		if set.Command == "run cron" {
 			if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
 				fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 				return exitUsage
 			}
 		}
-		if code, err := checkCommand(set.Args[0]); err != nil {
-			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
-			return code
+		for _, c := range []struct {
+			what string
+			argv []string
+		}{{"", set.Args}, {"--on-promote ", set.OnPromote}, {"--on-demote ", set.OnDemote}, {"--health-check ", set.HealthCheck}} {
+			if len(c.argv) == 0 {
+				continue
+			}
+			if code, err := checkCommand(c.argv[0]); err != nil {
+				fmt.Fprintln(os.Stderr, "ballot: "+c.what+err.Error())
+				return code
+			}
 		}
 		log.Info("ballot starting", "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 			"election", set.BasePath, "zookeeper", set.ZooKeeperServers)
 		r := newRunner(set, log)
 		r.sched = sched
+		if len(set.HealthCheck) > 0 {
+			r.health = newHealth(r)
+		}
 		return r.run()
+	case "leader":
+		if !set.Debug {
+			// Its output is for scripts: only ballot's own errors on stderr.
+			log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
+		}
+		return runLeader(set, log, os.Stdout)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage

@@ -45,6 +45,9 @@ type runner struct {
 
 	quickFailures int
 
+	cand   *candidate // the current proposal, for health publishing
+	health *health    // nil without --health-check
+
 	sched     schedule  // run cron only
 	scheduled time.Time // the scheduled time of the run being started
 }
@@ -105,6 +108,7 @@ const (
 	sessionLost
 	proposalGone
 	stopRequested
+	unhealthy
 	wakeUp
 )
 
@@ -132,8 +136,15 @@ func (r *runner) run() int {
 			continue
 		}
 		// following
-		start, err := cand.awaitLeadership(r.stopping)
+		standDown, release := r.standDown()
+		start, err := cand.awaitLeadership(standDown)
+		release()
 		switch {
+		case errors.Is(err, errStopped) && !r.stopRequested():
+			cand.withdraw()
+			r.setCandidate(nil)
+			r.log.Info("withdrew from the election while unhealthy", "proposal", cand.node)
+			continue
 		case errors.Is(err, errStopped):
 			cand.withdraw()
 			r.log.Info("withdrew from the election", "proposal", cand.node)
@@ -152,6 +163,26 @@ func (r *runner) run() int {
 			return code
 		}
 	}
+}
+
+// standDown is closed when a follower must leave the line: a stop signal,
+// or the health check failing.
+func (r *runner) standDown() (<-chan struct{}, func()) {
+	if r.health == nil {
+		return r.stopping, func() {}
+	}
+	ch, done := make(chan struct{}), make(chan struct{})
+	bad := r.health.Bad()
+	go func() {
+		select {
+		case <-r.stopping:
+		case <-bad:
+		case <-done:
+			return
+		}
+		close(ch)
+	}()
+	return ch, func() { close(done) }
 }
 
 func (r *runner) why(err error) string {
@@ -181,10 +212,18 @@ func (r *runner) join() (*candidate, int) {
 		if r.sess == nil {
 			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
 		}
+		if !r.health.Healthy() {
+			r.log.Info("waiting for a passing health check before standing for election")
+			if !r.health.WaitHealthy(r.stopping) {
+				return nil, 0
+			}
+		}
 		if err == nil {
 			var c *candidate
 			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.stopping)
 			if err == nil {
+				r.setCandidate(c)
+				r.publishHealth()
 				return c, -1
 			}
 			if errors.Is(err, errStopped) {
@@ -286,6 +325,11 @@ func (r *runner) logEnd(ex childExit) {
 
 // runUnelected runs the command once with no election (run-anyway).
 func (r *runner) runUnelected() childExit {
+	if len(r.set.Args) == 0 {
+		r.log.Info("no command to run without election (hooks only); waiting for a stop signal")
+		<-r.stopping
+		return childExit{}
+	}
 	ch, err := r.startCommand(nil)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
@@ -375,60 +419,70 @@ func (r *runner) pause(ex childExit) {
 	}
 }
 
-// lead is the leader state. done reports that ballot should exit with code.
+// lead is the leader state of run once. done reports that ballot should
+// exit with code.
 func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 	l := r.elected(c, start)
 	defer l.Stop()
+	promoted := len(r.set.OnPromote) == 0
 	for {
 		if r.stopRequested() {
-			return r.resign(c, childExit{}, true)
-		}
-		ch, err := r.startCommand(c)
-		if err != nil {
-			r.log.Error("ballot failed", "error", err)
-			r.resign(c, childExit{}, true)
-			return exitFailure, true
+			return r.resign(c, childExit{}, true, "stop-requested")
 		}
 		var how outcome
-		if ch.pid != 0 {
-			how = r.supervise(c, l, ch, time.Time{})
-			r.forget(ch)
+		var ex childExit
+		if !promoted {
+			// A failing promote hook is a command error.
+			how, ex = r.runPromote(c, l)
+			if how == childEnded && (ex.Success() || r.set.OnChildError == policyIgnore) {
+				promoted, ex = true, childExit{}
+			}
 		}
-		ex := ch.Exit()
-		r.published(c, ex)
-		switch how {
-		case stopRequested:
-			return r.resign(c, ex, true)
-		case leaseLost, proposalGone, sessionLost:
-			return r.lostLeadership(c, how)
+		if promoted && len(r.set.Args) == 0 {
+			// Hooks only: hold the leadership until something ends it.
+			r.publishLeader(c)
+			r.log.Info("holding leadership (no command; hooks only)")
+			return r.leaderEnded(c, r.supervise(c, l, nil, time.Time{}), childExit{})
 		}
-		r.logEnd(ex)
+		if promoted {
+			ch, err := r.startCommand(c)
+			if err != nil {
+				r.log.Error("ballot failed", "error", err)
+				r.resign(c, childExit{}, true, "ballot-failed")
+				return exitFailure, true
+			}
+			how = childEnded
+			if ch.pid != 0 {
+				r.publishLeader(c)
+				how = r.supervise(c, l, ch, time.Time{})
+				r.forget(ch)
+			}
+			ex = ch.Exit()
+			r.published(c, ex)
+			if how == childEnded {
+				r.logEnd(ex)
+			}
+		}
+		if how != childEnded {
+			return r.leaderEnded(c, how, ex)
+		}
 		policy := r.policyFor(ex)
 		switch policy {
 		case policyExit:
 			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
-			return r.resign(c, ex, true)
+			return r.resign(c, ex, true, "command-exited")
 		case policyReelect:
-			r.resign(c, ex, false)
+			r.resign(c, ex, false, "command-exited")
 			r.pause(ex)
 			return 0, false
 		case policyIgnore:
 			r.log.Info("keeping leadership without the command (policy ignore)")
-			switch r.supervise(c, l, nil, time.Time{}) {
-			case stopRequested:
-				return r.resign(c, childExit{}, true) // nothing ran: a clean stop
-			default:
-				return r.lostLeadership(c, leaseLost)
-			}
+			return r.leaderEnded(c, r.supervise(c, l, nil, time.Time{}), childExit{})
 		case policyRerun:
 			if d := r.backoffFor(ex); d > 0 {
 				r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
-				switch r.supervise(c, l, nil, time.Now().Add(d)) {
-				case wakeUp:
-				case stopRequested:
-					return r.resign(c, ex, true)
-				default:
-					return r.lostLeadership(c, leaseLost)
+				if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
+					return r.leaderEnded(c, how, ex)
 				}
 			}
 			r.log.Info("running the command again (policy rerun)")
@@ -436,10 +490,28 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 	}
 }
 
+// leaderEnded ends a leadership for any reason but the command's own end;
+// the command is already gone.
+func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool) {
+	switch how {
+	case stopRequested:
+		return r.resign(c, ex, true, "stop-requested")
+	case unhealthy:
+		r.resign(c, ex, false, "unhealthy")
+		return 0, false
+	case proposalGone:
+		return r.lostLeadership(c, how, "proposal-deleted")
+	case sessionLost:
+		return r.lostLeadership(c, how, "session-expired")
+	}
+	return r.lostLeadership(c, how, "connection-lost")
+}
+
 // elected is the edge from follower to leader: the lease starts, the
 // proposal node says so.
 func (r *runner) elected(c *candidate, start time.Time) *lease {
 	l := c.holdLease(start)
+	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
 		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
 	c.pub.update(func(d *proposalData) {
@@ -449,12 +521,16 @@ func (r *runner) elected(c *candidate, start time.Time) *lease {
 	return l
 }
 
-// resign deletes the proposal (the command is already gone) so the next
-// candidate leads at once. With exiting, the session is closed too.
-func (r *runner) resign(c *candidate, ex childExit, exiting bool) (int, bool) {
-	r.log.Info("resigning", "proposal", c.node)
+// resign ends a leadership in order: the leader node goes, the demote hook
+// runs (the command is already gone), then the proposal is deleted so the
+// next candidate leads at once. With exiting, the session is closed too.
+func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string) (int, bool) {
+	r.log.Info("resigning", "proposal", c.node, "reason", reason)
 	c.pub.update(func(d *proposalData) { d.State = "resigning" })
+	r.unpublishLeader(c)
+	r.demote(c, reason)
 	c.withdraw()
+	r.setCandidate(nil)
 	if exiting {
 		if r.sess != nil {
 			r.sess.Close()
@@ -467,7 +543,10 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool) (int, bool) {
 
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
-func (r *runner) lostLeadership(c *candidate, how outcome) (int, bool) {
+func (r *runner) lostLeadership(c *candidate, how outcome, reason string) (int, bool) {
+	c.pub.stop()
+	r.demote(c, reason)
+	r.setCandidate(nil)
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
 	if r.sess != nil {
@@ -475,11 +554,17 @@ func (r *runner) lostLeadership(c *candidate, how outcome) (int, bool) {
 		r.sess = nil
 	}
 	if r.set.OnConnectionLoss == lossExit {
-		r.log.Error("leadership lost; exiting (on-connection-loss=exit)")
+		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		return exitFailure, true
 	}
-	r.log.Info("rejoining the election as a new candidate")
+	r.log.Info("rejoining the election as a new candidate", "reason", reason)
 	return 0, false
+}
+
+func (r *runner) setCandidate(c *candidate) {
+	r.mu.Lock()
+	r.cand = c
+	r.mu.Unlock()
 }
 
 // supervise watches a leader's command (or a leader without one, ch nil,
@@ -551,8 +636,18 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 				r.log.Info("command stopped", "reason", "session lost", "how", "killed at once", "exit_code", ex.Code)
 			}
 			return sessionLost
+		case <-r.health.Bad():
+			t.Stop()
+			r.unpublishLeader(c)
+			var killBy func() time.Time
+			if guard {
+				killBy = l.KillBy
+			}
+			stop("unhealthy", killBy)
+			return unhealthy
 		case <-r.stopping:
 			t.Stop()
+			r.unpublishLeader(c)
 			if ch != nil {
 				var killBy func() time.Time
 				if guard {

@@ -1,0 +1,143 @@
+package main
+
+// The leader node: <base>/leader, an ephemeral node a leader creates once
+// its promote hook succeeded and its command started — the acknowledgement
+// that it has really taken over — holding --leader-data for observers.
+// `ballot leader` prints it.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// leaderRecord is the data of the leader node.
+type leaderRecord struct {
+	Data         string    `json:"data"`
+	CandidateID  string    `json:"candidateId"`
+	Host         string    `json:"host"`
+	PID          int       `json:"pid"`
+	FencingToken int64     `json:"fencingToken"`
+	Proposal     string    `json:"proposal"`
+	Since        time.Time `json:"since"`
+}
+
+func leaderPath(base string) string { return base + "/leader" }
+
+// publishLeader creates the leader node, replacing one left by another
+// session, in a multi-op that checks this candidate's proposal still exists:
+// only the live leader can write it.
+func (r *runner) publishLeader(c *candidate) {
+	if c.published {
+		return
+	}
+	host, _ := os.Hostname()
+	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
+		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC()})
+	path := leaderPath(c.basePath)
+	check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
+	create := &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}
+	for attempt := 0; attempt < 5; attempt++ {
+		_, err := c.s.conn.Multi(check, create)
+		if err == nil {
+			c.published = true
+			r.log.Info("leadership acknowledged: leader node written", "path", path)
+			return
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			if retryable(err) && c.s.waitOnline(r.stopping) == nil {
+				continue
+			}
+			r.log.Warn("cannot write the leader node", "path", path, "error", err)
+			return
+		}
+		_, stat, err := c.s.conn.Get(path)
+		if err != nil {
+			continue
+		}
+		if stat.EphemeralOwner == c.s.ID() {
+			c.published = true
+			return
+		}
+		_, _ = c.s.conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
+	}
+}
+
+// unpublishLeader removes the leader node, first thing when a leader stops
+// leading, so observers stop following it.
+func (r *runner) unpublishLeader(c *candidate) {
+	if !c.published || c.s.isLost() {
+		return
+	}
+	c.published = false
+	path := leaderPath(c.basePath)
+	_, stat, err := c.s.conn.Get(path)
+	if err == nil && stat.EphemeralOwner == c.s.ID() {
+		_ = c.s.conn.Delete(path, stat.Version)
+	}
+}
+
+// runLeader is `ballot leader`: print the acknowledged leader's data.
+func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
+	wait := set.SessionTimeout
+	if wait < 2*time.Second {
+		wait = 2 * time.Second
+	}
+	s, err := dialSession(log, set.ZooKeeperServers, set.SessionTimeout, wait, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+		return exitFailure
+	}
+	defer s.Close()
+	path := leaderPath(set.BasePath)
+	var deadline <-chan time.Time
+	if set.Wait > 0 {
+		deadline = time.After(set.Wait)
+	}
+	for {
+		b, _, err := s.conn.Get(path)
+		if err == nil {
+			var rec leaderRecord
+			if json.Unmarshal(b, &rec) != nil {
+				fmt.Fprintf(os.Stderr, "ballot: %s holds data ballot cannot read\n", path)
+				return exitFailure
+			}
+			if set.Output == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(rec)
+			} else {
+				fmt.Fprintln(out, rec.Data)
+			}
+			return 0
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+			return exitFailure
+		}
+		if deadline == nil {
+			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
+			return 1
+		}
+		ok, _, w, err := s.conn.ExistsW(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+			return exitFailure
+		}
+		if ok {
+			continue
+		}
+		select {
+		case <-w:
+		case <-deadline:
+			fmt.Fprintf(os.Stderr, "ballot: no leader acknowledged at %s within %s\n", set.BasePath, set.Wait)
+			return 1
+		}
+	}
+}
