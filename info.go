@@ -1,0 +1,861 @@
+package main
+
+// ballot info: one look at an election, read from ZooKeeper in one session.
+//
+// Facts come from ZooKeeper: which proposals exist, their order (the lowest
+// leads), their czxid (the leader's fencing token), their owner session and
+// their ctime/mtime. Everything else is what each candidate says about
+// itself in its proposal data (proposalData in election.go), and is shown
+// as such. Ages never compare this host's clock with another host's: "now"
+// is ZooKeeper's own, read as the ctime of a throwaway node, and the *Ms
+// fields a candidate writes are ages at the moment of its write, to which
+// the age of that write (now - mtime) is added.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Children of the base path that are not proposals but belong to ballot.
+const (
+	infoCronNode   = "cron"   // run cron: the last scheduled run (cron.go)
+	infoLeaderNode = "leader" // reserved for a later feature
+)
+
+// infoClockPrefix names the throwaway nodes whose ctime tells ZooKeeper's
+// time, created next to the base path.
+const infoClockPrefix = ".ballot-clock-"
+
+// infoRawLimit caps raw node data shown for unparsable or foreign nodes.
+const infoRawLimit = 300
+
+// ---------------------------------------------------------------------------
+// What was read from ZooKeeper.
+
+// snapNode is one child of the base path as read.
+type snapNode struct {
+	name     string
+	seq      int64 // proposals only
+	stat     zk.Stat
+	raw      []byte
+	data     *proposalData // proposals whose data parses
+	parseErr string        // proposals whose data does not
+}
+
+// electionSnapshot is the election as read in one pass.
+type electionSnapshot struct {
+	exists    bool
+	proposals []*snapNode // election order, lowest first
+	cron      *snapNode
+	leader    *snapNode // the reserved "leader" node
+	others    []*snapNode
+	vanished  []string // listed, but gone before their data was read
+}
+
+// leaderNode is the lowest proposal, nil when there is none.
+func (s *electionSnapshot) leaderNode() *snapNode {
+	if s == nil || len(s.proposals) == 0 {
+		return nil
+	}
+	return s.proposals[0]
+}
+
+func newSnapNode(name string, raw []byte, stat *zk.Stat) *snapNode {
+	n := &snapNode{name: name, raw: raw}
+	if stat != nil {
+		n.stat = *stat
+	}
+	if seq, ok := proposalSeq(name); ok {
+		n.seq = seq
+		n.data, n.parseErr = parseProposalData(raw)
+	}
+	return n
+}
+
+// parseProposalData reads a proposal node's data; a node of another tool,
+// or a bad write, gives an error text instead.
+func parseProposalData(raw []byte) (*proposalData, string) {
+	if len(raw) == 0 {
+		return nil, "no data"
+	}
+	var d proposalData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err.Error()
+	}
+	if d.CandidateID == "" {
+		return nil, "no candidateId in the data"
+	}
+	return &d, ""
+}
+
+// sortSnapshot puts proposals in election order and the rest by name.
+func sortSnapshot(s *electionSnapshot) {
+	sort.SliceStable(s.proposals, func(i, j int) bool { return s.proposals[i].seq < s.proposals[j].seq })
+	sort.Slice(s.others, func(i, j int) bool { return s.others[i].name < s.others[j].name })
+}
+
+// file files a node read under the base path into the snapshot.
+func (s *electionSnapshot) file(n *snapNode) {
+	switch {
+	case isProposal(n.name):
+		s.proposals = append(s.proposals, n)
+	case n.name == infoCronNode:
+		s.cron = n
+	case n.name == infoLeaderNode:
+		s.leader = n
+	case strings.HasPrefix(n.name, infoClockPrefix):
+		// Another reader's clock node (this is the parent of an election
+		// path): gone in a moment.
+	default:
+		s.others = append(s.others, n)
+	}
+}
+
+func isProposal(name string) bool {
+	_, ok := proposalSeq(name)
+	return ok
+}
+
+// readElection reads base and all its children without watches.
+func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
+	s := &electionSnapshot{}
+	children, _, err := conn.Children(base)
+	if errors.Is(err, zk.ErrNoNode) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.exists = true
+	for _, c := range children {
+		raw, stat, err := conn.Get(base + "/" + c)
+		if errors.Is(err, zk.ErrNoNode) {
+			s.vanished = append(s.vanished, c)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.file(newSnapNode(c, raw, stat))
+	}
+	sortSnapshot(s)
+	return s, nil
+}
+
+// zkClock returns ZooKeeper's "now": the ctime of an ephemeral sequential
+// node created (and deleted at once) next to the base path. The parents are
+// created when missing.
+func zkClock(conn *zk.Conn, base string) (time.Time, error) {
+	parent := path.Dir(base)
+	prefix := parent + "/" + infoClockPrefix
+	if parent == "/" {
+		prefix = "/" + infoClockPrefix
+	}
+	p, err := conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) && parent != "/" {
+		if err = createParents(conn, parent); err == nil {
+			p, err = conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		}
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("cannot create a clock node under %s: %w", parent, err)
+	}
+	defer func() { _ = conn.Delete(p, -1) }()
+	ok, stat, err := conn.Exists(p)
+	switch {
+	case err != nil:
+		return time.Time{}, fmt.Errorf("cannot read the clock node %s: %w", p, err)
+	case !ok:
+		return time.Time{}, fmt.Errorf("the clock node %s vanished", p)
+	}
+	return time.UnixMilli(stat.Ctime).UTC(), nil
+}
+
+// readClock is zkClock with the fallback to this host's clock; note is
+// non-empty when the fallback was taken.
+func readClock(conn *zk.Conn, base string) (now time.Time, note string) {
+	now, err := zkClock(conn, base)
+	if err != nil {
+		return time.Now().UTC(), "ages use this host's clock, which may not agree with the candidates' hosts: " + err.Error()
+	}
+	return now, ""
+}
+
+// ---------------------------------------------------------------------------
+// What is printed: `ballot info --output json` is one infoElection; the
+// human format prints the same fields. Field names are stable (README).
+
+type infoElection struct {
+	Election   string          `json:"election"`
+	ZooKeeper  []string        `json:"zookeeper"`
+	ReadAt     time.Time       `json:"readAt"` // "now", from ZooKeeper's clock unless clock is "local"
+	Clock      string          `json:"clock"`  // "zookeeper" or "local"
+	Exists     bool            `json:"exists"` // the base path exists
+	Leader     *infoCandidate  `json:"leader"` // the lowest proposal; null when there is none
+	Candidates []infoCandidate `json:"allCandidates"`
+	Cron       *infoCron       `json:"cron,omitempty"`
+	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
+	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
+	Notes      []string        `json:"notes"`
+}
+
+type infoCandidate struct {
+	Position     int    `json:"position"` // 1 = leader
+	ID           string `json:"id"`       // "" when the data cannot be parsed
+	Host         string `json:"host,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	ProposalNode string `json:"proposalNode"`
+	Sequence     int64  `json:"sequence"`
+	Czxid        int64  `json:"czxid"`                  // fact: the fencing token it has (or will have) as leader
+	FencingToken int64  `json:"fencingToken,omitempty"` // the leader only: its czxid
+	SessionID    string `json:"sessionId"`              // ephemeral owner, 0x…; "0x0": not ephemeral
+
+	SessionTimeout   string     `json:"sessionTimeout,omitempty"`
+	SessionTimeoutMs int64      `json:"sessionTimeoutMs,omitempty"`
+	ProposalTime     *time.Time `json:"proposalTime,omitempty"` // as the candidate wrote it (its clock)
+	ProposalAgeMs    int64      `json:"proposalAgeMs"`          // now - ctime
+	LastWriteAgeMs   int64      `json:"lastWriteAgeMs"`         // now - mtime
+	DataVersion      int32      `json:"dataVersion"`            // writes since creation
+	Heartbeats       bool       `json:"heartbeats"`             // the candidate writes heartbeats
+	// LastHeartbeatAgeMs is lastWriteAgeMs for a candidate that writes
+	// heartbeats, null otherwise.
+	LastHeartbeatAgeMs *int64 `json:"lastHeartbeatAgeMs"`
+
+	State    string       `json:"state,omitempty"` // as it says: following, leading, resigning
+	Mode     string       `json:"mode,omitempty"`
+	Version  string       `json:"version,omitempty"`
+	Command  *infoCommand `json:"command,omitempty"`
+	LastExit *infoExit    `json:"lastExit,omitempty"`
+	NextRun  *infoNextRun `json:"nextRun,omitempty"`
+	Health   *infoHealth  `json:"health,omitempty"` // with --health-check
+
+	ParseError string   `json:"parseError,omitempty"` // the data cannot be parsed
+	RawData    string   `json:"rawData,omitempty"`    // then: the data, cut at 300 bytes
+	Notes      []string `json:"notes"`
+}
+
+type infoCommand struct {
+	PID           int        `json:"pid"`
+	Since         *time.Time `json:"since,omitempty"` // the candidate's clock
+	RunningForMs  int64      `json:"runningForMs"`    // as of readAt
+	ScheduledTime string     `json:"scheduledTime,omitempty"`
+}
+
+type infoExit struct {
+	Code       int        `json:"code"`
+	At         *time.Time `json:"at,omitempty"` // the candidate's clock
+	AgoMs      int64      `json:"agoMs"`        // as of readAt
+	DurationMs int64      `json:"durationMs"`
+}
+
+type infoNextRun struct {
+	Time string `json:"time"` // RFC 3339, as the candidate computed it
+	InMs int64  `json:"inMs"` // as of readAt; negative: overdue
+}
+
+type infoHealth struct {
+	Healthy             bool  `json:"healthy"`
+	ConsecutiveFailures int   `json:"consecutiveFailures"`
+	LastCheckAgoMs      int64 `json:"lastCheckAgoMs"` // as of readAt; -1: no check yet
+}
+
+type infoCron struct {
+	Path          string     `json:"path"`
+	ScheduledTime *time.Time `json:"scheduledTime,omitempty"`
+	StartedAt     *time.Time `json:"startedAt,omitempty"` // the leader's clock
+	CandidateID   string     `json:"candidateId,omitempty"`
+	Host          string     `json:"host,omitempty"`
+	Proposal      string     `json:"proposal,omitempty"`
+	FencingToken  int64      `json:"fencingToken,omitempty"`
+	RecordedAgoMs int64      `json:"recordedAgoMs"` // now - mtime
+	ParseError    string     `json:"parseError,omitempty"`
+	RawData       string     `json:"rawData,omitempty"`
+}
+
+type infoRawNode struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	Data  string `json:"data"` // cut at 300 bytes
+	AgeMs int64  `json:"ageMs"`
+	Note  string `json:"note"`
+}
+
+func ageMs(now time.Time, zkMs int64) int64 {
+	if d := now.UnixMilli() - zkMs; d > 0 {
+		return d
+	}
+	return 0
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func cut(b []byte) string {
+	if len(b) > infoRawLimit {
+		return string(b[:infoRawLimit]) + "…"
+	}
+	return string(b)
+}
+
+// buildInfo turns a snapshot into what is printed. now is ZooKeeper's
+// clock, or this host's when clockNote says so.
+func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time, clockNote string) *infoElection {
+	inf := &infoElection{
+		Election:   base,
+		ZooKeeper:  servers,
+		ReadAt:     now.UTC(),
+		Clock:      "zookeeper",
+		Exists:     s.exists,
+		Candidates: []infoCandidate{},
+		Notes:      []string{},
+	}
+	if clockNote != "" {
+		inf.Clock = "local"
+		inf.Notes = append(inf.Notes, clockNote)
+	}
+	switch {
+	case !s.exists:
+		inf.Notes = append(inf.Notes, "no candidates: "+base+" does not exist")
+	case len(s.proposals) == 0:
+		inf.Notes = append(inf.Notes, "no candidates")
+	}
+
+	ids := map[string]int{}
+	for i, n := range s.proposals {
+		c := buildCandidate(base, n, i, now)
+		if c.ID != "" {
+			ids[c.ID]++
+		}
+		inf.Candidates = append(inf.Candidates, c)
+	}
+	for i := range inf.Candidates {
+		if k := ids[inf.Candidates[i].ID]; k > 1 {
+			inf.Candidates[i].Notes = append(inf.Candidates[i].Notes, fmt.Sprintf("%d candidates share the id %s", k, inf.Candidates[i].ID))
+		}
+	}
+	var dups []string
+	for id, k := range ids {
+		if k > 1 {
+			dups = append(dups, fmt.Sprintf("%d candidates share the id %s", k, id))
+		}
+	}
+	sort.Strings(dups)
+	inf.Notes = append(inf.Notes, dups...)
+	if len(inf.Candidates) > 0 {
+		inf.Leader = &inf.Candidates[0]
+	}
+	inf.Notes = append(inf.Notes, electionNotes(s, inf)...)
+	for _, v := range s.vanished {
+		inf.Notes = append(inf.Notes, "node "+v+" went away while being read")
+	}
+
+	if n := s.cron; n != nil {
+		inf.Cron = buildCron(base, n, now)
+	}
+	if n := s.leader; n != nil {
+		inf.LeaderNode = &infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
+			AgeMs: ageMs(now, n.stat.Mtime), Note: "the leader node (see ballot leader); shown raw"}
+	}
+	for _, n := range s.others {
+		inf.OtherNodes = append(inf.OtherNodes, infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
+			AgeMs: ageMs(now, n.stat.Mtime), Note: "not a proposal, not ballot's: ignored by the election"})
+	}
+	return inf
+}
+
+func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidate {
+	c := infoCandidate{
+		Position:       i + 1,
+		ProposalNode:   base + "/" + n.name,
+		Sequence:       n.seq,
+		Czxid:          n.stat.Czxid,
+		SessionID:      fmt.Sprintf("0x%x", n.stat.EphemeralOwner),
+		ProposalAgeMs:  ageMs(now, n.stat.Ctime),
+		LastWriteAgeMs: ageMs(now, n.stat.Mtime),
+		DataVersion:    n.stat.Version,
+		Notes:          []string{},
+	}
+	note := func(f string, a ...any) { c.Notes = append(c.Notes, fmt.Sprintf(f, a...)) }
+	switch i {
+	case 0:
+		c.FencingToken = n.stat.Czxid
+		note("is leader")
+	case 1:
+		note("next in line")
+	}
+	d := n.data
+	if d == nil {
+		c.ParseError = n.parseErr
+		c.RawData = cut(n.raw)
+		note("proposal data cannot be parsed (another tool or a bad write): %s", n.parseErr)
+	} else {
+		c.ID, c.Host, c.PID = d.CandidateID, d.Host, d.PID
+		c.SessionTimeout, c.SessionTimeoutMs = d.SessionTimeout, d.SessionTimeoutMs
+		c.ProposalTime = timePtr(d.ProposalTime)
+		c.State, c.Mode, c.Version = d.State, d.Mode, d.Version
+		write := c.LastWriteAgeMs // the *Ms fields were true at the write
+		if ch := d.Child; ch != nil {
+			c.Command = &infoCommand{PID: ch.PID, Since: timePtr(ch.Since), RunningForMs: ch.RunningForMs + write, ScheduledTime: ch.ScheduledTime}
+		}
+		if ex := d.LastExit; ex != nil {
+			c.LastExit = &infoExit{Code: ex.Code, At: timePtr(ex.At), AgoMs: ex.AgoMs + write, DurationMs: ex.DurationMs}
+		}
+		if nr := d.NextRun; nr != nil {
+			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write}
+		}
+		if h := d.Health; h != nil {
+			c.Health = &infoHealth{Healthy: h.Healthy, ConsecutiveFailures: h.ConsecutiveFailures, LastCheckAgoMs: -1}
+			if !h.LastCheck.IsZero() {
+				c.Health.LastCheckAgoMs = h.LastCheckAgoMs + write
+			}
+			if !h.Healthy {
+				note("says it is unhealthy (%d failed health checks in a row)", h.ConsecutiveFailures)
+			}
+		}
+		if d.State == "resigning" {
+			note("possibly resigning (it says resigning)")
+		}
+		c.Heartbeats = !d.WrittenAt.IsZero() || d.State != ""
+		if c.Heartbeats {
+			c.LastHeartbeatAgeMs = &write
+			note("last heartbeat %s ago", fmtMs(write))
+			if t := d.SessionTimeoutMs; t > 0 {
+				switch {
+				case write > t:
+					note("session may have expired: last heartbeat older than the session timeout (%s)", fmtMs(t))
+				case write > t*3/4:
+					note("heartbeat overdue (expected every %s): the candidate may be frozen, overloaded or cut off from ZooKeeper", fmtMs(t/2))
+				}
+			}
+		} else {
+			note("writes no heartbeats (older ballot?): its liveness cannot be judged from its data")
+		}
+		if d.FencingToken != 0 && d.FencingToken != n.stat.Czxid {
+			note("says fencing token %d, but its node's czxid is %d", d.FencingToken, n.stat.Czxid)
+		}
+	}
+	if n.stat.EphemeralOwner == 0 {
+		note("not ephemeral: no session owns it; it stays until deleted by hand")
+	}
+	note("proposal node created %s ago", fmtMs(c.ProposalAgeMs))
+	return c
+}
+
+// electionNotes are guesses about the election as a whole, worded as such.
+func electionNotes(s *electionSnapshot, inf *infoElection) []string {
+	var notes []string
+	if len(inf.Candidates) == 0 {
+		return nil
+	}
+	l := inf.Candidates[0]
+	switch {
+	case s.proposals[0].data == nil:
+		notes = append(notes, "the lowest proposal's data cannot be parsed: ballot candidates follow it as their leader all the same")
+	case l.Heartbeats && l.State == "resigning":
+		notes = append(notes, "election may be in progress: the leader says it is resigning")
+	case l.Heartbeats && l.State != "leading":
+		notes = append(notes, fmt.Sprintf("election may be in progress: the lowest proposal (%s) does not say it is leading yet (it says %s)", l.ID, orNone(l.State)))
+	}
+	for _, c := range inf.Candidates[1:] {
+		if c.State == "leading" {
+			notes = append(notes, fmt.Sprintf("election may be in progress: %s says it is leading but is not the lowest proposal (its data may predate a handover)", c.ID))
+		}
+	}
+	if s.proposals[0].stat.EphemeralOwner == 0 {
+		notes = append(notes, "the lowest proposal is not ephemeral: it holds the leadership until someone deletes it")
+	}
+	return notes
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+func buildCron(base string, n *snapNode, now time.Time) *infoCron {
+	c := &infoCron{Path: base + "/" + n.name, RecordedAgoMs: ageMs(now, n.stat.Mtime)}
+	var rec cronRecord
+	switch {
+	case len(n.raw) == 0:
+		c.ParseError = "no data"
+	default:
+		if err := json.Unmarshal(n.raw, &rec); err != nil {
+			c.ParseError = err.Error()
+			c.RawData = cut(n.raw)
+			return c
+		}
+		c.ScheduledTime, c.StartedAt = timePtr(rec.ScheduledTime), timePtr(rec.StartedAt)
+		c.CandidateID, c.Host, c.Proposal, c.FencingToken = rec.CandidateID, rec.Host, rec.Proposal, rec.FencingToken
+	}
+	return c
+}
+
+// ---------------------------------------------------------------------------
+// Human format: YAML-like.
+
+// fmtMs prints a duration in ms the way people read ages: 850ms, 2.2s,
+// 32s, 3m2s, 2h5m.
+func fmtMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	var s string
+	switch {
+	case d < time.Second:
+		s = d.String()
+	case d < 10*time.Second:
+		s = d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		s = d.Round(time.Second).String()
+	default:
+		s = strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	return sign + s
+}
+
+const humanTime = "2006-01-02T15:04:05.000Z07:00"
+
+func fmtTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(humanTime)
+}
+
+// yq quotes a scalar when YAML would not read it back as the same string.
+func yq(s string) string {
+	if s == "" {
+		return `""`
+	}
+	plain := !strings.ContainsAny(s, "\"'#{}[],&*!|>%@`\n\r\t\\") &&
+		!strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
+		s == strings.TrimSpace(s) && !strings.HasPrefix(s, "- ") && !strings.HasPrefix(s, "?")
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "null", "~":
+		plain = false
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		plain = false
+	}
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		plain = false
+	}
+	if plain {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+type kv struct {
+	k, v string
+	list []string // a list value instead of v
+}
+
+// writeBlock prints kvs as a YAML mapping; first is the prefix of the first
+// line ("" or "- "), indent the prefix of the others.
+func writeBlock(w io.Writer, kvs []kv, first, indent string) {
+	for i, p := range kvs {
+		pre := indent
+		if i == 0 {
+			pre = first
+		}
+		if p.list != nil {
+			if len(p.list) == 0 {
+				fmt.Fprintf(w, "%s%s: []\n", pre, p.k)
+				continue
+			}
+			fmt.Fprintf(w, "%s%s:\n", pre, p.k)
+			for _, s := range p.list { // notes: plain text, as people read it
+				if strings.ContainsAny(s, "\n\r") {
+					s = strconv.Quote(s)
+				}
+				fmt.Fprintf(w, "%s- %s\n", indent, s)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", pre, p.k, p.v)
+	}
+}
+
+func candidateKVs(c *infoCandidate) []kv {
+	id := yq(c.ID)
+	if c.ID == "" {
+		id = "null # unknown: the data cannot be parsed"
+	}
+	kvs := []kv{{k: "id", v: id}}
+	add := func(k, v string) { kvs = append(kvs, kv{k: k, v: v}) }
+	if c.Host != "" {
+		add("host", yq(c.Host))
+	}
+	if c.PID != 0 {
+		add("pid", strconv.Itoa(c.PID))
+	}
+	add("proposalNode", yq(c.ProposalNode))
+	add("sequence", strconv.FormatInt(c.Sequence, 10))
+	if c.FencingToken != 0 {
+		add("fencingToken", strconv.FormatInt(c.FencingToken, 10))
+	} else {
+		add("czxid", strconv.FormatInt(c.Czxid, 10))
+	}
+	add("sessionId", c.SessionID)
+	if c.SessionTimeout != "" {
+		add("sessionTimeout", yq(c.SessionTimeout))
+	}
+	if c.ProposalTime != nil {
+		add("proposalTime", fmtTime(c.ProposalTime))
+	}
+	add("proposalAge", fmtMs(c.ProposalAgeMs))
+	if c.LastHeartbeatAgeMs != nil {
+		add("lastHeartbeat", fmtMs(*c.LastHeartbeatAgeMs)+" ago")
+	} else {
+		add("lastWrite", fmtMs(c.LastWriteAgeMs)+" ago")
+	}
+	if c.ParseError == "" {
+		state := c.State
+		if state == "" {
+			state = "null # not reported"
+		}
+		add("state", state)
+	}
+	if c.Mode != "" {
+		add("mode", yq(c.Mode))
+	}
+	if c.Version != "" {
+		add("version", yq(c.Version))
+	}
+	if m := c.Command; m != nil {
+		v := fmt.Sprintf("{pid: %d, runningFor: %s", m.PID, fmtMs(m.RunningForMs))
+		if m.ScheduledTime != "" {
+			v += ", scheduledTime: " + m.ScheduledTime
+		}
+		add("command", v+"}")
+	} else if c.State == "leading" {
+		add("command", "null # not running")
+	}
+	if e := c.LastExit; e != nil {
+		add("lastExit", fmt.Sprintf("{status: %d, ago: %s, duration: %s}", e.Code, fmtMs(e.AgoMs), fmtMs(e.DurationMs)))
+	}
+	if n := c.NextRun; n != nil {
+		in := "in " + fmtMs(n.InMs)
+		if n.InMs < 0 {
+			in = "overdue by " + fmtMs(-n.InMs)
+		}
+		add("nextRun", fmt.Sprintf("{time: %s, %s}", n.Time, yq(in)))
+	}
+	if h := c.Health; h != nil {
+		v := fmt.Sprintf("{healthy: %v, consecutiveFailures: %d", h.Healthy, h.ConsecutiveFailures)
+		if h.LastCheckAgoMs >= 0 {
+			v += ", lastCheck: " + fmtMs(h.LastCheckAgoMs) + " ago"
+		}
+		add("health", v+"}")
+	}
+	if c.ParseError != "" {
+		add("data", rawData(c.RawData))
+	}
+	return append(kvs, kv{k: "notes", list: c.Notes})
+}
+
+func writeInfoHuman(w io.Writer, inf *infoElection) {
+	fmt.Fprintf(w, "election: %s\n", yq(inf.Election))
+	fmt.Fprintf(w, "zookeeper: %s\n", yq(strings.Join(inf.ZooKeeper, ",")))
+	clock := "ZooKeeper's clock"
+	if inf.Clock == "local" {
+		clock = "this host's clock"
+	}
+	fmt.Fprintf(w, "readAt: %s # %s\n", inf.ReadAt.Format(humanTime), clock)
+	if inf.Leader == nil {
+		fmt.Fprintln(w, "leader: null # no candidates")
+	} else {
+		fmt.Fprintln(w, "leader:")
+		writeBlock(w, candidateKVs(inf.Leader), "  ", "  ")
+	}
+	if len(inf.Candidates) == 0 {
+		fmt.Fprintln(w, "allCandidates: []")
+	} else {
+		fmt.Fprintln(w, "allCandidates:")
+		for i := range inf.Candidates {
+			c := &inf.Candidates[i]
+			kvs := append([]kv{{k: "position", v: strconv.Itoa(c.Position)}}, candidateKVs(c)...)
+			writeBlock(w, kvs, "- ", "  ")
+		}
+	}
+	if c := inf.Cron; c != nil {
+		fmt.Fprintln(w, "cron:")
+		kvs := []kv{{k: "path", v: yq(c.Path)}}
+		if c.ParseError != "" {
+			kvs = append(kvs, kv{k: "parseError", v: yq(c.ParseError)}, kv{k: "data", v: rawData(c.RawData)})
+		} else {
+			kvs = append(kvs,
+				kv{k: "lastScheduledRun", v: fmtTime(c.ScheduledTime)},
+				kv{k: "startedBy", v: yq(c.CandidateID)},
+			)
+			if c.Host != "" {
+				kvs = append(kvs, kv{k: "host", v: yq(c.Host)})
+			}
+			kvs = append(kvs, kv{k: "startedAt", v: fmtTime(c.StartedAt)},
+				kv{k: "fencingToken", v: strconv.FormatInt(c.FencingToken, 10)})
+		}
+		kvs = append(kvs, kv{k: "recorded", v: fmtMs(c.RecordedAgoMs) + " ago"})
+		writeBlock(w, kvs, "  ", "  ")
+	}
+	if n := inf.LeaderNode; n != nil {
+		fmt.Fprintln(w, "leaderNode:")
+		writeBlock(w, rawKVs(n), "  ", "  ")
+	}
+	if len(inf.OtherNodes) > 0 {
+		fmt.Fprintln(w, "otherNodes:")
+		for i := range inf.OtherNodes {
+			writeBlock(w, rawKVs(&inf.OtherNodes[i]), "- ", "  ")
+		}
+	}
+	writeBlock(w, []kv{{k: "notes", list: inf.Notes}}, "", "")
+}
+
+// rawData shows node data: JSON as it is (YAML reads it as flow style),
+// anything else quoted.
+func rawData(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) == nil && !strings.ContainsAny(s, "\n\r") {
+		if _, ok := v.(map[string]any); ok {
+			return s
+		}
+	}
+	return yq(s)
+}
+
+func rawKVs(n *infoRawNode) []kv {
+	return []kv{{k: "name", v: yq(n.Name)}, {k: "path", v: yq(n.Path)}, {k: "data", v: rawData(n.Data)},
+		{k: "lastWrite", v: fmtMs(n.AgeMs) + " ago"}, {k: "note", v: yq(n.Note)}}
+}
+
+func writeInfo(w io.Writer, format string, inf *infoElection) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(inf)
+	}
+	writeInfoHuman(w, inf)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Connecting, and `ballot info` itself.
+
+// zkDebugLogger sends the ZooKeeper client's messages to the log at debug.
+type zkDebugLogger struct{ log *slog.Logger }
+
+func (l zkDebugLogger) Printf(format string, a ...any) {
+	l.log.Debug(fmt.Sprintf(format, a...), "component", "zookeeper-client")
+}
+
+// readerWait is how long info and watch wait for a session, and for info's
+// reads: the session timeout, at least 2s.
+func readerWait(set *Settings) time.Duration {
+	return max(set.SessionTimeout, 2*time.Second)
+}
+
+// dialReader connects and waits for a session. cb, if set, gets every event
+// (on the client's goroutine; it must not block).
+func dialReader(set *Settings, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
+	servers := strings.Join(set.ZooKeeperServers, ",")
+	ready := make(chan struct{}, 1)
+	conn, _, err := zk.Connect(set.ZooKeeperServers, set.SessionTimeout,
+		zk.WithLogInfo(false),
+		zk.WithLogger(zkDebugLogger{log}),
+		zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+			}
+			if cb != nil {
+				cb(ev)
+			}
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to ZooKeeper %s: %v", servers, err)
+	}
+	wait := readerWait(set)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return conn, nil
+	case <-t.C:
+		go conn.Close() // may take a second with no server; nobody waits for it
+		return nil, fmt.Errorf("cannot reach ZooKeeper %s: no session within %s", servers, wait)
+	case <-stop:
+		go conn.Close()
+		return nil, errStopped
+	}
+}
+
+// runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
+// 125 when ZooKeeper cannot be read.
+func runInfo(set *Settings, log *slog.Logger) int {
+	conn, err := dialReader(set, log, nil, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
+		return exitFailure
+	}
+	type result struct {
+		inf *infoElection
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := readElection(conn, set.BasePath)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		now, note := readClock(conn, set.BasePath)
+		done <- result{inf: buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)}
+	}()
+	wait := readerWait(set)
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(wait):
+		r.err = fmt.Errorf("no answer within %s", wait)
+	}
+	if r.err != nil {
+		go conn.Close()
+		fmt.Fprintf(os.Stderr, "ballot: info: cannot read the election %s from ZooKeeper %s: %v\n",
+			set.BasePath, strings.Join(set.ZooKeeperServers, ","), r.err)
+		return exitFailure
+	}
+	conn.Close()
+	if err := writeInfo(os.Stdout, set.Output, r.inf); err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
+		return exitFailure
+	}
+	if r.inf.Leader == nil {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func TestInfoFmtMs(t *testing.T) {
+	for ms, want := range map[int64]string{
+		0: "0s", 4: "4ms", 850: "850ms", 2240: "2.2s", 9960: "10s", 32400: "32s",
+		182000: "3m2s", 7500000: "2h5m", -2200: "-2.2s",
+	} {
+		if got := fmtMs(ms); got != want {
+			t.Errorf("fmtMs(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+func TestInfoYAMLQuoting(t *testing.T) {
+	for in, want := range map[string]string{
+		"alice": "alice", "": `""`, "host-5.example": "host-5.example", "12345": `"12345"`, "true": `"true"`,
+		"a: b": `"a: b"`, "x\x00y": `"x\x00y"`, "bad\xff": `"bad\xff"`, "- x": `"- x"`, "#c": `"#c"`,
+		"/ballot/x/_c_ab-proposal-0000000001": "/ballot/x/_c_ab-proposal-0000000001",
+	} {
+		if got := yq(in); got != want {
+			t.Errorf("yq(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// proposal builds a snapshot node as ZooKeeper would return it; ctime and
+// mtime are ms before now.
+func proposal(t *testing.T, now time.Time, seq int64, d any, ctimeAgo, mtimeAgo int64) *snapNode {
+	t.Helper()
+	var raw []byte
+	switch v := d.(type) {
+	case string:
+		raw = []byte(v)
+	default:
+		raw, _ = json.Marshal(v)
+	}
+	name := fmt.Sprintf("_c_0123-proposal-%010d", seq)
+	return newSnapNode(name, raw, &zk.Stat{Czxid: 100 + seq, EphemeralOwner: 0x1000 + seq,
+		Ctime: now.UnixMilli() - ctimeAgo, Mtime: now.UnixMilli() - mtimeAgo, Version: 3})
+}
+
+func TestInfoBuild(t *testing.T) {
+	now := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
+	hb := func(id, state string) *proposalData {
+		return &proposalData{CandidateID: id, Host: "h-" + id, PID: 7, SessionTimeout: "2s", SessionTimeoutMs: 2000,
+			ProposalTime: now.Add(-time.Minute), State: state, WrittenAt: now.Add(-time.Second)}
+	}
+	leader := hb("a", "following") // elected, but its heartbeat does not say so yet
+	leader.Child = &childStatus{PID: 99, RunningForMs: 1000}
+	leader.LastExit = &exitStatus{Code: 3, AgoMs: 5000, DurationMs: 200}
+	leader.NextRun = &scheduledNext{Time: "2026-11-22T11:00:10Z", InMs: 12000}
+	sick := hb("b", "resigning")
+	sick.Health = &healthStatus{Healthy: false, ConsecutiveFailures: 3, LastCheck: now, LastCheckAgoMs: 400}
+	s := &electionSnapshot{exists: true, proposals: []*snapNode{
+		proposal(t, now, 1, leader, 60000, 1600),             // heartbeat overdue
+		proposal(t, now, 2, hb("b", "leading"), 30000, 2500), // stale, says leading
+		proposal(t, now, 3, sick, 20000, 100),
+		proposal(t, now, 4, &proposalData{CandidateID: "old", SessionTimeoutMs: 2000}, 10000, 10000), // no heartbeats
+		proposal(t, now, 5, "{not json", 100, 100),
+	}}
+	inf := buildInfo("/e", []string{"zk:2181"}, s, now, "")
+	if inf.Leader == nil || inf.Leader.ID != "a" || inf.Leader.FencingToken != 101 || len(inf.Candidates) != 5 {
+		t.Fatalf("leader %+v, %d candidates", inf.Leader, len(inf.Candidates))
+	}
+	l := inf.Leader
+	if l.Command.RunningForMs != 2600 || l.LastExit.AgoMs != 6600 || l.NextRun.InMs != 10400 || l.ProposalAgeMs != 60000 {
+		t.Errorf("ages not corrected by the write's age: command %+v, exit %+v, next %+v, age %d", l.Command, l.LastExit, l.NextRun, l.ProposalAgeMs)
+	}
+	want := map[int][]string{
+		0: {"is leader", "last heartbeat 1.6s ago", "heartbeat overdue", "proposal node created 1m0s ago"},
+		1: {"next in line", "session may have expired", "2 candidates share the id b"},
+		2: {"possibly resigning", "says it is unhealthy (3 failed health checks in a row)"},
+		3: {"writes no heartbeats"},
+		4: {"proposal data cannot be parsed (another tool or a bad write)"},
+	}
+	for i, subs := range want {
+		for _, sub := range subs {
+			if !hasNote(inf.Candidates[i].Notes, sub) {
+				t.Errorf("candidate %d notes %q lack %q", i+1, inf.Candidates[i].Notes, sub)
+			}
+		}
+	}
+	if inf.Candidates[3].LastHeartbeatAgeMs != nil || inf.Candidates[0].LastHeartbeatAgeMs == nil {
+		t.Errorf("lastHeartbeatAgeMs: %v, %v", inf.Candidates[0].LastHeartbeatAgeMs, inf.Candidates[3].LastHeartbeatAgeMs)
+	}
+	for _, sub := range []string{"election may be in progress: the lowest proposal (a) does not say it is leading yet",
+		"election may be in progress: b says it is leading", "2 candidates share the id b"} {
+		if !hasNote(inf.Notes, sub) {
+			t.Errorf("notes %q lack %q", inf.Notes, sub)
+		}
+	}
+	var b strings.Builder
+	writeInfoHuman(&b, inf)
+	for _, sub := range []string{"leader:\n  id: a\n", "  command: {pid: 99, runningFor: 2.6s}\n",
+		"  lastExit: {status: 3, ago: 6.6s, duration: 200ms}\n", "  nextRun: {time: 2026-11-22T11:00:10Z, in 10s}\n",
+		"- position: 5\n  id: null", `  data: "{not json"`, "  health: {healthy: false, consecutiveFailures: 3, lastCheck: 500ms ago}\n"} {
+		if !strings.Contains(b.String(), sub) {
+			t.Errorf("human output lacks %q:\n%s", sub, b.String())
+		}
+	}
+
+	local := buildInfo("/e", nil, &electionSnapshot{}, now, "ages use this host's clock")
+	if local.Clock != "local" || !hasNote(local.Notes, "this host's clock") || !hasNote(local.Notes, "does not exist") || local.Leader != nil {
+		t.Errorf("%+v", local)
+	}
+}
+
+func TestWatchDiff(t *testing.T) {
+	now := time.Now()
+	d := func(id, state string, child *childStatus, exit *exitStatus) *proposalData {
+		return &proposalData{CandidateID: id, State: state, Child: child, LastExit: exit, WrittenAt: now}
+	}
+	at := now.Add(-time.Second)
+	a1 := proposal(t, now, 1, d("a", "following", nil, nil), 0, 0)
+	a1lead := proposal(t, now, 1, d("a", "leading", &childStatus{PID: 5}, nil), 0, 0)
+	a1exit := proposal(t, now, 1, d("a", "leading", nil, &exitStatus{Code: 2, At: at, DurationMs: 1500}), 0, 0)
+	a1res := proposal(t, now, 1, d("a", "resigning", nil, &exitStatus{Code: 2, At: at, DurationMs: 1500}), 0, 0)
+	b2 := proposal(t, now, 2, d("b", "following", nil, nil), 0, 0)
+	b2lead := proposal(t, now, 2, d("b", "leading", &childStatus{PID: 6}, nil), 0, 0)
+	snap := func(ns ...*snapNode) *electionSnapshot { return &electionSnapshot{exists: true, proposals: ns} }
+
+	for _, tc := range []struct {
+		name      string
+		prev, cur *electionSnapshot
+		want      []string
+	}{
+		{"first joins", &electionSnapshot{}, snap(a1), []string{
+			"candidate joined: a (…-0000000001), 1st in line", "leader changed: none → a (…-0000000001)"}},
+		{"second joins", snap(a1), snap(a1, b2), []string{"candidate joined: b (…-0000000002), 2nd in line"}},
+		{"leading", snap(a1, b2), snap(a1lead, b2), []string{
+			"leader a (…-0000000001) state: following → leading", "leader a (…-0000000001): command started, pid 5"}},
+		{"exited", snap(a1lead, b2), snap(a1exit, b2), []string{"leader a (…-0000000001): command exited with status 2 after 1.5s"}},
+		{"heartbeat only", snap(a1exit, b2), snap(a1exit, b2), nil},
+		{"resigning", snap(a1exit, b2), snap(a1res, b2), []string{"leader a (…-0000000001) is resigning"}},
+		{"handover", snap(a1res, b2), snap(b2lead), []string{
+			"candidate left: a (…-0000000001)", "leader changed: a (…-0000000001) → b (…-0000000002)",
+			"leader b (…-0000000002) state: following → leading", "leader b (…-0000000002): command started, pid 6"}},
+		{"all gone", snap(b2lead), &electionSnapshot{}, []string{
+			"candidate left: b (…-0000000002)", "leader changed: b (…-0000000002) → none (no candidates)",
+			"no candidates yet: /e was deleted"}},
+	} {
+		var got []string
+		for _, ev := range diffElection("/e", tc.prev, tc.cur) {
+			got = append(got, ev.Message)
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], tc.want[i]) {
+				t.Errorf("%s: event %d = %q, want %q", tc.name, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

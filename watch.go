@@ -1,0 +1,662 @@
+package main
+
+// ballot watch: the election as `ballot info` prints it, then one line per
+// change, until SIGINT/SIGTERM.
+//
+// Driven by ZooKeeper watches, never by polling: a children watch on the
+// base path (joins, leaves, handovers), a data watch on the leader's
+// proposal node (its state: command started or exited, resigning) and on
+// the cron record; an exists watch on the base path while it does not
+// exist. A watch fires once; only the one that fired is re-armed. After a
+// reconnect everything is read again and compared with what was known;
+// after a session expiry a new connection (and session) is opened.
+//
+// Session events arrive through zk.WithEventCallback (the client's event
+// channel drops events beyond 6). The callback must not block: every
+// output line goes through a queue that one goroutine writes out.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// watchCandidate names a candidate in an event.
+type watchCandidate struct {
+	ID           string `json:"id"` // "" when its data cannot be parsed
+	Host         string `json:"host,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	ProposalNode string `json:"proposalNode"`
+	Sequence     int64  `json:"sequence"`
+	Position     int    `json:"position,omitempty"`     // place in line when the event was seen; 1 = leader
+	FencingToken int64  `json:"fencingToken,omitempty"` // leaders: the czxid of the node
+}
+
+// watchEvent is one line of `ballot watch --output json`.
+type watchEvent struct {
+	Time          time.Time       `json:"time"` // this host's clock, when the change was seen
+	Event         string          `json:"event"`
+	Message       string          `json:"message"` // the human line, without the time
+	Candidate     *watchCandidate `json:"candidate,omitempty"`
+	Previous      *watchCandidate `json:"previous,omitempty"` // leaderChanged: the former leader
+	Change        string          `json:"change,omitempty"`   // leaderStateChanged: state, commandStarted, commandExited, resigning
+	State         string          `json:"state,omitempty"`
+	PreviousState string          `json:"previousState,omitempty"`
+	PID           int             `json:"pid,omitempty"`      // commandStarted
+	ExitCode      *int            `json:"exitCode,omitempty"` // commandExited
+	DurationMs    int64           `json:"durationMs,omitempty"`
+	Cron          *infoCron       `json:"cron,omitempty"`     // cronRunRecorded
+	Election      *infoElection   `json:"election,omitempty"` // snapshot
+	Server        string          `json:"server,omitempty"`
+	SessionID     string          `json:"sessionId,omitempty"`
+}
+
+// Event names.
+const (
+	evSnapshot       = "snapshot"
+	evNoCandidates   = "noCandidates"
+	evJoined         = "candidateJoined"
+	evLeft           = "candidateLeft"
+	evLeaderChanged  = "leaderChanged"
+	evLeaderState    = "leaderStateChanged"
+	evCronRecorded   = "cronRunRecorded"
+	evConnectionLost = "connectionLost"
+	evReconnected    = "reconnected"
+	evSessionExpired = "sessionExpired"
+)
+
+// ---------------------------------------------------------------------------
+// Diffs.
+
+func label(n *snapNode) string {
+	if n == nil {
+		return "none"
+	}
+	id := "(unparsable node)"
+	if n.data != nil {
+		id = n.data.CandidateID
+	}
+	seq := n.name
+	if i := strings.LastIndexByte(seq, '-'); i >= 0 {
+		seq = seq[i+1:]
+	}
+	return fmt.Sprintf("%s (…-%s)", id, seq)
+}
+
+func eventCandidate(base string, n *snapNode, position int) *watchCandidate {
+	if n == nil {
+		return nil
+	}
+	c := &watchCandidate{ProposalNode: base + "/" + n.name, Sequence: n.seq, Position: position}
+	if n.data != nil {
+		c.ID, c.Host, c.PID = n.data.CandidateID, n.data.Host, n.data.PID
+	}
+	if position == 1 {
+		c.FencingToken = n.stat.Czxid
+	}
+	return c
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// diffElection lists the changes from prev to cur, in the order they are
+// printed: leaves, joins, the leader, the leader's state, the cron record.
+func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
+	var evs []watchEvent
+	prevBy := map[string]*snapNode{}
+	for _, n := range prev.proposals {
+		prevBy[n.name] = n
+	}
+	curBy := map[string]*snapNode{}
+	for _, n := range cur.proposals {
+		curBy[n.name] = n
+	}
+	for _, n := range prev.proposals {
+		if curBy[n.name] == nil {
+			evs = append(evs, watchEvent{Event: evLeft, Candidate: eventCandidate(base, n, 0),
+				Message: "candidate left: " + label(n)})
+		}
+	}
+	for i, n := range cur.proposals {
+		if prevBy[n.name] == nil {
+			msg := fmt.Sprintf("candidate joined: %s, %s in line", label(n), ordinal(i+1))
+			if n.data != nil && n.data.Host != "" {
+				msg = fmt.Sprintf("candidate joined: %s on %s, %s in line", label(n), n.data.Host, ordinal(i+1))
+			}
+			evs = append(evs, watchEvent{Event: evJoined, Candidate: eventCandidate(base, n, i+1), Message: msg})
+		}
+	}
+	pl, cl := prev.leaderNode(), cur.leaderNode()
+	switch {
+	case pl == nil && cl == nil:
+	case pl == nil || cl == nil || pl.name != cl.name:
+		msg := "leader changed: " + label(pl) + " → " + label(cl)
+		if cl == nil {
+			msg += " (no candidates)"
+		}
+		evs = append(evs, watchEvent{Event: evLeaderChanged, Candidate: eventCandidate(base, cl, 1),
+			Previous: eventCandidate(base, pl, 0), Message: msg})
+		if cl != nil {
+			evs = append(evs, leaderStateEvents(base, prevBy[cl.name], cl)...)
+		}
+	default:
+		evs = append(evs, leaderStateEvents(base, pl, cl)...)
+	}
+	if prev.exists && !cur.exists {
+		evs = append(evs, watchEvent{Event: evNoCandidates,
+			Message: "no candidates yet: " + base + " was deleted; watching for its creation"})
+	}
+	if c := cur.cron; c != nil && (prev.cron == nil || prev.cron.stat.Mzxid != c.stat.Mzxid) {
+		ci := buildCron(base, c, time.Now())
+		msg := "cron run recorded: the record cannot be parsed: " + ci.ParseError
+		if ci.ParseError == "" {
+			msg = fmt.Sprintf("cron run recorded: scheduled %s, by %s, fencing token %d",
+				fmtTime(ci.ScheduledTime), ci.CandidateID, ci.FencingToken)
+		}
+		ci.RecordedAgoMs = 0
+		evs = append(evs, watchEvent{Event: evCronRecorded, Cron: ci, Message: msg})
+	}
+	return evs
+}
+
+// leaderStateEvents compares what the leader says now (cur) with what it
+// said before (old, nil when it was not seen before).
+func leaderStateEvents(base string, old, cur *snapNode) []watchEvent {
+	if cur.data == nil {
+		return nil
+	}
+	var o proposalData
+	seen := old != nil && old.data != nil
+	if seen {
+		o = *old.data
+	}
+	n := cur.data
+	who := "leader " + label(cur)
+	c := eventCandidate(base, cur, 1)
+	var evs []watchEvent
+	if n.State != o.State && n.State != "" && n.State != "resigning" && !(o.State == "" && n.State == "following") {
+		evs = append(evs, watchEvent{Event: evLeaderState, Change: "state", Candidate: c, State: n.State, PreviousState: o.State,
+			Message: fmt.Sprintf("%s state: %s → %s", who, orNone(o.State), n.State)})
+	}
+	if e := n.LastExit; e != nil && seen && (o.LastExit == nil || !o.LastExit.At.Equal(e.At) || o.LastExit.Code != e.Code) {
+		code := e.Code
+		evs = append(evs, watchEvent{Event: evLeaderState, Change: "commandExited", Candidate: c, ExitCode: &code, DurationMs: e.DurationMs,
+			Message: fmt.Sprintf("%s: command exited with status %d after %s", who, e.Code, fmtMs(e.DurationMs))})
+	}
+	if ch := n.Child; ch != nil && (o.Child == nil || o.Child.PID != ch.PID) {
+		evs = append(evs, watchEvent{Event: evLeaderState, Change: "commandStarted", Candidate: c, PID: ch.PID,
+			Message: fmt.Sprintf("%s: command started, pid %d", who, ch.PID)})
+	}
+	if n.State == "resigning" && o.State != "resigning" {
+		evs = append(evs, watchEvent{Event: evLeaderState, Change: "resigning", Candidate: c, State: n.State, PreviousState: o.State,
+			Message: who + " is resigning"})
+	}
+	return evs
+}
+
+// ---------------------------------------------------------------------------
+// Output.
+
+// linePrinter writes queued text from one goroutine, so that the ZooKeeper
+// event callback never waits for stdout.
+type linePrinter struct {
+	w      io.Writer
+	mu     sync.Mutex
+	queue  []string
+	closed bool
+	kick   chan struct{}
+	done   chan struct{}
+}
+
+func newLinePrinter(w io.Writer) *linePrinter {
+	p := &linePrinter{w: w, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+func (p *linePrinter) Print(s string) {
+	p.mu.Lock()
+	p.queue = append(p.queue, s)
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *linePrinter) loop() {
+	defer close(p.done)
+	for {
+		p.mu.Lock()
+		q, closed := p.queue, p.closed
+		p.queue = nil
+		p.mu.Unlock()
+		for _, s := range q {
+			_, _ = io.WriteString(p.w, s)
+		}
+		if len(q) == 0 {
+			if closed {
+				return
+			}
+			<-p.kick
+		}
+	}
+}
+
+// Close writes out what is queued.
+func (p *linePrinter) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	<-p.done
+}
+
+// ---------------------------------------------------------------------------
+// The watcher.
+
+type watcher struct {
+	set  *Settings
+	log  *slog.Logger
+	out  *linePrinter
+	stop chan struct{}
+	wake chan struct{} // pinged by the session callback
+
+	mu        sync.Mutex
+	conn      *zk.Conn
+	gen       int  // of conn; events of older connections are ignored
+	connected bool // has a session now
+	lost      bool // "connection lost" printed, "reconnected" not yet
+	expired   bool
+	needFull  bool // read everything again (after a reconnect)
+	stopping  bool
+	closed    chan struct{} // closed once the last connection is closed
+
+	// Main loop only. A nil channel is a watch not armed.
+	childW, leaderW, cronW, baseW <-chan zk.Event
+	leaderPath                    string
+	prev                          *electionSnapshot
+}
+
+func (w *watcher) emit(ev watchEvent) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC().Truncate(time.Millisecond)
+	}
+	if w.set.Output == "json" {
+		b, _ := json.Marshal(ev)
+		w.out.Print(string(b) + "\n")
+		return
+	}
+	if ev.Event == evSnapshot && ev.Election != nil {
+		var b strings.Builder
+		writeInfoHuman(&b, ev.Election)
+		w.out.Print(b.String())
+		return
+	}
+	w.out.Print(ev.Time.Format(humanTime) + " " + ev.Message + "\n")
+}
+
+// callback handles session events of connection gen.
+func (w *watcher) callback(gen int) func(zk.Event) {
+	return func(ev zk.Event) {
+		if ev.Type != zk.EventSession {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if gen != w.gen || w.stopping || w.expired {
+			return
+		}
+		switch ev.State {
+		case zk.StateHasSession:
+			if w.lost {
+				w.lost = false
+				w.needFull = true
+				w.emit(watchEvent{Event: evReconnected, Server: ev.Server, Message: "reconnected to ZooKeeper " + ev.Server})
+			}
+			w.connected = true
+		case zk.StateDisconnected:
+			if w.connected {
+				w.connected = false
+				w.lost = true
+				w.emit(watchEvent{Event: evConnectionLost, Server: ev.Server, Message: "connection to ZooKeeper lost"})
+			}
+		case zk.StateExpired:
+			w.expired = true
+			w.emit(watchEvent{Event: evSessionExpired, Message: "session expired; starting a new one"})
+		default:
+			return
+		}
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// dial opens a new connection and session, replacing the current one.
+func (w *watcher) dial() error {
+	w.mu.Lock()
+	old := w.conn
+	w.gen++
+	gen := w.gen
+	w.conn, w.connected, w.lost, w.expired = nil, false, false, false
+	w.mu.Unlock()
+	if old != nil {
+		go old.Close()
+	}
+	w.childW, w.leaderW, w.cronW, w.baseW, w.leaderPath = nil, nil, nil, nil, ""
+	conn, err := dialReader(w.set, w.log, w.callback(gen), w.stop)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.gen++ // ignore whatever the abandoned connection still reports
+		return err
+	}
+	if w.stopping {
+		go conn.Close()
+		return errStopped
+	}
+	w.conn, w.connected = conn, true
+	return nil
+}
+
+func (w *watcher) shutdown() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopping {
+		return
+	}
+	w.stopping = true
+	close(w.stop)
+	if conn := w.conn; conn != nil {
+		go func() {
+			conn.Close() // also unblocks a request waiting for a reconnect
+			close(w.closed)
+		}()
+	} else {
+		close(w.closed)
+	}
+}
+
+func (w *watcher) stopped() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *watcher) current() *zk.Conn {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.conn
+}
+
+// read reads the election, arming the watches that are not armed. Nodes
+// whose watch has not fired are taken from the last snapshot unless full.
+func (w *watcher) read(full bool) (*electionSnapshot, error) {
+	conn := w.current()
+	base := w.set.BasePath
+	s := &electionSnapshot{}
+	var children []string
+	for {
+		var err error
+		if w.childW != nil {
+			children, _, err = conn.Children(base)
+			if errors.Is(err, zk.ErrNoNode) {
+				return s, nil // deleted: the children watch fires and is re-armed
+			}
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		var ch <-chan zk.Event
+		children, _, ch, err = conn.ChildrenW(base)
+		if err == nil {
+			w.childW, w.baseW = ch, nil
+			break
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+		if w.baseW != nil {
+			return s, nil
+		}
+		ok, _, ev, err := conn.ExistsW(base)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			w.baseW = ev
+			return s, nil
+		}
+		// Created in the meantime: list it (ev is a data watch; dropped).
+	}
+	s.exists = true
+
+	var cached map[string]*snapNode
+	if w.prev != nil && !full {
+		cached = map[string]*snapNode{}
+		for _, n := range w.prev.proposals {
+			cached[n.name] = n
+		}
+		if w.prev.cron != nil {
+			cached[w.prev.cron.name] = w.prev.cron
+		}
+		if w.prev.leader != nil {
+			cached[w.prev.leader.name] = w.prev.leader
+		}
+		for _, n := range w.prev.others {
+			cached[n.name] = n
+		}
+	}
+	line := sortedProposals(children)
+	leaderName := ""
+	if len(line) > 0 {
+		leaderName = line[0]
+	}
+	for _, c := range children {
+		p := base + "/" + c
+		var (
+			raw  []byte
+			stat *zk.Stat
+			err  error
+		)
+		switch {
+		case c == leaderName && (w.leaderW == nil || w.leaderPath != p):
+			var ev <-chan zk.Event
+			if raw, stat, ev, err = conn.GetW(p); err == nil {
+				w.leaderW, w.leaderPath = ev, p
+			}
+		case c == infoCronNode && w.cronW == nil:
+			var ev <-chan zk.Event
+			if raw, stat, ev, err = conn.GetW(p); err == nil {
+				w.cronW = ev
+			}
+		case cached[c] != nil:
+			s.file(cached[c]) // its watch has not fired, or nothing is watched
+			continue
+		default:
+			raw, stat, err = conn.Get(p)
+		}
+		if errors.Is(err, zk.ErrNoNode) {
+			s.vanished = append(s.vanished, c) // the children watch fires
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.file(newSnapNode(c, raw, stat))
+	}
+	sortSnapshot(s)
+	return s, nil
+}
+
+// runWatch is `ballot watch`. It exits 0 on SIGINT/SIGTERM, 125 when
+// ZooKeeper cannot be reached at the start.
+func runWatch(set *Settings, log *slog.Logger) int {
+	w := &watcher{set: set, log: log, out: newLinePrinter(os.Stdout),
+		stop: make(chan struct{}), wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	defer w.out.Close()
+	defer func() {
+		w.shutdown()
+		select { // let the server end the session now, if it is quick
+		case <-w.closed:
+		case <-time.After(time.Second):
+		}
+	}()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			w.shutdown()
+		case <-w.stop:
+		}
+	}()
+
+	if err := w.dial(); err != nil {
+		if errors.Is(err, errStopped) {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "ballot: watch: "+err.Error())
+		return exitFailure
+	}
+
+	first, needRead, full := true, true, true
+	var retry <-chan time.Time
+	for {
+		if w.stopped() {
+			return 0
+		}
+		w.mu.Lock()
+		expired := w.expired
+		if w.needFull {
+			needRead, full, w.needFull = true, true, false
+		}
+		w.mu.Unlock()
+		if expired {
+			if !w.renew() {
+				return 0
+			}
+			needRead, full = true, true
+		}
+		if needRead {
+			s, err := w.read(full)
+			switch {
+			case err == nil:
+				w.show(first, s)
+				first, needRead, full, retry = false, false, false, nil
+			case w.stopped():
+				return 0
+			case errors.Is(err, zk.ErrSessionExpired):
+				w.mu.Lock()
+				if !w.expired {
+					w.expired = true
+					w.emit(watchEvent{Event: evSessionExpired, Message: "session expired; starting a new one"})
+				}
+				w.mu.Unlock()
+				continue
+			default:
+				if !retryable(err) {
+					log.Warn("cannot read the election; retrying", "election", set.BasePath, "error", err)
+				}
+				retry = time.After(time.Second)
+			}
+		}
+		select {
+		case <-w.stop:
+			return 0
+		case <-w.wake:
+		case <-retry:
+		case <-w.childW:
+			w.childW, needRead = nil, true
+		case <-w.leaderW:
+			w.leaderW, needRead = nil, true
+		case <-w.cronW:
+			w.cronW, needRead = nil, true
+		case <-w.baseW:
+			w.baseW, needRead = nil, true
+		}
+	}
+}
+
+// show prints the first snapshot, or the changes since the last one.
+func (w *watcher) show(first bool, s *electionSnapshot) {
+	base := w.set.BasePath
+	if first {
+		now, note := readClock(w.current(), base)
+		inf := buildInfo(base, w.set.ZooKeeperServers, s, now, note)
+		msg := "no candidates"
+		if l := s.leaderNode(); l != nil {
+			msg = fmt.Sprintf("leader %s, %d candidate(s)", label(l), len(s.proposals))
+		}
+		w.emit(watchEvent{Event: evSnapshot, Election: inf, Message: msg})
+		switch {
+		case !s.exists:
+			w.emit(watchEvent{Event: evNoCandidates, Message: "no candidates yet: " + base + " does not exist; watching for its creation"})
+		case len(s.proposals) == 0:
+			w.emit(watchEvent{Event: evNoCandidates, Message: "no candidates yet"})
+		}
+	} else {
+		for _, ev := range diffElection(base, w.prev, s) {
+			w.emit(ev)
+		}
+	}
+	w.prev = s
+}
+
+// renew replaces an expired session by a new connection, retrying until it
+// works or watch is stopped.
+func (w *watcher) renew() bool {
+	warned := false
+	for {
+		err := w.dial()
+		if err == nil {
+			w.emit(watchEvent{Event: evReconnected, SessionID: fmt.Sprintf("0x%x", w.current().SessionID()),
+				Message: fmt.Sprintf("reconnected: new session 0x%x", w.current().SessionID())})
+			return true
+		}
+		if w.stopped() {
+			return false
+		}
+		if !warned {
+			w.log.Warn("cannot open a new ZooKeeper session; retrying", "error", err)
+			warned = true
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-w.stop:
+			return false
+		}
+	}
+}
