@@ -300,6 +300,9 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 				if !st.last.IsZero() {
 					r.logMissed(laterOf(st.last, skipped), due, late, "")
 				}
+				if !l.Fresh() {
+					return r.leaderEnded(c, leaseLost, childExit{})
+				}
 				if err := r.record(c, &st, due); err != nil {
 					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
 					return r.leaderEnded(c, sessionLost, childExit{})

@@ -591,6 +591,12 @@ func (l *lease) KillBy() time.Time {
 	return l.renewedAt.Add(l.timeout - l.margin())
 }
 
+// Fresh reports that the session is connected and the lease well within
+// its term: the condition for starting anything as leader.
+func (l *lease) Fresh() bool {
+	return l.c.s.connected.Load() && !l.c.s.isLost() && time.Now().Before(l.SuspectAt())
+}
+
 // SuspectAt is when missing renewals mean the connection is lost: two
 // renewals late, half the lease left.
 func (l *lease) SuspectAt() time.Time {

@@ -20,6 +20,9 @@ import (
 // runPromote runs the on-promote hook as a leader's command: under the
 // lease, killed at the hook timeout.
 func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
+	if !l.Fresh() {
+		return leaseLost, childExit{}
+	}
 	ch, err := r.startHook(c, "on-promote", r.set.OnPromote, "leader", "")
 	if err != nil {
 		r.log.Error("cannot start the on-promote hook", "error", err)

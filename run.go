@@ -208,15 +208,15 @@ func (r *runner) join() (*candidate, int) {
 	}
 	backoff := time.Second
 	for {
-		var err error
-		if r.sess == nil {
-			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
-		}
 		if !r.health.Healthy() {
 			r.log.Info("waiting for a passing health check before standing for election")
 			if !r.health.WaitHealthy(r.stopping) {
 				return nil, 0
 			}
+		}
+		var err error
+		if r.sess == nil {
+			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
 		}
 		if err == nil {
 			var c *candidate
@@ -228,6 +228,13 @@ func (r *runner) join() (*candidate, int) {
 			}
 			if errors.Is(err, errStopped) {
 				return nil, 0
+			}
+			if errors.Is(err, errSessionLost) {
+				// Lost between dialing and proposing (say, while waiting to
+				// be healthy): not an election failure; start afresh.
+				r.log.Info("session lost before the proposal was made; starting a new one", "reason", r.sess.lostReason())
+				r.dropSessionIfLost()
+				continue
 			}
 			r.dropSessionIfLost()
 		}
@@ -445,6 +452,11 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 			return r.leaderEnded(c, r.supervise(c, l, nil, time.Time{}), childExit{})
 		}
 		if promoted {
+			if !l.Fresh() {
+				// Never start a command on a lease that may be gone (the
+				// host was frozen, or the connection dropped, just now).
+				return r.leaderEnded(c, leaseLost, ex)
+			}
 			ch, err := r.startCommand(c)
 			if err != nil {
 				r.log.Error("ballot failed", "error", err)
@@ -467,12 +479,16 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 			return r.leaderEnded(c, how, ex)
 		}
 		policy := r.policyFor(ex)
+		reason := "command-exited"
+		if !promoted {
+			reason = "promote-failed" // the command never ran
+		}
 		switch policy {
 		case policyExit:
 			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
-			return r.resign(c, ex, true, "command-exited")
+			return r.resign(c, ex, true, reason)
 		case policyReelect:
-			r.resign(c, ex, false, "command-exited")
+			r.resign(c, ex, false, reason)
 			r.pause(ex)
 			return 0, false
 		case policyIgnore:
@@ -544,7 +560,6 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
 func (r *runner) lostLeadership(c *candidate, how outcome, reason string) (int, bool) {
-	c.pub.stop()
 	r.demote(c, reason)
 	r.setCandidate(nil)
 	// Whatever happened, this session cannot be trusted any more: a new one
@@ -553,6 +568,10 @@ func (r *runner) lostLeadership(c *candidate, how outcome, reason string) (int, 
 		r.sess.Close()
 		r.sess = nil
 	}
+	// Only now: while the connection is down, the publisher can be stuck in
+	// a write that the client holds until it reconnects; closing the
+	// session releases it.
+	c.pub.stop()
 	if r.set.OnConnectionLoss == lossExit {
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		return exitFailure, true
