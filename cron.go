@@ -307,6 +307,12 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
 					return r.leaderEnded(c, sessionLost, childExit{})
 				}
+				if !l.Fresh() {
+					// The write may have waited out a partition: the time is
+					// recorded (so never run twice) but not run.
+					r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
+					return r.leaderEnded(c, leaseLost, childExit{})
+				}
 				ch, err = r.startScheduled(c, due)
 				if err != nil {
 					r.log.Error("ballot failed", "error", err)

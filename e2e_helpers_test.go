@@ -62,6 +62,11 @@ func TestMain(m *testing.M) {
 //	run FILE DURATION       append "scheduled-time token candidate" to FILE, tick
 //	                        into $TICK_FILE for DURATION, exit 0
 //	die SIGNAL              kill itself with SIGNAL (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGUSR1)
+//	event FILE EVENT [DELAY [CODE]]
+//	                        a hook: sleep DELAY, append "start end EVENT token
+//	                        candidate reason role" (start/end in unixnano; reason
+//	                        is $BALLOT_DEMOTE_REASON, role $BALLOT_ROLE, "-" if
+//	                        unset) to FILE in one write, exit CODE
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
 	tick := func(file string, stop <-chan struct{}) {
@@ -133,6 +138,32 @@ func testChildMain(mode string, args []string) int {
 	case "echo":
 		fmt.Println("to stdout")
 		fmt.Fprintln(os.Stderr, "to stderr")
+	case "event":
+		start := time.Now()
+		var d time.Duration
+		if len(args) > 2 {
+			d, _ = time.ParseDuration(args[2])
+		}
+		code := 0
+		if len(args) > 3 {
+			code, _ = strconv.Atoi(args[3])
+		}
+		time.Sleep(d)
+		orDash := func(name string) string {
+			if v := os.Getenv(name); v != "" {
+				return v
+			}
+			return "-"
+		}
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 3
+		}
+		fmt.Fprintf(f, "%d %d %s %s %s %s %s\n", start.UnixNano(), time.Now().UnixNano(), args[1], orDash("BALLOT_FENCING_TOKEN"),
+			orDash("BALLOT_CANDIDATE_ID"), orDash("BALLOT_DEMOTE_REASON"), orDash("BALLOT_ROLE"))
+		f.Close()
+		return code
 	case "die":
 		sig := map[string]syscall.Signal{"SIGKILL": syscall.SIGKILL, "SIGTERM": syscall.SIGTERM,
 			"SIGINT": syscall.SIGINT, "SIGHUP": syscall.SIGHUP, "SIGUSR1": syscall.SIGUSR1}[args[0]]

@@ -279,7 +279,10 @@ type candidate struct {
 	pub      *publisher
 
 	leading   bool // elected; the demote hook is owed
-	published bool // the leader node is ours
+	published bool // the leader node was written (or is being written)
+
+	ops     chan func() // leader-node writes, in order (leader.go)
+	opsOnce sync.Once
 }
 
 const proposalPrefix = "proposal-"
@@ -639,13 +642,11 @@ type publisher struct {
 	kick     chan struct{}
 	quit     chan struct{}
 	quitOnce sync.Once
-	done     sync.WaitGroup
 }
 
 func newPublisher(c *candidate, status proposalData) *publisher {
 	p := &publisher{c: c, every: c.s.Timeout() / 2, status: status,
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
-	p.done.Add(1)
 	go p.loop()
 	return p
 }
@@ -664,16 +665,17 @@ func (p *publisher) update(f func(*proposalData)) {
 	}
 }
 
+// stop ends the heartbeats without waiting: a write held up by a lost
+// connection must not hold up a resignation, and a late write cannot
+// recreate a deleted node.
 func (p *publisher) stop() {
 	if p == nil {
 		return
 	}
 	p.quitOnce.Do(func() { close(p.quit) })
-	p.done.Wait()
 }
 
 func (p *publisher) loop() {
-	defer p.done.Done()
 	last := time.Now() // the create wrote the first status
 	t := time.NewTimer(p.every)
 	defer t.Stop()

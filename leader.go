@@ -30,6 +30,43 @@ type leaderRecord struct {
 
 func leaderPath(base string) string { return base + "/leader" }
 
+// The leader node is written and removed by one goroutine per candidate,
+// in order, and never waited for on the supervision path: a ZooKeeper
+// request made while the connection is down waits for the reconnect, and a
+// leader must be able to stop its command on time meanwhile.
+
+// nodeOp queues f after the candidate's earlier leader-node operations.
+func (c *candidate) nodeOp(f func()) {
+	c.opsOnce.Do(func() {
+		c.ops = make(chan func(), 16)
+		go func() {
+			for {
+				select {
+				case f := <-c.ops:
+					f()
+				case <-c.s.lost:
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case c.ops <- f:
+	case <-c.s.lost:
+	}
+}
+
+// flushNodeOps waits, at most d, for the queued leader-node operations.
+func (c *candidate) flushNodeOps(d time.Duration) {
+	done := make(chan struct{})
+	c.nodeOp(func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(d):
+	case <-c.s.lost:
+	}
+}
+
 // publishLeader creates the leader node, replacing one left by another
 // session, in a multi-op that checks this candidate's proposal still exists:
 // only the live leader can write it.
@@ -37,50 +74,53 @@ func (r *runner) publishLeader(c *candidate) {
 	if c.published {
 		return
 	}
+	c.published = true
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC()})
-	path := leaderPath(c.basePath)
-	check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
-	create := &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}
-	for attempt := 0; attempt < 5; attempt++ {
-		_, err := c.s.conn.Multi(check, create)
-		if err == nil {
-			c.published = true
-			r.log.Info("leadership acknowledged: leader node written", "path", path)
-			return
-		}
-		if !errors.Is(err, zk.ErrNodeExists) {
-			if retryable(err) && c.s.waitOnline(r.stopping) == nil {
+	c.nodeOp(func() {
+		path := leaderPath(c.basePath)
+		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
+		create := &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}
+		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
+			_, err := c.s.conn.Multi(check, create)
+			if err == nil {
+				r.log.Info("leadership acknowledged: leader node written", "path", path)
+				return
+			}
+			if !errors.Is(err, zk.ErrNodeExists) {
+				if retryable(err) && c.s.waitOnline(r.stopping) == nil {
+					continue
+				}
+				r.log.Warn("cannot write the leader node", "path", path, "error", err)
+				return
+			}
+			_, stat, err := c.s.conn.Get(path)
+			if err != nil {
 				continue
 			}
-			r.log.Warn("cannot write the leader node", "path", path, "error", err)
-			return
+			if stat.EphemeralOwner == c.s.ID() {
+				return
+			}
+			_, _ = c.s.conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
 		}
-		_, stat, err := c.s.conn.Get(path)
-		if err != nil {
-			continue
-		}
-		if stat.EphemeralOwner == c.s.ID() {
-			c.published = true
-			return
-		}
-		_, _ = c.s.conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
-	}
+	})
 }
 
 // unpublishLeader removes the leader node, first thing when a leader stops
-// leading, so observers stop following it.
+// leading, so observers stop following it. It does not wait.
 func (r *runner) unpublishLeader(c *candidate) {
-	if !c.published || c.s.isLost() {
+	if !c.published {
 		return
 	}
 	c.published = false
-	path := leaderPath(c.basePath)
-	_, stat, err := c.s.conn.Get(path)
-	if err == nil && stat.EphemeralOwner == c.s.ID() {
-		_ = c.s.conn.Delete(path, stat.Version)
-	}
+	c.nodeOp(func() {
+		path := leaderPath(c.basePath)
+		_, stat, err := c.s.conn.Get(path)
+		if err == nil && stat.EphemeralOwner == c.s.ID() {
+			_ = c.s.conn.Delete(path, stat.Version)
+		}
+	})
 }
 
 // runLeader is `ballot leader`: print the acknowledged leader's data.

@@ -544,6 +544,11 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 	r.log.Info("resigning", "proposal", c.node, "reason", reason)
 	c.pub.update(func(d *proposalData) { d.State = "resigning" })
 	r.unpublishLeader(c)
+	if c.ops != nil {
+		// Observers should see the leader node go before the next leader
+		// is elected; off the supervision path, waiting a little is fine.
+		c.flushNodeOps(c.s.Timeout() / 2)
+	}
 	r.demote(c, reason)
 	c.withdraw()
 	r.setCandidate(nil)
