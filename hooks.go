@@ -10,8 +10,10 @@ package main
 // lost, where the proposal cannot be deleted and the hook is best effort.
 
 import (
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -159,6 +161,9 @@ func (h *health) check() bool {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "BALLOT_CANDIDATE_ID="+h.r.set.CandidateID, "BALLOT_ELECTION_PATH="+h.r.set.BasePath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Pipes, not /dev/null, which a minimal appliance image may lack.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), io.Discard, io.Discard
+	cmd.WaitDelay = time.Second // a background process holding the pipes must not hold up the check
 	if err := cmd.Start(); err != nil {
 		h.r.log.Warn("health check cannot start", "error", err)
 		return false

@@ -102,8 +102,15 @@ func keeperMain(args []string) int {
 	}()
 	go func() {
 		for range sigs {
-			// Only the parent-death signal or an operator reaches us
-			// (we lead our own process group): either way, end it all.
+			// While ballot lives, it stops the command itself (with the
+			// grace period) and tells us through the control pipe: a
+			// SIGTERM sent to every process at once (systemd's
+			// KillMode=control-group, sysvinit's sendsigs) must not cut
+			// that short. Once ballot is gone (the parent-death signal),
+			// end it all.
+			if os.Getppid() == parent {
+				continue
+			}
 			t.endAll(syscall.SIGKILL)
 		}
 	}()

@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -24,7 +27,62 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == keeperArg {
 		os.Exit(keeperMain(os.Args[2:]))
 	}
+	if os.Getpid() == 1 {
+		os.Exit(initMain())
+	}
 	os.Exit(realMain(os.Args[1:]))
+}
+
+// initMain runs when ballot is PID 1, the init of a container. The kernel
+// hands PID 1 every orphan of the PID namespace, and Go reaps only the
+// processes it waits for, so orphans would stay zombies. A reaping loop in
+// the same process would steal exit statuses os/exec waits for (the health
+// check's), so ballot splits in two instead: this PID 1 only starts ballot
+// again as its child (not PID 1, so it does the real work), forwards it the
+// signals ballot handles, reaps every process that ends, and exits with the
+// child's status.
+func initMain() int {
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP,
+		syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: running as PID 1: cannot find ballot's own executable:", err)
+		return exitFailure
+	}
+	// The child gets its own process group, and the terminal if there is
+	// one, so that a Ctrl-C reaches it once (forwarded), not twice: a second
+	// SIGINT means "kill the command now" to ballot.
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	var tio syscall.Termios
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TCGETS, uintptr(unsafe.Pointer(&tio))); e == 0 {
+		sys.Foreground, sys.Ctty = true, 0
+	}
+	pid, err := syscall.ForkExec(self, os.Args, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: sys})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: running as PID 1: cannot start ballot:", err)
+		return exitFailure
+	}
+	for s := range sigs {
+		if s != syscall.SIGCHLD {
+			_ = syscall.Kill(pid, s.(syscall.Signal))
+			continue
+		}
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if wpid <= 0 {
+				break
+			}
+			if wpid == pid {
+				return exitCode(ws)
+			}
+		}
+	}
+	return exitFailure
 }
 
 func realMain(args []string) int {
@@ -84,6 +142,12 @@ func realMain(args []string) int {
 				fmt.Fprintln(os.Stderr, "ballot: "+c.what+err.Error())
 				return code
 			}
+		}
+		if _, err := os.Stat("/proc/self/exe"); err != nil {
+			// The keeper is ballot re-executed, and it finds escaped
+			// descendants in /proc: without it nothing can be supervised.
+			fmt.Fprintln(os.Stderr, "ballot: /proc is not mounted: ballot needs it to run and supervise the command (mount -t proc proc /proc)")
+			return exitFailure
 		}
 		log.Info("ballot starting", "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 			"election", set.BasePath, "zookeeper", set.ZooKeeperServers)
