@@ -4,6 +4,7 @@
 #   make cross   dist/ballot-linux-* for every supported Linux target
 #   make test    the whole test suite (scripts/test.sh; installs ZooKeeper if missing)
 #   make demo    two candidates, one ZooKeeper, a failover (scripts/demo.sh)
+#   make bench   the benchmark: real 3-member ZooKeeper, ~5 min, writes BENCHMARKS.md
 #   make clean   remove ./ballot and dist/
 
 GO      ?= go
@@ -22,7 +23,7 @@ TARGETS := amd64:amd64: \
            mipsle:mipsle:GOMIPS=softfloat \
            riscv64:riscv64:
 
-.PHONY: build cross test demo clean
+.PHONY: build cross test demo bench clean
 
 build:
 	$(GOBUILD) -o ballot .
@@ -40,6 +41,11 @@ test:
 
 demo:
 	scripts/demo.sh
+
+# bench_test.go (build tag bench, so never part of `make test`); it runs
+# `make cross` itself and measures the linux binary for this machine.
+bench:
+	$(GO) test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .
 
 clean:
 	rm -rf ballot dist
