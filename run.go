@@ -543,14 +543,18 @@ func (r *runner) elected(c *candidate, start time.Time) *lease {
 func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string) (int, bool) {
 	r.log.Info("resigning", "proposal", c.node, "reason", reason)
 	c.pub.update(func(d *proposalData) { d.State = "resigning" })
-	r.unpublishLeader(c)
-	if c.ops != nil {
-		// Observers should see the leader node go before the next leader
-		// is elected; off the supervision path, waiting a little is fine.
-		c.flushNodeOps(c.s.Timeout() / 2)
+	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
+		r.unpublishLeader(c)
+		if c.ops != nil {
+			// Observers should see the leader node go before the next
+			// leader is elected; off the supervision path, waiting a
+			// little is fine.
+			c.flushNodeOps(c.s.Timeout() / 2)
+		}
+		r.demote(c, reason)
+		c.withdraw()
 	}
-	r.demote(c, reason)
-	c.withdraw()
+	c.leading = false
 	r.setCandidate(nil)
 	if exiting {
 		if r.sess != nil {
