@@ -239,7 +239,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 
 // leadCron is the leader state of run cron. done reports that ballot should
 // exit with code.
-func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
+func (r *runner) leadCron(c *candidate, start bootTime) (code int, done bool) {
 	l := r.elected(c, start)
 	defer l.Stop()
 	if len(r.set.OnPromote) > 0 {
@@ -260,6 +260,9 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 	}
 	r.publishLeader(c)
 	st, err := r.readRecord(c)
+	if errors.Is(err, errStopped) {
+		return r.leaderEnded(c, stopRequested, childExit{})
+	}
 	if err != nil {
 		return r.leaderEnded(c, sessionLost, childExit{})
 	}
@@ -304,6 +307,9 @@ func (r *runner) leadCron(c *candidate, start time.Time) (code int, done bool) {
 					return r.leaderEnded(c, leaseLost, childExit{})
 				}
 				if err := r.record(c, &st, due); err != nil {
+					if errors.Is(err, errStopped) {
+						return r.leaderEnded(c, stopRequested, childExit{})
+					}
 					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
 					return r.leaderEnded(c, sessionLost, childExit{})
 				}

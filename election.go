@@ -25,7 +25,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -283,6 +285,9 @@ type candidate struct {
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
+
+	done     chan struct{} // closed when the candidacy is over
+	doneOnce sync.Once
 }
 
 const proposalPrefix = "proposal-"
@@ -353,26 +358,21 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 				return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 			}
 		case retryable(err):
-			// The create may have happened: look for our tag.
-			if err := s.waitOnline(stop); err != nil {
+			// The create may have happened: never create again before a
+			// listing has shown our tag absent, or this session would hold
+			// two proposals, the lower one led by nobody.
+			found, err := findTagged(s, basePath, tag, stop)
+			if err != nil {
 				return nil, err
 			}
-			children, _, err := s.conn.Children(basePath)
-			if err != nil {
-				continue
-			}
-			for _, c := range children {
-				if strings.HasPrefix(c, tag) {
-					node = basePath + "/" + c
-				}
-			}
+			node = found
 		case errors.Is(err, zk.ErrSessionExpired):
 			return nil, errSessionLost
 		default:
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{})}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {
 		ok, stat, err := s.conn.Exists(node)
@@ -395,6 +395,40 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 	return c, nil
 }
 
+// findTagged lists the election until the listing succeeds and returns our
+// tagged proposal, "" if the create did not happen. Should there be two,
+// the lower is kept and the other deleted.
+func findTagged(s *session, basePath, tag string, stop <-chan struct{}) (string, error) {
+	for {
+		if err := s.waitOnline(stop); err != nil {
+			return "", err
+		}
+		children, _, err := s.conn.Children(basePath)
+		if err != nil {
+			if retryable(err) {
+				continue
+			}
+			if errors.Is(err, zk.ErrSessionExpired) {
+				return "", errSessionLost
+			}
+			return "", err
+		}
+		var mine []string
+		for _, c := range sortedProposals(children) {
+			if strings.HasPrefix(c, tag) {
+				mine = append(mine, c)
+			}
+		}
+		if len(mine) == 0 {
+			return "", nil
+		}
+		for _, extra := range mine[1:] {
+			_ = s.conn.Delete(basePath+"/"+extra, -1)
+		}
+		return basePath + "/" + mine[0], nil
+	}
+}
+
 func createParents(conn *zk.Conn, path string) error {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	p := ""
@@ -412,17 +446,17 @@ func createParents(conn *zk.Conn, path string) error {
 // the lowest, with the time the deciding read was sent (the lease starts
 // then, since the session was valid at that moment). It keeps its place in
 // line across reconnects and watch losses.
-func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
+func (c *candidate) awaitLeadership(stop <-chan struct{}) (bootTime, error) {
 	following := ""
 	for {
 		if c.s.isLost() {
-			return time.Time{}, errSessionLost
+			return 0, errSessionLost
 		}
-		sent := time.Now()
+		sent := bootNow()
 		children, _, err := c.s.conn.Children(c.basePath)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return time.Time{}, err
+				return 0, err
 			}
 			continue
 		}
@@ -434,7 +468,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
 			}
 		}
 		if me < 0 {
-			return time.Time{}, errProposalGone
+			return 0, errProposalGone
 		}
 		if me == 0 {
 			if c.s.isLost() || !c.s.connected.Load() {
@@ -446,7 +480,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
 		exists, _, watch, err := c.s.conn.ExistsW(pred)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return time.Time{}, err
+				return 0, err
 			}
 			continue
 		}
@@ -470,9 +504,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (time.Time, error) {
 				}
 			}
 		case <-c.s.lost:
-			return time.Time{}, errSessionLost
+			return 0, errSessionLost
 		case <-stop:
-			return time.Time{}, errStopped
+			return 0, errStopped
 		}
 	}
 }
@@ -499,15 +533,26 @@ func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 }
 
 // withdraw deletes the proposal so the next candidate can lead at once.
-func (c *candidate) withdraw() {
+// It reports whether the deletion is confirmed; when it is not (the
+// connection dropped), the caller must end the session, or the proposal
+// would stay in line, led by nobody, for as long as the session lives.
+func (c *candidate) withdraw() bool {
 	c.pub.stop()
+	c.retire()
 	if c.s.isLost() {
-		return
+		return true // the session, and its proposal, are gone
 	}
 	err := c.s.conn.Delete(c.node, -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		c.log.Warn("cannot delete the proposal; it goes when the session ends", "proposal", c.node, "error", err)
+		c.log.Warn("cannot delete the proposal; ending the session so it goes", "proposal", c.node, "error", err)
+		return false
 	}
+	return true
+}
+
+// retire ends the candidacy's helpers (the leader-node worker).
+func (c *candidate) retire() {
+	c.doneOnce.Do(func() { close(c.done) })
 }
 
 // lease tracks how long this leader may still act. It is renewed by a
@@ -519,7 +564,7 @@ type lease struct {
 	timeout time.Duration
 
 	mu        sync.Mutex
-	renewedAt time.Time
+	renewedAt bootTime
 
 	renewed chan struct{} // pinged on every renewal
 	gone    chan struct{} // closed if the proposal node disappeared
@@ -527,7 +572,7 @@ type lease struct {
 	done    sync.WaitGroup
 }
 
-func (c *candidate) holdLease(start time.Time) *lease {
+func (c *candidate) holdLease(start bootTime) *lease {
 	l := &lease{
 		c:         c,
 		timeout:   c.s.Timeout(),
@@ -554,13 +599,13 @@ func (l *lease) renewLoop() {
 		case <-l.c.s.lost:
 			return
 		}
-		sent := time.Now()
+		sent := bootNow()
 		ok, stat, err := l.c.s.conn.Exists(l.c.node)
 		next := every
 		switch {
 		case err == nil && ok && stat.EphemeralOwner == l.c.s.ID():
 			l.mu.Lock()
-			if sent.After(l.renewedAt) {
+			if sent > l.renewedAt {
 				l.renewedAt = sent
 			}
 			l.mu.Unlock()
@@ -587,17 +632,45 @@ func (l *lease) Stop() {
 // earliest moment the server can expire the session.
 func (l *lease) margin() time.Duration { return l.timeout / 8 }
 
+// bootTime is a reading of CLOCK_BOOTTIME. The lease is kept on it, not on
+// the monotonic clock of Go's time package, which stops while the machine
+// is suspended (and, on some hypervisors, while a VM is paused): ZooKeeper's
+// clock runs on meanwhile, and a lease must not look fresh on resume.
+type bootTime time.Duration
+
+var bootClock = func() func() bootTime {
+	const clockBoottime = 7
+	read := func() (bootTime, bool) {
+		var ts syscall.Timespec
+		_, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(&ts)), 0)
+		return bootTime(ts.Nano()), e == 0
+	}
+	if _, ok := read(); ok {
+		return func() bootTime { t, _ := read(); return t }
+	}
+	start := time.Now() // kernels before 2.6.39: the monotonic clock
+	return func() bootTime { return bootTime(time.Since(start)) }
+}()
+
+func bootNow() bootTime { return bootClock() }
+
+// KillBy (and SuspectAt) are returned on Go's clock, computed afresh at
+// each call, so they compare with time.Now() at that moment.
+
 // KillBy is when the command must be gone at the latest.
 func (l *lease) KillBy() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.renewedAt.Add(l.timeout - l.margin())
+	return time.Now().Add(time.Duration(l.renewedAt-bootNow()) + l.timeout - l.margin())
 }
 
 // Fresh reports that the session is connected and the lease well within
 // its term: the condition for starting anything as leader.
 func (l *lease) Fresh() bool {
-	return l.c.s.connected.Load() && !l.c.s.isLost() && time.Now().Before(l.SuspectAt())
+	l.mu.Lock()
+	suspect := l.renewedAt + bootTime(l.timeout/2)
+	l.mu.Unlock()
+	return l.c.s.connected.Load() && !l.c.s.isLost() && bootNow() < suspect
 }
 
 // SuspectAt is when missing renewals mean the connection is lost: two
@@ -605,7 +678,7 @@ func (l *lease) Fresh() bool {
 func (l *lease) SuspectAt() time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.renewedAt.Add(l.timeout / 2)
+	return time.Now().Add(time.Duration(l.renewedAt-bootNow()) + l.timeout/2)
 }
 
 func (d *proposalData) encode() []byte {

@@ -46,6 +46,8 @@ func (c *candidate) nodeOp(f func()) {
 					f()
 				case <-c.s.lost:
 					return
+				case <-c.done:
+					return
 				}
 			}
 		}()
@@ -53,6 +55,7 @@ func (c *candidate) nodeOp(f func()) {
 	select {
 	case c.ops <- f:
 	case <-c.s.lost:
+	case <-c.done:
 	}
 }
 
@@ -95,11 +98,11 @@ func (r *runner) publishLeader(c *candidate) {
 				r.log.Warn("cannot write the leader node", "path", path, "error", err)
 				return
 			}
-			_, stat, err := c.s.conn.Get(path)
+			b, stat, err := c.s.conn.Get(path)
 			if err != nil {
 				continue
 			}
-			if stat.EphemeralOwner == c.s.ID() {
+			if c.ownsLeaderNode(b, stat) {
 				return
 			}
 			_, _ = c.s.conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
@@ -116,8 +119,8 @@ func (r *runner) unpublishLeader(c *candidate) {
 	c.published = false
 	c.nodeOp(func() {
 		path := leaderPath(c.basePath)
-		_, stat, err := c.s.conn.Get(path)
-		if err == nil && stat.EphemeralOwner == c.s.ID() {
+		b, stat, err := c.s.conn.Get(path)
+		if err == nil && c.ownsLeaderNode(b, stat) {
 			_ = c.s.conn.Delete(path, stat.Version)
 		}
 	})
@@ -140,7 +143,16 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 	}
 	c.published = false
 	c.pub.stop()
+	c.retire()
 	return true
+}
+
+// ownsLeaderNode reports whether the leader node's data is this
+// candidacy's: the session is not enough, as a reelected candidate keeps
+// its session for its next proposal.
+func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
+	var rec leaderRecord
+	return stat.EphemeralOwner == c.s.ID() && json.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
 }
 
 // runLeader is `ballot leader`: print the acknowledged leader's data.

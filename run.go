@@ -141,7 +141,9 @@ func (r *runner) run() int {
 		release()
 		switch {
 		case errors.Is(err, errStopped) && !r.stopRequested():
-			cand.withdraw()
+			if !cand.withdraw() {
+				r.endSession()
+			}
 			r.setCandidate(nil)
 			r.log.Info("withdrew from the election while unhealthy", "proposal", cand.node)
 			continue
@@ -365,7 +367,11 @@ func (r *runner) stopChild(ch *child, killBy func() time.Time) childExit {
 		case <-done:
 		}
 	}()
-	ex, how := ch.Stop(r.stopSig, r.set.StopGracePeriod, killBy)
+	sig := syscall.SIGTERM
+	if r.stopRequested() {
+		sig = r.stopSig // written before stopping was closed
+	}
+	ex, how := ch.Stop(sig, r.set.StopGracePeriod, killBy)
 	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
 	return ex
 }
@@ -428,7 +434,7 @@ func (r *runner) pause(ex childExit) {
 
 // lead is the leader state of run once. done reports that ballot should
 // exit with code.
-func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
+func (r *runner) lead(c *candidate, start bootTime) (code int, done bool) {
 	l := r.elected(c, start)
 	defer l.Stop()
 	promoted := len(r.set.OnPromote) == 0
@@ -476,6 +482,9 @@ func (r *runner) lead(c *candidate, start time.Time) (code int, done bool) {
 			}
 		}
 		if how != childEnded {
+			if !promoted {
+				ex = childExit{} // the command never ran
+			}
 			return r.leaderEnded(c, how, ex)
 		}
 		policy := r.policyFor(ex)
@@ -525,7 +534,7 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 
 // elected is the edge from follower to leader: the lease starts, the
 // proposal node says so.
-func (r *runner) elected(c *candidate, start time.Time) *lease {
+func (r *runner) elected(c *candidate, start bootTime) *lease {
 	l := c.holdLease(start)
 	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
@@ -552,7 +561,9 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 			c.flushNodeOps(c.s.Timeout() / 2)
 		}
 		r.demote(c, reason)
-		c.withdraw()
+		if !c.withdraw() && !exiting {
+			r.endSession() // or the unconfirmed proposal would stay in line
+		}
 	}
 	c.leading = false
 	r.setCandidate(nil)
@@ -587,6 +598,14 @@ func (r *runner) lostLeadership(c *candidate, how outcome, reason string) (int, 
 	}
 	r.log.Info("rejoining the election as a new candidate", "reason", reason)
 	return 0, false
+}
+
+// endSession closes the current session; the next candidacy opens a new one.
+func (r *runner) endSession() {
+	if r.sess != nil {
+		r.sess.Close()
+		r.sess = nil
+	}
 }
 
 func (r *runner) setCandidate(c *candidate) {
@@ -634,7 +653,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		}
 		next := time.Hour
 		if guard {
-			next = time.Until(l.SuspectAt())
+			// At most a renewal period: Go's timers stop with a suspended
+			// machine, the lease's clock does not.
+			next = min(time.Until(l.SuspectAt()), l.timeout/4)
 		}
 		if !wake.IsZero() {
 			if d := time.Until(wake); d < next {
@@ -654,7 +675,12 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		case <-l.gone:
 			t.Stop()
 			r.log.Warn("our proposal node was deleted by someone else: leadership lost", "proposal", c.node)
-			stop("proposal deleted", l.KillBy)
+			// The next candidate leads as soon as it sees the deletion:
+			// no grace period.
+			if ch != nil {
+				ex := ch.Kill()
+				r.log.Info("command stopped", "reason", "proposal deleted", "how", "killed at once", "exit_code", ex.Code)
+			}
 			return proposalGone
 		case <-c.s.lost:
 			t.Stop()
