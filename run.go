@@ -525,11 +525,11 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 		r.resign(c, ex, false, "unhealthy")
 		return 0, false
 	case proposalGone:
-		return r.lostLeadership(c, how, "proposal-deleted")
+		return r.lostLeadership(c, "proposal-deleted", ex)
 	case sessionLost:
-		return r.lostLeadership(c, how, "session-expired")
+		return r.lostLeadership(c, "session-expired", ex)
 	}
-	return r.lostLeadership(c, how, "connection-lost")
+	return r.lostLeadership(c, "connection-lost", ex)
 }
 
 // elected is the edge from follower to leader: the lease starts, the
@@ -568,10 +568,7 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 	c.leading = false
 	r.setCandidate(nil)
 	if exiting {
-		if r.sess != nil {
-			r.sess.Close()
-			r.sess = nil
-		}
+		r.endSession()
 		return ex.Code, true
 	}
 	return 0, false
@@ -579,20 +576,19 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
-func (r *runner) lostLeadership(c *candidate, how outcome, reason string) (int, bool) {
+func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int, bool) {
 	r.demote(c, reason)
 	r.setCandidate(nil)
+	c.pub.stop()
+	c.retire()
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
-	if r.sess != nil {
-		r.sess.Close()
-		r.sess = nil
-	}
-	// Only now: while the connection is down, the publisher can be stuck in
-	// a write that the client holds until it reconnects; closing the
-	// session releases it.
-	c.pub.stop()
-	if r.set.OnConnectionLoss == lossExit {
+	r.endSession()
+	switch {
+	case r.stopRequested():
+		// A stop signal came while the command was being stopped.
+		return ex.Code, true
+	case r.set.OnConnectionLoss == lossExit:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		return exitFailure, true
 	}
@@ -619,6 +615,11 @@ func (r *runner) setCandidate(c *candidate) {
 // is gone and reaped, unless it returns wakeUp.
 func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) outcome {
 	guard := r.set.OnConnectionLoss != lossIgnore
+	// A stop for any reason must end before the lease, unless ignore.
+	var killBy func() time.Time
+	if guard {
+		killBy = l.KillBy
+	}
 	var done <-chan struct{}
 	if ch != nil {
 		done = ch.Done()
@@ -635,9 +636,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		// frozen past its lease stops the command first thing on resume.
 		if guard {
 			now := time.Now()
-			killBy := l.KillBy()
-			if !now.Before(killBy) {
-				r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(killBy).Round(time.Millisecond))
+			deadline := l.KillBy()
+			if !now.Before(deadline) {
+				r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(deadline).Round(time.Millisecond))
 				if ch != nil {
 					ex := ch.Kill()
 					r.log.Info("command stopped", "reason", "lease expired", "how", "killed at once", "exit_code", ex.Code)
@@ -646,7 +647,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			}
 			if !now.Before(l.SuspectAt()) {
 				r.log.Warn("connection to ZooKeeper lost while leading; stopping the command before the lease ends",
-					"lease_left", killBy.Sub(now).Round(time.Millisecond))
+					"lease_left", deadline.Sub(now).Round(time.Millisecond))
 				stop("connection lost", l.KillBy)
 				return leaseLost
 			}
@@ -693,20 +694,12 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		case <-r.health.Bad():
 			t.Stop()
 			r.unpublishLeader(c)
-			var killBy func() time.Time
-			if guard {
-				killBy = l.KillBy
-			}
 			stop("unhealthy", killBy)
 			return unhealthy
 		case <-r.stopping:
 			t.Stop()
 			r.unpublishLeader(c)
 			if ch != nil {
-				var killBy func() time.Time
-				if guard {
-					killBy = l.KillBy
-				}
 				r.stopChild(ch, killBy)
 			}
 			return stopRequested
