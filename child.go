@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,9 +33,12 @@ type child struct {
 	pid     int // the command's pid, which is also its process group id
 	started time.Time
 	keeper  *exec.Cmd
-	control *os.File
 	done    chan struct{}
 	exit    childExit
+
+	mu       sync.Mutex
+	control  *os.File // to the keeper: one line per order (keeper.go)
+	deadline bootTime // the last deadline the keeper was told
 }
 
 type childSpec struct {
@@ -42,6 +46,9 @@ type childSpec struct {
 	Env   []string // extra NAME=value pairs (BALLOT_*)
 	Wrap  bool     // wrap each output line into a ballot log line
 	Grace time.Duration
+	// Deadline is when the keeper kills the tree unless told a later one
+	// (SetDeadline); it does not start the command after it. 0: none.
+	Deadline bootTime
 }
 
 // startChild runs the command. An error means ballot itself failed; a
@@ -65,7 +72,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		return nil, err
 	}
 	args := append([]string{keeperArg, strconv.Itoa(os.Getpid()),
-		strconv.FormatInt(spec.Grace.Milliseconds(), 10), "--"}, spec.Argv...)
+		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline), 10), "--"}, spec.Argv...)
 	k := exec.Command(self, args...)
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), spec.Env...)
@@ -73,7 +80,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	k.ExtraFiles = []*os.File{statusW, controlR}
 	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 
-	c := &child{log: log, keeper: k, control: controlW, done: make(chan struct{})}
+	c := &child{log: log, keeper: k, control: controlW, deadline: spec.Deadline, done: make(chan struct{})}
 	var streams sync.WaitGroup
 	var closeAfterStart []io.Closer
 	var relays []func() // started once the pid is known, for the log lines
@@ -114,7 +121,17 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.started = time.Now()
 
 	status := bufio.NewReader(statusR)
-	first, _ := status.ReadString('\n')
+	if spec.Deadline != 0 {
+		// A keeper that does not report by the lease's end (stopped, hung
+		// on exec) is given up: the command must not start after it.
+		_ = statusR.SetReadDeadline(onGoClock(spec.Deadline))
+	}
+	first, err := status.ReadString('\n')
+	_ = statusR.SetReadDeadline(time.Time{})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = k.Process.Kill() // its command, if any, dies with it (parent-death signal)
+		first = fmt.Sprintf("error %d the keeper did not start the command before the lease ended", exitFailure)
+	}
 	switch f := strings.Fields(first); {
 	case len(f) == 2 && f[0] == "pid":
 		c.pid, _ = strconv.Atoi(f[1])
@@ -148,7 +165,9 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		}
 		_ = k.Wait()
 		statusR.Close()
+		c.mu.Lock()
 		controlW.Close()
+		c.mu.Unlock()
 		waitTimeout(&streams, time.Second)
 		c.exit.Duration = time.Since(c.started)
 		close(c.done)
@@ -192,12 +211,62 @@ func (c *child) Signal(sig syscall.Signal) {
 		return
 	}
 	_ = syscall.Kill(-c.pid, sig)
-	_, _ = c.control.Write([]byte{byte(sig)}) // the keeper also reaches escaped descendants
+	c.tell(fmt.Sprintf("signal %d", int(sig))) // the keeper also reaches escaped descendants
 }
 
-// Kill ends the whole tree at once and waits until it is reaped.
+// SetDeadline tells the keeper a new lease deadline (0: none).
+func (c *child) SetDeadline(d bootTime) {
+	c.mu.Lock()
+	same := d == c.deadline
+	c.deadline = d
+	c.mu.Unlock()
+	if !same {
+		c.tell(fmt.Sprintf("deadline %d", int64(d)))
+	}
+}
+
+// tell writes one line to the keeper. The pipe is written without waiting
+// on the keeper's reading it: a stopped keeper must not stop ballot.
+func (c *child) tell(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.control.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	_, _ = c.control.WriteString(line + "\n")
+}
+
+// keeperUnresponsive is how long Kill waits for the keeper to report the
+// tree reaped before it takes that over: a keeper that does not answer in
+// a second is stopped or hung.
+const keeperUnresponsive = time.Second
+
+// Kill ends the whole tree at once and waits until it is reaped. If the
+// keeper does not answer (stopped, hung), ballot kills the tree itself,
+// then the keeper.
 func (c *child) Kill() childExit {
 	c.Signal(syscall.SIGKILL)
+	t := time.NewTimer(keeperUnresponsive)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return c.exit
+	case <-t.C:
+	}
+	c.log.Warn("the keeper does not answer; killing the command's tree and the keeper from ballot", "keeper_pid", c.keeper.Process.Pid)
+	keeper := c.keeper.Process.Pid
+	for i := 0; i < 10; i++ {
+		if c.pid != 0 {
+			_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+		}
+		rest := descendantsOf(keeper)
+		for _, p := range rest {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		if len(rest) == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = c.keeper.Process.Kill() // its zombies go to init, which reaps them
 	<-c.done
 	return c.exit
 }

@@ -239,8 +239,8 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 
 // leadCron is the leader state of run cron. done reports that ballot should
 // exit with code.
-func (r *runner) leadCron(c *candidate, start bootTime) (code int, done bool) {
-	l := r.elected(c, start)
+func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
+	l := r.elected(c, taken)
 	defer l.Stop()
 	if len(r.set.OnPromote) > 0 {
 		how, ex := r.runPromote(c, l)
@@ -319,7 +319,7 @@ func (r *runner) leadCron(c *candidate, start bootTime) (code int, done bool) {
 					r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
 					return r.leaderEnded(c, leaseLost, childExit{})
 				}
-				ch, err = r.startScheduled(c, due)
+				ch, err = r.startScheduled(c, l, due)
 				if err != nil {
 					r.log.Error("ballot failed", "error", err)
 					r.resign(c, childExit{}, true, "ballot-failed")
@@ -406,10 +406,10 @@ func (r *runner) leadCron(c *candidate, start bootTime) (code int, done bool) {
 	}
 }
 
-func (r *runner) startScheduled(c *candidate, t time.Time) (*child, error) {
+func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
 	r.log.Info("scheduled run starting", "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
 	r.scheduled = t
-	return r.startCommand(c)
+	return r.startCommand(c, l)
 }
 
 // logMissed says which scheduled times after last nobody ran: those before

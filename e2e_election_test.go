@@ -38,7 +38,7 @@ func (e *election) add(id string, runFlags []string, servers []string, child ...
 	env := ballotEnv(e.t, "BALLOT_TEST_CHILD="+mode, "TICK_FILE="+e.ticks)
 	args := runArgs(servers, e.base, id, runFlags...)
 	args = append(args, "--", selfExe())
-	if mode == "tick" {
+	if mode == "tick" || mode == "stubborn" {
 		args = append(args, e.ticks)
 	}
 	args = append(args, child[1:]...)

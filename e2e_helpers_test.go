@@ -56,6 +56,8 @@ func TestMain(m *testing.M) {
 //	tick FILE [grandchild]  append "token pid unixnano" every 2ms until killed;
 //	                        with grandchild, also start a setsid'ed grandchild
 //	                        that ticks into the same file
+//	stubborn FILE           tick like tick, ignoring SIGTERM, SIGINT and SIGHUP (as
+//	                        many daemons do): only SIGKILL ends it
 //	exit CODE DELAY         tick into $TICK_FILE (if set) for DELAY, then exit CODE
 //	trap FILE               write each signal received to FILE, exit 0 on SIGTERM
 //	echo                    print a line on stdout and one on stderr, exit 0
@@ -101,6 +103,9 @@ func testChildMain(mode string, args []string) int {
 			}
 			fmt.Printf("grandchild %d\n", gc.Process.Pid)
 		}
+		tick(args[0], nil)
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 		tick(args[0], nil)
 	case "exit":
 		code, _ := strconv.Atoi(args[0])

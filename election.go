@@ -25,9 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -125,6 +123,14 @@ func (s *session) authenticated(id int64, timeout time.Duration) {
 		close(s.established)
 	case s.id != id:
 		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
+	case timeout < s.timeout:
+		// A member with a lower maxSessionTimeout: the quorum now expires
+		// the session sooner than the lease was counted for.
+		s.markLost(fmt.Sprintf("a reconnect renegotiated the session timeout from %s down to %s", s.timeout, timeout))
+	case timeout > s.timeout:
+		// Keep counting with the smallest timeout ever negotiated.
+		s.log.Warn("a reconnect renegotiated a longer session timeout; leases keep counting with the shorter one",
+			"session_timeout", s.timeout, "renegotiated", timeout)
 	}
 }
 
@@ -182,7 +188,8 @@ func (s *session) ID() int64 {
 	return s.id
 }
 
-// Timeout is the negotiated session timeout.
+// Timeout is the negotiated session timeout (the smallest, if a reconnect
+// negotiated another).
 func (s *session) Timeout() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,7 +241,7 @@ type proposalData struct {
 
 	// Updated by heartbeats (every half session timeout) and state changes,
 	// never more often than that.
-	State        string         `json:"state,omitempty"` // following, leading, resigning
+	State        string         `json:"state,omitempty"` // following, waiting-for-baton, leading, resigning
 	WrittenAt    time.Time      `json:"writtenAt,omitempty"`
 	FencingToken int64          `json:"fencingToken,omitempty"` // set while leading
 	Child        *childStatus   `json:"child,omitempty"`        // the command running now
@@ -242,6 +249,14 @@ type proposalData struct {
 	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
 	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
 }
+
+// A candidate's states, as its proposal node says.
+const (
+	stateFollowing       = "following"
+	stateWaitingForBaton = "waiting-for-baton" // lowest proposal, the baton not yet free
+	stateLeading         = "leading"
+	stateResigning       = "resigning"
+)
 
 type healthStatus struct {
 	Healthy             bool      `json:"healthy"`
@@ -282,6 +297,9 @@ type candidate struct {
 
 	leading   bool // elected; the demote hook is owed
 	published bool // the leader node was written (or is being written)
+
+	holdsBaton      bool  // took the baton and has not given it back
+	handoverVersion int32 // the handover record's version after our take
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
@@ -338,7 +356,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 		SessionTimeoutMs: s.Timeout().Milliseconds(),
 		Version:          version,
 		Mode:             mode,
-		State:            "following",
+		State:            stateFollowing,
 	}
 	data := status.encode()
 	var guid [16]byte
@@ -443,20 +461,18 @@ func createParents(conn *zk.Conn, path string) error {
 }
 
 // awaitLeadership is the follower state: it returns once this proposal is
-// the lowest, with the time the deciding read was sent (the lease starts
-// then, since the session was valid at that moment). It keeps its place in
-// line across reconnects and watch losses.
-func (c *candidate) awaitLeadership(stop <-chan struct{}) (bootTime, error) {
+// the lowest (the baton comes next: baton.go). It keeps its place in line
+// across reconnects and watch losses.
+func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	following := ""
 	for {
 		if c.s.isLost() {
-			return 0, errSessionLost
+			return errSessionLost
 		}
-		sent := bootNow()
 		children, _, err := c.s.conn.Children(c.basePath)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return 0, err
+				return err
 			}
 			continue
 		}
@@ -468,19 +484,19 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (bootTime, error) {
 			}
 		}
 		if me < 0 {
-			return 0, errProposalGone
+			return errProposalGone
 		}
 		if me == 0 {
 			if c.s.isLost() || !c.s.connected.Load() {
 				continue
 			}
-			return sent, nil
+			return nil
 		}
 		pred := c.basePath + "/" + line[me-1]
 		exists, _, watch, err := c.s.conn.ExistsW(pred)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return 0, err
+				return err
 			}
 			continue
 		}
@@ -504,9 +520,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) (bootTime, error) {
 				}
 			}
 		case <-c.s.lost:
-			return 0, errSessionLost
+			return errSessionLost
 		case <-stop:
-			return 0, errStopped
+			return errStopped
 		}
 	}
 }
@@ -532,19 +548,22 @@ func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 	}
 }
 
-// withdraw deletes the proposal so the next candidate can lead at once.
-// It reports whether the deletion is confirmed; when it is not (the
-// connection dropped), the caller must end the session, or the proposal
-// would stay in line, led by nobody, for as long as the session lives.
-func (c *candidate) withdraw() bool {
+// withdraw deletes the proposal, and gives the baton back if this
+// candidate holds it, in one multi-op, so the next candidate can lead at
+// once. It reports whether that is confirmed; when it is not (the
+// connection dropped, or the baton could not be released), the caller
+// must end the session, or the proposal would stay in line, led by nobody,
+// or the baton held, for as long as the session lives.
+func (c *candidate) withdraw(extra ...any) bool {
 	c.pub.stop()
 	c.retire()
 	if c.s.isLost() {
-		return true // the session, and its proposal, are gone
+		return true // the session, and its nodes, are gone
 	}
-	err := c.s.conn.Delete(c.node, -1)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		c.log.Warn("cannot delete the proposal; ending the session so it goes", "proposal", c.node, "error", err)
+	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps()...)
+	released, err := c.retireMulti(ops)
+	if err != nil || !released {
+		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
 		return false
 	}
 	return true
@@ -553,132 +572,6 @@ func (c *candidate) withdraw() bool {
 // retire ends the candidacy's helpers (the leader-node worker).
 func (c *candidate) retire() {
 	c.doneOnce.Do(func() { close(c.done) })
-}
-
-// lease tracks how long this leader may still act. It is renewed by a
-// request every quarter of the session timeout; a renewal counts from the
-// moment its request was sent, never from when the answer arrived, so that
-// a host frozen with an answer in flight cannot extend its lease.
-type lease struct {
-	c       *candidate
-	timeout time.Duration
-
-	mu        sync.Mutex
-	renewedAt bootTime
-
-	renewed chan struct{} // pinged on every renewal
-	gone    chan struct{} // closed if the proposal node disappeared
-	quit    chan struct{}
-	done    sync.WaitGroup
-}
-
-func (c *candidate) holdLease(start bootTime) *lease {
-	l := &lease{
-		c:         c,
-		timeout:   c.s.Timeout(),
-		renewedAt: start,
-		renewed:   make(chan struct{}, 1),
-		gone:      make(chan struct{}),
-		quit:      make(chan struct{}),
-	}
-	l.done.Add(1)
-	go l.renewLoop()
-	return l
-}
-
-func (l *lease) renewLoop() {
-	defer l.done.Done()
-	every := l.timeout / 4
-	t := time.NewTimer(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-		case <-l.quit:
-			return
-		case <-l.c.s.lost:
-			return
-		}
-		sent := bootNow()
-		ok, stat, err := l.c.s.conn.Exists(l.c.node)
-		next := every
-		switch {
-		case err == nil && ok && stat.EphemeralOwner == l.c.s.ID():
-			l.mu.Lock()
-			if sent > l.renewedAt {
-				l.renewedAt = sent
-			}
-			l.mu.Unlock()
-			select {
-			case l.renewed <- struct{}{}:
-			default:
-			}
-		case err == nil:
-			close(l.gone)
-			return
-		default:
-			next = 20 * time.Millisecond // retry soon: the request waits for a reconnect
-		}
-		t.Reset(next)
-	}
-}
-
-func (l *lease) Stop() {
-	close(l.quit)
-	l.done.Wait()
-}
-
-// margin is kept between the last moment the command may run and the
-// earliest moment the server can expire the session.
-func (l *lease) margin() time.Duration { return l.timeout / 8 }
-
-// bootTime is a reading of CLOCK_BOOTTIME. The lease is kept on it, not on
-// the monotonic clock of Go's time package, which stops while the machine
-// is suspended (and, on some hypervisors, while a VM is paused): ZooKeeper's
-// clock runs on meanwhile, and a lease must not look fresh on resume.
-type bootTime time.Duration
-
-var bootClock = func() func() bootTime {
-	const clockBoottime = 7
-	read := func() (bootTime, bool) {
-		var ts syscall.Timespec
-		_, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(&ts)), 0)
-		return bootTime(ts.Nano()), e == 0
-	}
-	if _, ok := read(); ok {
-		return func() bootTime { t, _ := read(); return t }
-	}
-	start := time.Now() // kernels before 2.6.39: the monotonic clock
-	return func() bootTime { return bootTime(time.Since(start)) }
-}()
-
-func bootNow() bootTime { return bootClock() }
-
-// KillBy (and SuspectAt) are returned on Go's clock, computed afresh at
-// each call, so they compare with time.Now() at that moment.
-
-// KillBy is when the command must be gone at the latest.
-func (l *lease) KillBy() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return time.Now().Add(time.Duration(l.renewedAt-bootNow()) + l.timeout - l.margin())
-}
-
-// Fresh reports that the session is connected and the lease well within
-// its term: the condition for starting anything as leader.
-func (l *lease) Fresh() bool {
-	l.mu.Lock()
-	suspect := l.renewedAt + bootTime(l.timeout/2)
-	l.mu.Unlock()
-	return l.c.s.connected.Load() && !l.c.s.isLost() && bootNow() < suspect
-}
-
-// SuspectAt is when missing renewals mean the connection is lost: two
-// renewals late, half the lease left.
-func (l *lease) SuspectAt() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return time.Now().Add(time.Duration(l.renewedAt-bootNow()) + l.timeout/2)
 }
 
 func (d *proposalData) encode() []byte {

@@ -25,7 +25,7 @@ func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
 	if !l.Fresh() {
 		return leaseLost, childExit{}
 	}
-	ch, err := r.startHook(c, "on-promote", r.set.OnPromote, "leader", "")
+	ch, err := r.startHook(c, l, "on-promote", r.set.OnPromote, "leader", "")
 	if err != nil {
 		r.log.Error("cannot start the on-promote hook", "error", err)
 		return childEnded, childExit{Code: exitFailure}
@@ -60,7 +60,7 @@ func (r *runner) demote(c *candidate, reason string) {
 	if len(r.set.OnDemote) == 0 {
 		return
 	}
-	ch, err := r.startHook(c, "on-demote", r.set.OnDemote, "follower", reason)
+	ch, err := r.startHook(c, nil, "on-demote", r.set.OnDemote, "follower", reason)
 	if err != nil {
 		r.log.Error("cannot start the on-demote hook", "error", err)
 		return
@@ -79,12 +79,15 @@ func (r *runner) demote(c *candidate, reason string) {
 	r.log.Info("on-demote hook ended", "reason", reason, "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 }
 
-func (r *runner) startHook(c *candidate, name string, argv []string, role, reason string) (*child, error) {
+// startHook runs a hook; the promote hook runs under the leader's lease l,
+// like the command.
+func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, role, reason string) (*child, error) {
 	env := append(r.childEnv(c), "BALLOT_ROLE="+role)
 	if reason != "" {
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
-	ch, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod})
+	ch, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
+		Deadline: r.keeperDeadline(l)})
 	if err != nil {
 		return nil, err
 	}

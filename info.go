@@ -32,7 +32,7 @@ import (
 // Children of the base path that are not proposals but belong to ballot.
 const (
 	infoCronNode   = "cron"   // run cron: the last scheduled run (cron.go)
-	infoLeaderNode = "leader" // reserved for a later feature
+	infoLeaderNode = "leader" // the acknowledged leader (leader.go)
 )
 
 // infoClockPrefix names the throwaway nodes whose ctime tells ZooKeeper's
@@ -60,7 +60,9 @@ type electionSnapshot struct {
 	exists    bool
 	proposals []*snapNode // election order, lowest first
 	cron      *snapNode
-	leader    *snapNode // the reserved "leader" node
+	leader    *snapNode // the "leader" node
+	baton     *snapNode // baton.go
+	handover  *snapNode
 	others    []*snapNode
 	vanished  []string // listed, but gone before their data was read
 }
@@ -116,6 +118,10 @@ func (s *electionSnapshot) file(n *snapNode) {
 		s.cron = n
 	case n.name == infoLeaderNode:
 		s.leader = n
+	case n.name == batonName:
+		s.baton = n
+	case n.name == handoverName:
+		s.handover = n
 	case strings.HasPrefix(n.name, infoClockPrefix):
 		// Another reader's clock node (this is the parent of an election
 		// path): gone in a moment.
@@ -207,6 +213,7 @@ type infoElection struct {
 	Leader     *infoCandidate  `json:"leader"` // the lowest proposal; null when there is none
 	Candidates []infoCandidate `json:"allCandidates"`
 	Cron       *infoCron       `json:"cron,omitempty"`
+	Baton      *infoBaton      `json:"baton,omitempty"`
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
 	Notes      []string        `json:"notes"`
@@ -283,6 +290,23 @@ type infoCron struct {
 	RecordedAgoMs int64      `json:"recordedAgoMs"` // now - mtime
 	ParseError    string     `json:"parseError,omitempty"`
 	RawData       string     `json:"rawData,omitempty"`
+}
+
+// infoBaton is the baton (baton.go): who holds it, or who had it last.
+type infoBaton struct {
+	State        string `json:"state"` // held, released, dropped
+	CandidateID  string `json:"candidateId,omitempty"`
+	Host         string `json:"host,omitempty"`
+	Proposal     string `json:"proposal,omitempty"`
+	SessionID    string `json:"sessionId,omitempty"`
+	FencingToken int64  `json:"fencingToken,omitempty"`
+	// SinceAgoMs: held, now - the baton's ctime; otherwise now - the last
+	// change of the handover record.
+	SinceAgoMs int64 `json:"sinceAgoMs"`
+	// SuccessorWaitMs: dropped, how long the next leader waits after
+	// seeing the baton gone.
+	SuccessorWaitMs int64  `json:"successorWaitMs,omitempty"`
+	Note            string `json:"note,omitempty"`
 }
 
 type infoRawNode struct {
@@ -369,6 +393,10 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 
 	if n := s.cron; n != nil {
 		inf.Cron = buildCron(base, n, now)
+	}
+	inf.Baton = buildBaton(s, now)
+	if b := inf.Baton; b != nil && b.Note != "" {
+		inf.Notes = append(inf.Notes, b.Note)
 	}
 	if n := s.leader; n != nil {
 		inf.LeaderNode = &infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
@@ -471,6 +499,8 @@ func electionNotes(s *electionSnapshot, inf *infoElection) []string {
 		notes = append(notes, "the lowest proposal's data cannot be parsed: ballot candidates follow it as their leader all the same")
 	case l.Heartbeats && l.State == "resigning":
 		notes = append(notes, "election may be in progress: the leader says it is resigning")
+	case l.State == stateWaitingForBaton:
+		notes = append(notes, fmt.Sprintf("the lowest proposal (%s) waits for the baton before it starts anything", l.ID))
 	case l.Heartbeats && l.State != "leading":
 		notes = append(notes, fmt.Sprintf("election may be in progress: the lowest proposal (%s) does not say it is leading yet (it says %s)", l.ID, orNone(l.State)))
 	}
@@ -483,6 +513,36 @@ func electionNotes(s *electionSnapshot, inf *infoElection) []string {
 		notes = append(notes, "the lowest proposal is not ephemeral: it holds the leadership until someone deletes it")
 	}
 	return notes
+}
+
+// buildBaton reads the baton and the handover record; nil when the
+// election never had a leader (or predates the baton).
+func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
+	var rec handoverRecord
+	var b *infoBaton
+	switch {
+	case s.baton != nil:
+		_ = json.Unmarshal(s.baton.raw, &rec)
+		b = &infoBaton{State: "held", SessionID: fmt.Sprintf("0x%x", s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
+		if l := s.leaderNode(); l == nil || l.stat.EphemeralOwner != s.baton.stat.EphemeralOwner {
+			b.Note = fmt.Sprintf("the baton is held by %s, which is not the lowest proposal: the next leader starts only once that candidate's command is gone and it gives the baton back, or its session ends", orNone(rec.CandidateID))
+		}
+	case s.handover != nil:
+		if json.Unmarshal(s.handover.raw, &rec) != nil {
+			return &infoBaton{State: "unknown", SinceAgoMs: ageMs(now, s.handover.stat.Mtime), Note: "the handover record cannot be parsed"}
+		}
+		b = &infoBaton{State: rec.State, SessionID: rec.Session, SinceAgoMs: ageMs(now, s.handover.stat.Mtime)}
+		if rec.State != handoverReleased {
+			b.State = "dropped"
+			b.SuccessorWaitMs = batonWait(time.Duration(rec.SessionTimeoutMs) * time.Millisecond).Milliseconds()
+			b.Note = fmt.Sprintf("the baton was dropped by %s without being given back (its session ended, or someone deleted it): the next leader waits %s after seeing it gone, for anything %s may still run to be stopped by its own lease",
+				orNone(rec.CandidateID), fmtMs(b.SuccessorWaitMs), orNone(rec.CandidateID))
+		}
+	default:
+		return nil
+	}
+	b.CandidateID, b.Host, b.Proposal, b.FencingToken = rec.CandidateID, rec.Host, rec.Proposal, rec.FencingToken
+	return b
 }
 
 func orNone(s string) string {
@@ -718,6 +778,27 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 				kv{k: "fencingToken", v: strconv.FormatInt(c.FencingToken, 10)})
 		}
 		kvs = append(kvs, kv{k: "recorded", v: fmtMs(c.RecordedAgoMs) + " ago"})
+		writeBlock(w, kvs, "  ", "  ")
+	}
+	if b := inf.Baton; b != nil {
+		fmt.Fprintln(w, "baton:")
+		kvs := []kv{{k: "state", v: b.State}}
+		if b.CandidateID != "" {
+			kvs = append(kvs, kv{k: "candidate", v: yq(b.CandidateID)})
+		}
+		if b.Proposal != "" {
+			kvs = append(kvs, kv{k: "proposal", v: yq(b.Proposal)})
+		}
+		if b.SessionID != "" {
+			kvs = append(kvs, kv{k: "session", v: b.SessionID})
+		}
+		if b.FencingToken != 0 {
+			kvs = append(kvs, kv{k: "fencingToken", v: strconv.FormatInt(b.FencingToken, 10)})
+		}
+		kvs = append(kvs, kv{k: "since", v: fmtMs(b.SinceAgoMs) + " ago"})
+		if b.SuccessorWaitMs > 0 {
+			kvs = append(kvs, kv{k: "successorWaits", v: fmtMs(b.SuccessorWaitMs)})
+		}
 		writeBlock(w, kvs, "  ", "  ")
 	}
 	if n := inf.LeaderNode; n != nil {

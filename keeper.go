@@ -8,12 +8,23 @@ package main
 // learns of ballot's death twice over: the parent-death signal and EOF on its
 // control pipe. It then kills the command's whole tree and reaps it.
 //
+// It also enforces the leader's lease on its own: ballot tells it, with
+// every renewal, when the command must be gone at the latest (a reading of
+// CLOCK_BOOTTIME, which both processes read). If that moment passes without
+// a newer one, the keeper kills the whole tree, so a stopped, hung or
+// crashed ballot can never leave the command running past the lease; and
+// it refuses to start the command at all after it.
+//
 // Protocol (file descriptors set up by startChild):
 //   fd 3, keeper → ballot: "pid N" once the command runs, then
 //         "exit CODE" when the command and all its descendants are gone,
 //         or "error CODE message" if the command could not be started.
-//   fd 4, ballot → keeper: one byte per signal to send to the whole tree
-//         (SIGKILL: keep killing until it is all gone); EOF means ballot died.
+//   fd 4, ballot → keeper, one line each:
+//         "signal N"    send signal N to the whole tree (SIGKILL: keep
+//                       killing until it is all gone);
+//         "deadline T"  the tree must be gone by boot-clock nanosecond T
+//                       (0: no deadline);
+//         EOF means ballot died.
 
 import (
 	"bufio"
@@ -34,15 +45,17 @@ const keeperArg = ".ballot-keeper"
 const prSetChildSubreaper = 36
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis -- command...
-	if len(args) < 4 || args[2] != "--" {
+	// args: parentPID graceMillis deadline -- command...
+	if len(args) < 5 || args[3] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return 2
 	}
 	parent, _ := strconv.Atoi(args[0])
 	graceMs, _ := strconv.Atoi(args[1])
 	grace := time.Duration(graceMs) * time.Millisecond
-	argv := args[3:]
+	first, _ := strconv.ParseInt(args[2], 10, 64)
+	argv := args[4:]
+	dl := newDeadline(bootTime(first))
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
@@ -52,12 +65,22 @@ func keeperMain(args []string) int {
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// A stopped keeper enforces nothing: never stop for a terminal's job
+	// control. Caught, not ignored: an ignored signal would stay ignored in
+	// the command (exec keeps SIG_IGN, resets handlers); ballot itself
+	// ignores SIGTTIN/SIGTTOU, so reset those for the command.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTSTP)
+	signal.Reset(syscall.SIGTTIN, syscall.SIGTTOU)
 
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	if os.Getppid() != parent {
 		return 0 // ballot died before we could watch it
 	}
 
+	if dl.passed() {
+		report("error %d the lease ended before the command could start", exitFailure)
+		return 0
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		code := 127
@@ -84,21 +107,31 @@ func keeperMain(args []string) int {
 
 	t := &tree{pgid: pid}
 	go func() {
-		r := bufio.NewReader(control)
-		for {
-			b, err := r.ReadByte()
-			switch {
-			case err != nil:
-				t.endAll(syscall.SIGKILL) // ballot is gone
-				return
-			case syscall.Signal(b) == syscall.SIGKILL:
-				go t.endAll(syscall.SIGKILL)
-			case b > 0:
-				// ballot has already signalled the process group itself:
-				// reach only what escaped it, so nothing gets it twice.
-				t.signalEscaped(syscall.Signal(b))
+		lines := bufio.NewScanner(control)
+		for lines.Scan() {
+			var n int64
+			switch f := strings.Fields(lines.Text()); {
+			case len(f) != 2:
+			case f[0] == "deadline":
+				n, _ = strconv.ParseInt(f[1], 10, 64)
+				dl.set(bootTime(n))
+			case f[0] == "signal":
+				n, _ = strconv.ParseInt(f[1], 10, 64)
+				if sig := syscall.Signal(n); sig == syscall.SIGKILL {
+					go t.endAll(syscall.SIGKILL)
+				} else if sig > 0 {
+					// ballot has already signalled the process group
+					// itself: reach only what escaped it, so nothing gets
+					// it twice.
+					t.signalEscaped(sig)
+				}
 			}
 		}
+		t.endAll(syscall.SIGKILL) // EOF: ballot is gone
+	}()
+	go func() {
+		dl.wait()
+		t.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
 	}()
 	go func() {
 		for range sigs {
@@ -134,6 +167,53 @@ func keeperMain(args []string) int {
 	}
 	report("exit %d", code)
 	return 0
+}
+
+// deadline is the lease's kill time as the keeper knows it.
+type deadline struct {
+	mu      sync.Mutex
+	at      bootTime // 0: none
+	changed chan struct{}
+}
+
+func newDeadline(at bootTime) *deadline {
+	return &deadline{at: at, changed: make(chan struct{}, 1)}
+}
+
+func (d *deadline) set(at bootTime) {
+	d.mu.Lock()
+	d.at = at
+	d.mu.Unlock()
+	select {
+	case d.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (d *deadline) passed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.at != 0 && bootNow() >= d.at
+}
+
+// wait returns once the deadline has passed. It sleeps at most a second at
+// a time: Go's timers stop while the machine is suspended, the boot clock
+// does not.
+func (d *deadline) wait() {
+	for !d.passed() {
+		d.mu.Lock()
+		left := time.Second
+		if d.at != 0 {
+			left = min(left, time.Duration(d.at-bootNow()))
+		}
+		d.mu.Unlock()
+		t := time.NewTimer(left)
+		select {
+		case <-t.C:
+		case <-d.changed:
+			t.Stop()
+		}
+	}
 }
 
 // tree is the command's process group plus any descendants that escaped it
@@ -194,14 +274,33 @@ func (t *tree) endWithGrace(grace time.Duration) {
 	t.endAll(syscall.SIGKILL)
 }
 
-// childrenOf lists the live children of pid from /proc; empty when /proc is
-// not mounted (then only the process group is signalled).
-func childrenOf(pid int) []int {
+// descendantsOf lists every live process below pid, from /proc.
+func descendantsOf(pid int) []int {
+	parent := map[int]int{}
+	for _, p := range listProcs() {
+		parent[p.pid] = p.ppid
+	}
+	var out []int
+	for p := range parent {
+		for q, hops := parent[p], 0; q > 1 && hops < 64; q, hops = parent[q], hops+1 {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+type procEntry struct{ pid, ppid int }
+
+// listProcs reads pid and parent pid of every live (not zombie) process.
+func listProcs() []procEntry {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []int
+	var out []procEntry
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -221,8 +320,19 @@ func childrenOf(pid int) []int {
 		if len(f) < 2 || f[0] == "Z" {
 			continue
 		}
-		if pp, _ := strconv.Atoi(f[1]); pp == pid {
-			out = append(out, p)
+		pp, _ := strconv.Atoi(f[1])
+		out = append(out, procEntry{p, pp})
+	}
+	return out
+}
+
+// childrenOf lists the live children of pid from /proc; empty when /proc is
+// not mounted (then only the process group is signalled).
+func childrenOf(pid int) []int {
+	var out []int
+	for _, p := range listProcs() {
+		if p.ppid == pid {
+			out = append(out, p.pid)
 		}
 	}
 	return out

@@ -126,22 +126,23 @@ func (r *runner) unpublishLeader(c *candidate) {
 	})
 }
 
-// withdrawWithLeaderNode deletes the leader node and the proposal in one
-// multi-op, when nothing has to run between the two (no demote hook): one
-// write before the successor is woken instead of three requests. The node
-// has version 0: this session created it and never sets it. It reports
-// false, having changed nothing, when the fast path does not apply.
+// withdrawWithLeaderNode deletes the leader node and the proposal, and
+// gives the baton back, in one multi-op, when nothing has to run between
+// them (no demote hook): one write before the successor is woken instead
+// of three requests. The node has version 0: this session created it and
+// never sets it. It reports false, having changed nothing, when the fast
+// path does not apply.
 func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 	if !c.published || c.s.isLost() {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
-	_, err := c.s.conn.Multi(&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
-		&zk.DeleteRequest{Path: c.node, Version: -1})
-	if err != nil {
+	ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
+		&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)
+	if _, err := c.s.conn.Multi(ops...); err != nil {
 		return false
 	}
-	c.published = false
+	c.published, c.holdsBaton = false, false
 	c.pub.stop()
 	c.retire()
 	return true

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // exit codes of ballot itself
@@ -45,6 +47,10 @@ type runner struct {
 
 	quickFailures int
 
+	// wary: this candidate's proposal was deleted by someone else; its next
+	// leadership waits as for a dropped baton if no handover is on record.
+	wary bool
+
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
 
@@ -55,15 +61,27 @@ type runner struct {
 func newRunner(set *Settings, log *slog.Logger) *runner {
 	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{})}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
+		syscall.SIGTSTP)
+	// A stopped ballot renews nothing while its command runs on: never stop
+	// for a terminal's job control. SIGTTIN and SIGTTOU are ignored rather
+	// than caught: with a handler, a background write to a terminal with
+	// "stty tostop" would be refused, signalled and retried forever.
+	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
 	go r.signals(sigs)
 	return r
 }
 
 func (r *runner) signals(sigs <-chan os.Signal) {
+	tstpLogged := false
 	for s := range sigs {
 		sig := s.(syscall.Signal)
 		switch sig {
+		case syscall.SIGTSTP:
+			if !tstpLogged {
+				tstpLogged = true
+				r.log.Warn("ignoring SIGTSTP (and SIGTTIN, SIGTTOU): a stopped ballot could not stop its command in time; stop it with SIGTERM")
+			}
 		case syscall.SIGINT, syscall.SIGTERM:
 			select {
 			case <-r.stopping:
@@ -135,9 +153,13 @@ func (r *runner) run() int {
 			}
 			continue
 		}
-		// following
+		// following, then waiting for the baton
 		standDown, release := r.standDown()
-		start, err := cand.awaitLeadership(standDown)
+		err := cand.awaitLeadership(standDown)
+		var taken bootTime
+		if err == nil {
+			taken, err = cand.takeBaton(standDown, r.wary)
+		}
 		release()
 		switch {
 		case errors.Is(err, errStopped) && !r.stopRequested():
@@ -153,15 +175,19 @@ func (r *runner) run() int {
 			return 0
 		case err != nil:
 			r.log.Info("candidacy ended", "reason", r.why(err))
+			if errors.Is(err, errProposalGone) {
+				r.wary = true
+			}
 			r.dropSessionIfLost()
 			continue
 		}
+		r.wary = false
 		// leading
 		lead := r.lead
 		if r.sched != nil {
 			lead = r.leadCron
 		}
-		if code, done := lead(cand, start); done {
+		if code, done := lead(cand, taken); done {
 			return code
 		}
 	}
@@ -281,12 +307,15 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_ELECTED=true")
 }
 
-func (r *runner) startCommand(c *candidate) (*child, error) {
+// startCommand runs the command, as leader under the lease l (nil: not
+// elected, run-anyway).
+func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	ch, err := startChild(r.log, childSpec{
-		Argv:  r.set.Args,
-		Env:   r.childEnv(c),
-		Wrap:  r.set.WrapChildLogs,
-		Grace: r.set.StopGracePeriod,
+		Argv:     r.set.Args,
+		Env:      r.childEnv(c),
+		Wrap:     r.set.WrapChildLogs,
+		Grace:    r.set.StopGracePeriod,
+		Deadline: r.keeperDeadline(l),
 	})
 	if err != nil {
 		return nil, err
@@ -308,6 +337,16 @@ func (r *runner) startCommand(c *candidate) (*child, error) {
 		c.pub.update(func(d *proposalData) { d.Child = st })
 	}
 	return ch, nil
+}
+
+// keeperDeadline is the lease's kill time for the keeper to enforce; none
+// without a lease, or with on-connection-loss=ignore, which keeps the
+// command running whatever happens to the session.
+func (r *runner) keeperDeadline(l *lease) bootTime {
+	if l == nil || r.set.OnConnectionLoss == lossIgnore {
+		return 0
+	}
+	return l.KillAt()
 }
 
 // published records the end of a run in the proposal node.
@@ -339,7 +378,7 @@ func (r *runner) runUnelected() childExit {
 		<-r.stopping
 		return childExit{}
 	}
-	ch, err := r.startCommand(nil)
+	ch, err := r.startCommand(nil, nil)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return childExit{Code: exitFailure}
@@ -434,8 +473,8 @@ func (r *runner) pause(ex childExit) {
 
 // lead is the leader state of run once. done reports that ballot should
 // exit with code.
-func (r *runner) lead(c *candidate, start bootTime) (code int, done bool) {
-	l := r.elected(c, start)
+func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
+	l := r.elected(c, taken)
 	defer l.Stop()
 	promoted := len(r.set.OnPromote) == 0
 	for {
@@ -463,7 +502,7 @@ func (r *runner) lead(c *candidate, start bootTime) (code int, done bool) {
 				// host was frozen, or the connection dropped, just now).
 				return r.leaderEnded(c, leaseLost, ex)
 			}
-			ch, err := r.startCommand(c)
+			ch, err := r.startCommand(c, l)
 			if err != nil {
 				r.log.Error("ballot failed", "error", err)
 				r.resign(c, childExit{}, true, "ballot-failed")
@@ -532,15 +571,15 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 	return r.lostLeadership(c, "connection-lost", ex)
 }
 
-// elected is the edge from follower to leader: the lease starts, the
-// proposal node says so.
-func (r *runner) elected(c *candidate, start bootTime) *lease {
-	l := c.holdLease(start)
+// elected is the edge from follower to leader, once the baton is taken:
+// the lease starts, the proposal node says so.
+func (r *runner) elected(c *candidate, taken bootTime) *lease {
+	l := c.holdLease(taken)
 	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
 		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
 	c.pub.update(func(d *proposalData) {
-		d.State = "leading"
+		d.State = stateLeading
 		d.FencingToken = c.token
 	})
 	return l
@@ -551,7 +590,7 @@ func (r *runner) elected(c *candidate, start bootTime) *lease {
 // next candidate leads at once. With exiting, the session is closed too.
 func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string) (int, bool) {
 	r.log.Info("resigning", "proposal", c.node, "reason", reason)
-	c.pub.update(func(d *proposalData) { d.State = "resigning" })
+	c.pub.update(func(d *proposalData) { d.State = stateResigning })
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
 		if c.ops != nil {
@@ -579,6 +618,7 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int, bool) {
 	r.demote(c, reason)
 	r.setCandidate(nil)
+	r.releaseLost(c)
 	c.pub.stop()
 	c.retire()
 	// Whatever happened, this session cannot be trusted any more: a new one
@@ -594,6 +634,28 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int,
 	}
 	r.log.Info("rejoining the election as a new candidate", "reason", reason)
 	return 0, false
+}
+
+// releaseLost gives the baton back after a lost leadership, if the session
+// still answers soon: the command is gone, so a successor need not wait
+// for this leader's lease to run out. Otherwise the session is closed
+// below and the baton goes with it, dropped.
+func (r *runner) releaseLost(c *candidate) {
+	if !c.holdsBaton || c.s.isLost() {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The proposal goes too: the session is about to end anyway.
+		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)); err == nil && released {
+			r.log.Info("baton given back", "proposal", c.node)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(c.s.Timeout() / 4):
+	}
 }
 
 // endSession closes the current session; the next candidacy opens a new one.
@@ -632,6 +694,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		r.log.Info("command stopped", "reason", reason, "how", how, "exit_code", ex.Code)
 	}
 	for {
+		if guard && ch != nil {
+			ch.SetDeadline(l.KillAt()) // the keeper kills by then unless told later
+		}
 		// The lease is checked before anything else, so a host that was
 		// frozen past its lease stops the command first thing on resume.
 		if guard {
@@ -675,12 +740,11 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			}
 		case <-l.gone:
 			t.Stop()
-			r.log.Warn("our proposal node was deleted by someone else: leadership lost", "proposal", c.node)
-			// The next candidate leads as soon as it sees the deletion:
-			// no grace period.
+			r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
+			// Someone is undoing this leadership: no grace period.
 			if ch != nil {
 				ex := ch.Kill()
-				r.log.Info("command stopped", "reason", "proposal deleted", "how", "killed at once", "exit_code", ex.Code)
+				r.log.Info("command stopped", "reason", l.GoneWhy(), "how", "killed at once", "exit_code", ex.Code)
 			}
 			return proposalGone
 		case <-c.s.lost:

@@ -56,6 +56,7 @@ type watchEvent struct {
 	ExitCode      *int            `json:"exitCode,omitempty"` // commandExited
 	DurationMs    int64           `json:"durationMs,omitempty"`
 	Cron          *infoCron       `json:"cron,omitempty"`     // cronRunRecorded
+	Baton         *infoBaton      `json:"baton,omitempty"`    // batonTaken, batonReleased, batonDropped
 	Election      *infoElection   `json:"election,omitempty"` // snapshot
 	Server        string          `json:"server,omitempty"`
 	SessionID     string          `json:"sessionId,omitempty"`
@@ -70,6 +71,9 @@ const (
 	evLeaderChanged  = "leaderChanged"
 	evLeaderState    = "leaderStateChanged"
 	evCronRecorded   = "cronRunRecorded"
+	evBatonTaken     = "batonTaken"
+	evBatonReleased  = "batonReleased"
+	evBatonDropped   = "batonDropped"
 	evConnectionLost = "connectionLost"
 	evReconnected    = "reconnected"
 	evSessionExpired = "sessionExpired"
@@ -178,7 +182,31 @@ func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
 		ci.RecordedAgoMs = 0
 		evs = append(evs, watchEvent{Event: evCronRecorded, Cron: ci, Message: msg})
 	}
-	return evs
+	return append(evs, batonEvents(prev, cur)...)
+}
+
+// batonEvents: the baton taken, given back, or dropped (baton.go).
+func batonEvents(prev, cur *electionSnapshot) []watchEvent {
+	pb, cb := prev.baton, cur.baton
+	switch {
+	case cb != nil && (pb == nil || pb.stat.Czxid != cb.stat.Czxid):
+		b := buildBaton(&electionSnapshot{baton: cb, proposals: cur.proposals}, time.Now())
+		return []watchEvent{{Event: evBatonTaken, Baton: b,
+			Message: fmt.Sprintf("baton taken by %s (proposal %s, fencing token %d)", orNone(b.CandidateID), b.Proposal, b.FencingToken)}}
+	case pb != nil && cb == nil:
+		b := buildBaton(&electionSnapshot{handover: cur.handover}, time.Now())
+		if b == nil || b.State == "held" {
+			return nil
+		}
+		if b.State == handoverReleased {
+			return []watchEvent{{Event: evBatonReleased, Baton: b,
+				Message: fmt.Sprintf("baton given back by %s: its command is gone", orNone(b.CandidateID))}}
+		}
+		return []watchEvent{{Event: evBatonDropped, Baton: b,
+			Message: fmt.Sprintf("baton dropped by %s without being given back (its session ended, or someone deleted it): the next leader waits %s",
+				orNone(b.CandidateID), fmtMs(b.SuccessorWaitMs))}}
+	}
+	return nil
 }
 
 // leaderStateEvents compares what the leader says now (cur) with what it

@@ -1,0 +1,345 @@
+package main
+
+// The baton: a leader holds it from before its promote hook and command
+// until after they are gone, so a successor never starts while anything of
+// its predecessor may still run.
+//
+//   <base>/baton     ephemeral: held by the leader (its session)
+//   <base>/handover  persistent: the last take or release of the baton
+//
+// Being the lowest proposal is not enough to act: a leader whose proposal
+// was deleted by someone else (an operator's cleanup) is still alive and
+// must first notice and stop its command; its baton stays until then.
+//
+// A successor takes the baton in one multi-op that also checks its own
+// proposal still exists and records the take in the handover record. A
+// leader gives it back in the multi-op that deletes its proposal, marking
+// the record released. A baton that vanished while the record still says
+// taken was dropped: the holder's session ended (expired, or closed with
+// ballot gone) or someone deleted it. Its holder may then still be running
+// on a lease that outlives the baton: a successor waits batonWait before
+// it takes over, unless the holder releases it meanwhile.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	batonName    = "baton"
+	handoverName = "handover"
+
+	handoverTaken    = "taken"
+	handoverReleased = "released"
+)
+
+// batonWait is how long a successor waits after finding the baton dropped
+// by a holder whose session timeout was t. The holder's command is gone by
+// then, whatever ended the baton:
+//   - its session expired: its lease ended before the expiry (lease.go);
+//   - its ZooKeeper member was deposed but answered syncs until it noticed,
+//     up to 1.5 × tickTime after the new quorum started counting its
+//     session afresh: that lease ends at most 3T/8 after the expiry
+//     (tickTime ≤ T/2);
+//   - someone deleted it while its holder was cut off: the holder's last
+//     renewal was sent before the deletion, so its kill is due at most 5T/8
+//     later (the lease ends T after the renewal before that, sent at least
+//     T/4 earlier, minus the T/8 margin);
+//   - before its first renewal, a holder kills at its take + T/2, and the
+//     take came before the session's end.
+func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
+
+// handoverRecord is the data of the handover node.
+type handoverRecord struct {
+	State            string    `json:"state"` // taken or released
+	CandidateID      string    `json:"candidateId"`
+	Host             string    `json:"host"`
+	PID              int       `json:"pid"`
+	Proposal         string    `json:"proposal"`
+	Session          string    `json:"session"`
+	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
+	FencingToken     int64     `json:"fencingToken"`
+	At               time.Time `json:"at"`
+}
+
+func batonPath(base string) string    { return base + "/" + batonName }
+func handoverPath(base string) string { return base + "/" + handoverName }
+
+func (c *candidate) batonPath() string    { return batonPath(c.basePath) }
+func (c *candidate) handoverPath() string { return handoverPath(c.basePath) }
+
+func (c *candidate) handoverData(state string) []byte {
+	host, _ := os.Hostname()
+	b, _ := json.Marshal(handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
+		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
+		FencingToken: c.token, At: time.Now().UTC()})
+	return b
+}
+
+// takeBaton waits until the baton is free and takes it. It returns the send
+// time of the write that took it: the lease starts there. wary is set when
+// this candidate saw its own proposal deleted by someone else: then a
+// missing handover record is no proof that nobody leads (the whole election
+// may have been deleted under a running leader), and it waits as for a
+// dropped baton.
+func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error) {
+	var (
+		waitedFor string   // the dropped take already waited for
+		waitUntil bootTime // the end of that wait
+		announced string   // the last wait logged
+	)
+	for {
+		if c.s.isLost() {
+			return 0, errSessionLost
+		}
+		raw, hstat, err := c.s.conn.Get(c.handoverPath())
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := c.retryAfter(err, stop); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		exists := err == nil
+		var rec handoverRecord
+		parsed := exists && json.Unmarshal(raw, &rec) == nil
+		mine := parsed && rec.Session == fmt.Sprintf("0x%x", c.s.ID())
+
+		// A take that was never released, by another session: once the
+		// baton is seen gone, wait for whatever its holder may still run.
+		dropped := ""
+		wait := batonWait(c.s.Timeout())
+		switch {
+		case exists && !mine && (!parsed || rec.State != handoverReleased):
+			dropped = string(raw)
+			if parsed && rec.SessionTimeoutMs > 0 {
+				wait = batonWait(time.Duration(rec.SessionTimeoutMs) * time.Millisecond)
+			}
+		case !exists && wary:
+			dropped = "(no handover record)"
+		}
+		if dropped != "" {
+			held, _, err := c.batonHolder()
+			if err != nil {
+				if err := c.retryAfter(err, stop); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			if held {
+				if err := c.waitHeld(&announced, stop); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			if waitedFor != dropped {
+				// The wait counts from the moment the baton is seen gone,
+				// which is no earlier than the moment it went.
+				waitedFor, waitUntil = dropped, bootNow()+bootTime(wait)
+				who := "an unknown holder"
+				if parsed {
+					who = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
+				}
+				if !exists {
+					who = "nobody on record (this candidate's own proposal was deleted by someone else)"
+				}
+				c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease",
+					"holder", who, "wait", wait.Round(time.Millisecond))
+				c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
+			}
+			if bootNow() < waitUntil {
+				if err := c.waitDropped(waitUntil, exists, stop); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		}
+
+		sent := bootNow()
+		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
+			&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}}
+		if exists {
+			ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: hstat.Version})
+		} else {
+			ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: zk.WorldACL(zk.PermAll)})
+		}
+		res, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			c.handoverVersion = 0
+			if exists && res[2].Stat != nil {
+				c.handoverVersion = res[2].Stat.Version
+			}
+			c.holdsBaton = true
+			c.log.Info("baton taken", "proposal", c.node)
+			return sent, nil
+		}
+		switch i := failedOp(res); {
+		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+			return 0, errProposalGone
+		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
+			if err := c.waitHeld(&announced, stop); err != nil {
+				return 0, err
+			}
+		case i == 2:
+			// The record changed or appeared meanwhile: read it again.
+		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
+			// The multi may have been applied: a baton of ours is found on
+			// the next round (the take fails with "exists", waitHeld sees
+			// it is ours).
+			if err := c.retryAfter(err, stop); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), err)
+		}
+	}
+}
+
+// waitHeld waits while another session holds the baton; a baton of this
+// session's own (an ambiguous take that did happen) is released first.
+func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
+	held, owner, ev, err := c.batonWatch()
+	if err != nil {
+		return c.retryAfter(err, stop)
+	}
+	if !held {
+		return nil
+	}
+	if owner == c.s.ID() {
+		// Ours, from a take whose answer was lost: nothing runs under it.
+		_ = c.s.conn.Delete(c.batonPath(), -1)
+		return nil
+	}
+	if *announced != fmt.Sprintf("held 0x%x", owner) {
+		*announced = fmt.Sprintf("held 0x%x", owner)
+		holder := fmt.Sprintf("session 0x%x", owner)
+		if b, _, err := c.s.conn.Get(c.batonPath()); err == nil {
+			var rec handoverRecord
+			if json.Unmarshal(b, &rec) == nil {
+				holder = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
+			}
+		}
+		c.log.Info("waiting for the baton: the previous leader still holds it (its session lives); it gives it back once its command is gone", "holder", holder)
+		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
+	}
+	select {
+	case <-ev:
+		return nil
+	case <-c.s.lost:
+		return errSessionLost
+	case <-stop:
+		return errStopped
+	}
+}
+
+// waitDropped sleeps until the end of the wait for a dropped baton, or
+// until the handover record changes (its holder released it after all).
+func (c *candidate) waitDropped(until bootTime, exists bool, stop <-chan struct{}) error {
+	var changed <-chan zk.Event
+	if exists {
+		_, _, ev, err := c.s.conn.GetW(c.handoverPath())
+		if err == nil {
+			changed = ev
+		}
+	}
+	t := time.NewTimer(time.Duration(until - bootNow()))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-changed:
+	case <-c.s.lost:
+		return errSessionLost
+	case <-stop:
+		return errStopped
+	}
+	return nil
+}
+
+func (c *candidate) batonHolder() (held bool, owner int64, err error) {
+	ok, st, err := c.s.conn.Exists(c.batonPath())
+	if err != nil || !ok {
+		return false, 0, err
+	}
+	return true, st.EphemeralOwner, nil
+}
+
+func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, err error) {
+	ok, st, ev, err := c.s.conn.ExistsW(c.batonPath())
+	if err != nil || !ok {
+		return false, 0, ev, err
+	}
+	return true, st.EphemeralOwner, ev, nil
+}
+
+// releaseOps give the baton back, for the multi-op that deletes the
+// proposal: the handover record says released (only if nobody took the
+// baton since: its version is ours), and the baton goes.
+func (c *candidate) releaseOps() []any {
+	if !c.holdsBaton {
+		return nil
+	}
+	return []any{
+		&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverReleased), Version: c.handoverVersion},
+		&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
+	}
+}
+
+// retire runs a leader's or candidate's last writes in one multi-op. What
+// someone else already deleted is dropped and the rest tried again; if the
+// handover record changed under us, the release is dropped and released
+// reports false: the caller must end the session, so that a baton of ours,
+// if any is left, goes with it.
+func (c *candidate) retireMulti(ops []any) (released bool, err error) {
+	released = true
+	for attempt := 0; attempt < 5 && len(ops) > 0; attempt++ {
+		res, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			break
+		}
+		i := failedOp(res)
+		if i < 0 {
+			return false, err
+		}
+		switch op := ops[i].(type) {
+		case *zk.DeleteRequest:
+			if errors.Is(res[i].Error, zk.ErrNoNode) || errors.Is(res[i].Error, zk.ErrBadVersion) {
+				ops = append(ops[:i:i], ops[i+1:]...)
+				continue
+			}
+		case *zk.SetDataRequest:
+			if op.Path == c.handoverPath() {
+				released = false
+				var keep []any
+				for _, o := range ops {
+					if d, ok := o.(*zk.DeleteRequest); ok && d.Path == c.batonPath() {
+						continue
+					}
+					if o != op {
+						keep = append(keep, o)
+					}
+				}
+				ops = keep
+				continue
+			}
+		}
+		return false, err
+	}
+	c.holdsBaton = false
+	return released, nil
+}
+
+// failedOp is the index of the operation that failed a multi-op (the
+// server marks those before it OK, those after it with a runtime
+// inconsistency), -1 if none did: the request itself failed.
+func failedOp(res []zk.MultiResponse) int {
+	for i, r := range res {
+		if r.Error != nil {
+			return i
+		}
+	}
+	return -1
+}
