@@ -239,8 +239,7 @@ type proposalData struct {
 	Version          string    `json:"version,omitempty"`
 	Mode             string    `json:"mode,omitempty"` // "run once" or "run cron"
 
-	// Updated by heartbeats (every half session timeout) and state changes,
-	// never more often than that.
+	// Updated when the candidate's state changes (publisher).
 	State        string         `json:"state,omitempty"` // following, waiting-for-baton, leading, resigning
 	WrittenAt    time.Time      `json:"writtenAt,omitempty"`
 	FencingToken int64          `json:"fencingToken,omitempty"` // set while leading
@@ -511,8 +510,8 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		select {
 		case ev := <-watch:
 			if ev.Type == zk.EventNodeDataChanged {
-				// The predecessor's heartbeat: it still exists, so our
-				// place cannot have changed; just watch it again.
+				// The predecessor's state changed: it still exists, so
+				// our place cannot have changed; just watch it again.
 				ok, _, w, err := c.s.conn.ExistsW(pred)
 				if err == nil && ok {
 					watch = w
@@ -595,12 +594,14 @@ func (d *proposalData) encode() []byte {
 	return b
 }
 
-// publisher keeps the proposal node's data current: a heartbeat every half
-// session timeout, and state changes folded into the next write, so each
-// candidate writes at most once per half session timeout.
+// publisher keeps the proposal node's data current. It writes when the
+// candidate's state changes, never on a timer: whether a candidate lives is
+// its session's business (the ephemeral node exists while the session
+// does), and an idle fleet must not be its ensemble's busiest writer.
+// Changes made within publishFold of each other (elected, then the command
+// started) go out in one write, and writes are at least publishGap apart.
 type publisher struct {
-	c     *candidate
-	every time.Duration
+	c *candidate
 
 	mu     sync.Mutex
 	status proposalData
@@ -610,9 +611,16 @@ type publisher struct {
 	quitOnce sync.Once
 }
 
+const (
+	publishFold = 20 * time.Millisecond
+	// publishGap bounds a flapping state (a command that exits at once
+	// under rerun, a fast cron schedule) to one write a second per
+	// candidate, and keeps a new leader's "leading" within a second.
+	publishGap = time.Second
+)
+
 func newPublisher(c *candidate, status proposalData) *publisher {
-	p := &publisher{c: c, every: c.s.Timeout() / 2, status: status,
-		kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	p := &publisher{c: c, status: status, kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -631,7 +639,7 @@ func (p *publisher) update(f func(*proposalData)) {
 	}
 }
 
-// stop ends the heartbeats without waiting: a write held up by a lost
+// stop ends the writes without waiting: a write held up by a lost
 // connection must not hold up a resignation, and a late write cannot
 // recreate a deleted node.
 func (p *publisher) stop() {
@@ -643,8 +651,6 @@ func (p *publisher) stop() {
 
 func (p *publisher) loop() {
 	last := time.Now() // the create wrote the first status
-	t := time.NewTimer(p.every)
-	defer t.Stop()
 	for {
 		select {
 		case <-p.quit:
@@ -652,32 +658,34 @@ func (p *publisher) loop() {
 		case <-p.c.s.lost:
 			return
 		case <-p.kick:
-			if time.Since(last) < p.every {
-				continue // folded into the write the timer makes
-			}
-		case <-t.C:
+		}
+		wait := max(publishFold, publishGap-time.Since(last))
+		select {
+		case <-time.After(wait):
+		case <-p.quit:
+			return
+		case <-p.c.s.lost:
+			return
+		}
+		select {
+		case <-p.kick: // folded into this write
+		default:
 		}
 		p.mu.Lock()
 		data := p.status.encode()
 		p.mu.Unlock()
 		_, err := p.c.s.conn.Set(p.c.node, data, -1)
-		if errors.Is(err, zk.ErrNoNode) {
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
 			return
+		case err != nil:
+			// Not written (the connection dropped): try again once it is
+			// back, so the node does not keep saying something stale.
+			if p.c.s.waitOnline(p.quit) != nil {
+				return
+			}
+			p.update(func(*proposalData) {})
 		}
-		if err == nil {
-			last = time.Now()
-		}
-		resetTimer(t, p.every)
+		last = time.Now()
 	}
-}
-
-// resetTimer resets a timer that may have fired without being read.
-func resetTimer(t *time.Timer, d time.Duration) {
-	if !t.Stop() {
-		select {
-		case <-t.C:
-		default:
-		}
-	}
-	t.Reset(d)
 }

@@ -234,12 +234,8 @@ type infoCandidate struct {
 	SessionTimeoutMs int64      `json:"sessionTimeoutMs,omitempty"`
 	ProposalTime     *time.Time `json:"proposalTime,omitempty"` // as the candidate wrote it (its clock)
 	ProposalAgeMs    int64      `json:"proposalAgeMs"`          // now - ctime
-	LastWriteAgeMs   int64      `json:"lastWriteAgeMs"`         // now - mtime
+	LastWriteAgeMs   int64      `json:"lastWriteAgeMs"`         // now - mtime: its last state change
 	DataVersion      int32      `json:"dataVersion"`            // writes since creation
-	Heartbeats       bool       `json:"heartbeats"`             // the candidate writes heartbeats
-	// LastHeartbeatAgeMs is lastWriteAgeMs for a candidate that writes
-	// heartbeats, null otherwise.
-	LastHeartbeatAgeMs *int64 `json:"lastHeartbeatAgeMs"`
 
 	State    string       `json:"state,omitempty"` // as it says: following, leading, resigning
 	Mode     string       `json:"mode,omitempty"`
@@ -461,20 +457,10 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 		if d.State == "resigning" {
 			note("possibly resigning (it says resigning)")
 		}
-		c.Heartbeats = !d.WrittenAt.IsZero() || d.State != ""
-		if c.Heartbeats {
-			c.LastHeartbeatAgeMs = &write
-			note("last heartbeat %s ago", fmtMs(write))
-			if t := d.SessionTimeoutMs; t > 0 {
-				switch {
-				case write > t:
-					note("session may have expired: last heartbeat older than the session timeout (%s)", fmtMs(t))
-				case write > t*3/4:
-					note("heartbeat overdue (expected every %s): the candidate may be frozen, overloaded or cut off from ZooKeeper", fmtMs(t/2))
-				}
-			}
-		} else {
-			note("writes no heartbeats (older ballot?): its liveness cannot be judged from its data")
+		if d.State != "" {
+			// Candidates write only when their state changes; their
+			// session, not their data, says they live.
+			note("state last changed %s ago", fmtMs(write))
 		}
 		if d.FencingToken != 0 && d.FencingToken != n.stat.Czxid {
 			note("says fencing token %d, but its node's czxid is %d", d.FencingToken, n.stat.Czxid)
@@ -497,11 +483,11 @@ func electionNotes(s *electionSnapshot, inf *infoElection) []string {
 	switch {
 	case s.proposals[0].data == nil:
 		notes = append(notes, "the lowest proposal's data cannot be parsed: ballot candidates follow it as their leader all the same")
-	case l.Heartbeats && l.State == "resigning":
+	case l.State == stateResigning:
 		notes = append(notes, "election may be in progress: the leader says it is resigning")
 	case l.State == stateWaitingForBaton:
 		notes = append(notes, fmt.Sprintf("the lowest proposal (%s) waits for the baton before it starts anything", l.ID))
-	case l.Heartbeats && l.State != "leading":
+	case l.State != "" && l.State != stateLeading:
 		notes = append(notes, fmt.Sprintf("election may be in progress: the lowest proposal (%s) does not say it is leading yet (it says %s)", l.ID, orNone(l.State)))
 	}
 	for _, c := range inf.Candidates[1:] {
@@ -687,11 +673,7 @@ func candidateKVs(c *infoCandidate) []kv {
 		add("proposalTime", fmtTime(c.ProposalTime))
 	}
 	add("proposalAge", fmtMs(c.ProposalAgeMs))
-	if c.LastHeartbeatAgeMs != nil {
-		add("lastHeartbeat", fmtMs(*c.LastHeartbeatAgeMs)+" ago")
-	} else {
-		add("lastWrite", fmtMs(c.LastWriteAgeMs)+" ago")
-	}
+	add("lastStateChange", fmtMs(c.LastWriteAgeMs)+" ago")
 	if c.ParseError == "" {
 		state := c.State
 		if state == "" {

@@ -55,17 +55,17 @@ func TestInfoBuild(t *testing.T) {
 		return &proposalData{CandidateID: id, Host: "h-" + id, PID: 7, SessionTimeout: "2s", SessionTimeoutMs: 2000,
 			ProposalTime: now.Add(-time.Minute), State: state, WrittenAt: now.Add(-time.Second)}
 	}
-	leader := hb("a", "following") // elected, but its heartbeat does not say so yet
+	leader := hb("a", "following") // elected, but its data does not say so yet
 	leader.Child = &childStatus{PID: 99, RunningForMs: 1000}
 	leader.LastExit = &exitStatus{Code: 3, AgoMs: 5000, DurationMs: 200}
 	leader.NextRun = &scheduledNext{Time: "2026-11-22T11:00:10Z", InMs: 12000}
 	sick := hb("b", "resigning")
 	sick.Health = &healthStatus{Healthy: false, ConsecutiveFailures: 3, LastCheck: now, LastCheckAgoMs: 400}
 	s := &electionSnapshot{exists: true, proposals: []*snapNode{
-		proposal(t, now, 1, leader, 60000, 1600),             // heartbeat overdue
+		proposal(t, now, 1, leader, 60000, 1600),
 		proposal(t, now, 2, hb("b", "leading"), 30000, 2500), // stale, says leading
 		proposal(t, now, 3, sick, 20000, 100),
-		proposal(t, now, 4, &proposalData{CandidateID: "old", SessionTimeoutMs: 2000}, 10000, 10000), // no heartbeats
+		proposal(t, now, 4, &proposalData{CandidateID: "old", SessionTimeoutMs: 2000}, 10000, 10000), // no state
 		proposal(t, now, 5, "{not json", 100, 100),
 	}}
 	inf := buildInfo("/e", []string{"zk:2181"}, s, now, "")
@@ -77,10 +77,10 @@ func TestInfoBuild(t *testing.T) {
 		t.Errorf("ages not corrected by the write's age: command %+v, exit %+v, next %+v, age %d", l.Command, l.LastExit, l.NextRun, l.ProposalAgeMs)
 	}
 	want := map[int][]string{
-		0: {"is leader", "last heartbeat 1.6s ago", "heartbeat overdue", "proposal node created 1m0s ago"},
-		1: {"next in line", "session may have expired", "2 candidates share the id b"},
+		0: {"is leader", "state last changed 1.6s ago", "proposal node created 1m0s ago"},
+		1: {"next in line", "state last changed 2.5s ago", "2 candidates share the id b"},
 		2: {"possibly resigning", "says it is unhealthy (3 failed health checks in a row)"},
-		3: {"writes no heartbeats"},
+		3: {"proposal node created 10s ago"},
 		4: {"proposal data cannot be parsed (another tool or a bad write)"},
 	}
 	for i, subs := range want {
@@ -90,8 +90,10 @@ func TestInfoBuild(t *testing.T) {
 			}
 		}
 	}
-	if inf.Candidates[3].LastHeartbeatAgeMs != nil || inf.Candidates[0].LastHeartbeatAgeMs == nil {
-		t.Errorf("lastHeartbeatAgeMs: %v, %v", inf.Candidates[0].LastHeartbeatAgeMs, inf.Candidates[3].LastHeartbeatAgeMs)
+	for i, c := range inf.Candidates {
+		if hasNote(c.Notes, "heartbeat") || hasNote(c.Notes, "session may have expired") {
+			t.Errorf("candidate %d: notes still speak of heartbeats: %q", i+1, c.Notes)
+		}
 	}
 	for _, sub := range []string{"election may be in progress: the lowest proposal (a) does not say it is leading yet",
 		"election may be in progress: b says it is leading", "2 candidates share the id b"} {

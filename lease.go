@@ -129,9 +129,16 @@ func (l *lease) renewLoop() {
 			return
 		default:
 			// The connection is down: the request failed or waited for a
-			// reconnect. Try again at once; a later send only widens the gap.
+			// reconnect; try again soon (a later send only widens the gap).
+			// Anything else (an ACL, a deleted election path): try again
+			// less often; the lease runs out meanwhile if it lasts.
+			pause := 20 * time.Millisecond
+			if !retryable(err) {
+				pause = 500 * time.Millisecond
+				l.c.log.Warn("cannot renew the lease", "error", err)
+			}
 			select {
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(pause):
 			case <-l.quit:
 				return
 			case <-l.c.s.lost:
