@@ -49,6 +49,9 @@ type childSpec struct {
 	// Deadline is when the keeper kills the tree unless told a later one
 	// (SetDeadline); it does not start the command after it. 0: none.
 	Deadline bootTime
+	// Handoff lets the keeper end ballot's session, should ballot die,
+	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
+	Handoff *handoff
 }
 
 // startChild runs the command. An error means ballot itself failed; a
@@ -142,6 +145,14 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		c.exit = childExit{Code: 125, Reason: "the keeper ended without starting the command"}
 	}
 
+	if h := spec.Handoff; h != nil && c.pid != 0 {
+		// Over the private pipe, never in arguments or the environment:
+		// the password is the session.
+		c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
+		if h.ReleasePath != "" {
+			c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
+		}
+	}
 	for _, start := range relays {
 		start()
 	}

@@ -262,6 +262,12 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 	gaps := checkNoOverlap(t, e.ticks)
 	logGaps(t, "SIGKILL failover", gaps)
 	e.checkTokensGrow()
+	// Once the tree was gone, the keeper gave the baton back and closed
+	// a's session: b neither waited for the session to expire nor for a
+	// dropped baton.
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton: the keeper did not give it back")
+	}
 }
 
 // TestThreeCandidatesInLine: leadership passes down the line in proposal

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -44,9 +45,13 @@ type session struct {
 	conn      *zk.Conn
 	requested time.Duration
 
+	servers []string
+
 	mu      sync.Mutex
 	id      int64
 	timeout time.Duration // negotiated by the server
+	passwd  []byte        // the session's password, read off the wire
+	pwFor   int64         // the session passwd belongs to
 
 	established chan struct{} // closed at the first authenticated session
 	lost        chan struct{} // closed once the session is known to be gone
@@ -63,12 +68,14 @@ type session struct {
 func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
 	s := &session{
 		log:         log,
+		servers:     servers,
 		requested:   timeout,
 		established: make(chan struct{}),
 		lost:        make(chan struct{}),
 		changed:     make(chan struct{}, 1),
 	}
 	conn, _, err := zk.Connect(servers, timeout,
+		zk.WithDialer(sniffConnect(net.DialTimeout, s.learnPasswd)),
 		zk.WithLogger(zkLogger{s}),
 		zk.WithLogInfo(true),
 		zk.WithEventCallback(s.onEvent))
@@ -180,6 +187,23 @@ func (s *session) lostReason() string {
 		return w
 	}
 	return "closed"
+}
+
+func (s *session) learnPasswd(id int64, passwd []byte) {
+	s.mu.Lock()
+	s.pwFor, s.passwd = id, passwd
+	s.mu.Unlock()
+}
+
+// handoff is what the keeper needs to end this session should ballot die
+// (zkwire.go); nil if the password is not known.
+func (s *session) handoff() *handoff {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == 0 || s.pwFor != s.id || s.isLost() {
+		return nil
+	}
+	return &handoff{Servers: s.servers, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
 }
 
 func (s *session) ID() int64 {

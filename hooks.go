@@ -87,7 +87,7 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
 	ch, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
-		Deadline: r.keeperDeadline(l)})
+		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c)})
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,15 @@ package main
 //                       killing until it is all gone);
 //         "deadline T"  the tree must be gone by boot-clock nanosecond T
 //                       (0: no deadline);
-//         EOF means ballot died.
+//         "session ID PASSWD TIMEOUT SERVERS" and "release PATH VERSION DATA"
+//                       (hex): what ending ballot's session takes;
+//         EOF means ballot died: once the tree is reaped, the keeper gives
+//         the baton back and closes the session (zkwire.go), so the next
+//         candidate need not wait for it to expire.
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -106,11 +111,31 @@ func keeperMain(args []string) int {
 	report("pid %d", pid)
 
 	t := &tree{pgid: pid}
+	var (
+		mu         sync.Mutex
+		h          *handoff
+		ballotGone bool
+	)
 	go func() {
 		lines := bufio.NewScanner(control)
 		for lines.Scan() {
 			var n int64
 			switch f := strings.Fields(lines.Text()); {
+			case len(f) == 5 && f[0] == "session":
+				if nh := parseSession(f[1:]); nh != nil {
+					mu.Lock()
+					h = nh
+					mu.Unlock()
+				}
+			case len(f) == 4 && f[0] == "release":
+				mu.Lock()
+				if h != nil {
+					h.ReleasePath = f[1]
+					v, _ := strconv.ParseInt(f[2], 10, 32)
+					h.ReleaseVersion = int32(v)
+					h.ReleaseData, _ = hex.DecodeString(f[3])
+				}
+				mu.Unlock()
 			case len(f) != 2:
 			case f[0] == "deadline":
 				n, _ = strconv.ParseInt(f[1], 10, 64)
@@ -127,6 +152,9 @@ func keeperMain(args []string) int {
 				}
 			}
 		}
+		mu.Lock()
+		ballotGone = true
+		mu.Unlock()
 		t.endAll(syscall.SIGKILL) // EOF: ballot is gone
 	}()
 	go func() {
@@ -166,7 +194,26 @@ func keeperMain(args []string) int {
 		}
 	}
 	report("exit %d", code)
+	mu.Lock()
+	end := ballotGone && h != nil
+	mu.Unlock()
+	if end {
+		// Everything is reaped: nothing of this leadership runs any more.
+		h.stampRelease()
+		_ = h.endSession(time.Duration(h.TimeoutMs) * time.Millisecond)
+	}
 	return 0
+}
+
+// parseSession reads "ID PASSWD TIMEOUT SERVERS" (hex, hex, ms, a,b,c).
+func parseSession(f []string) *handoff {
+	id, err1 := strconv.ParseUint(f[0], 16, 64)
+	pw, err2 := hex.DecodeString(f[1])
+	ms, err3 := strconv.ParseInt(f[2], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil || f[3] == "" {
+		return nil
+	}
+	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
 }
 
 // deadline is the lease's kill time as the keeper knows it.

@@ -316,6 +316,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Wrap:     r.set.WrapChildLogs,
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
+		Handoff:  handoffFor(c),
 	})
 	if err != nil {
 		return nil, err
@@ -347,6 +348,19 @@ func (r *runner) keeperDeadline(l *lease) bootTime {
 		return 0
 	}
 	return l.KillAt()
+}
+
+// handoffFor is what a keeper needs to end c's session and give its baton
+// back should ballot die; nil when not elected.
+func handoffFor(c *candidate) *handoff {
+	if c == nil {
+		return nil
+	}
+	h := c.s.handoff()
+	if h != nil && c.holdsBaton {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+	}
+	return h
 }
 
 // published records the end of a run in the proposal node.
