@@ -533,6 +533,13 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	wait:
 		select {
 		case ev := <-watch:
+			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {
+				// The lowest proposal went and ours was next: sequence
+				// numbers only grow, so ours is the lowest now. No need to
+				// list the election again (the baton's take checks that
+				// our proposal still exists).
+				return nil
+			}
 			if ev.Type == zk.EventNodeDataChanged {
 				// The predecessor's state changed: it still exists, so
 				// our place cannot have changed; just watch it again.
