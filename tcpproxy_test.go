@@ -15,12 +15,22 @@ package main
 //   - if one side closes or fails, the other side is not told until the heal
 //     (and is then closed, with a reset).
 //
-// On heal, data flows again on connections that still exist. A connection
-// accepted during the blackhole is dialled upstream at the heal if nothing
-// was sent on it yet; if bytes sent on it were dropped (e.g. a ZooKeeper
-// connect request) its stream has no usable beginning, so it is reset at the
-// heal instead, and the client reconnects at once (with a real partition
-// the retransmitted SYN/request would get through at about the same time).
+// On heal, data flows again on connections that lost nothing (they were
+// idle, or were accepted during the blackhole and sent nothing yet: those
+// are dialled upstream at the heal). A connection that lost bytes in either
+// direction has a hole in its stream, which TCP never delivers: it is reset
+// at the heal, and never forwards another byte. The client reconnects at
+// once (with a real partition the retransmitted data would get through at
+// about the same time). Resuming after a hole would be worse than a reset:
+// a ZooKeeper client would wait forever for a dropped reply, and a follower
+// that missed a proposal would log the next one and diverge.
+//
+// SetHeadRewriter lets a protocol-aware caller replace the first message of
+// each connection (the ZooKeeper harness rewrites the election handshake).
+// SetDialRetry makes the proxy retry a refused upstream dial for a while
+// before resetting the client: the client's connect succeeded at once, so
+// the retry it would make after a refusal is the proxy's job (a ZooKeeper
+// follower retries a refused connect to a new leader, not a reset).
 
 import (
 	"errors"
@@ -39,7 +49,9 @@ type tcpProxy struct {
 
 	mu     sync.Mutex
 	bh     bool
-	healed chan struct{} // closed while not blackholed; replaced by Blackhole(true)
+	head   func(io.Reader) ([]byte, error) // see SetHeadRewriter
+	retry  time.Duration                   // see SetDialRetry
+	healed chan struct{}                   // closed while not blackholed; replaced by Blackhole(true)
 	closed chan struct{}
 	conns  map[*proxyConn]struct{}
 	wg     sync.WaitGroup
@@ -54,7 +66,7 @@ type proxyConn struct {
 
 	mu       sync.Mutex
 	upstream net.Conn // nil until dialled
-	dropped  bool     // bytes were discarded before an upstream existed
+	dropped  bool     // bytes were discarded: reset at the heal, never forward again
 }
 
 // newTCPProxy listens on 127.0.0.1:0 and forwards each accepted connection to
@@ -109,6 +121,23 @@ func (p *tcpProxy) Blackhole(on bool) {
 	} else {
 		close(p.healed)
 	}
+}
+
+// SetHeadRewriter installs f, which reads the beginning of every new
+// connection's client → upstream stream and returns the bytes to forward in
+// its place (with the read error, if any). Set it before clients connect.
+func (p *tcpProxy) SetHeadRewriter(f func(r io.Reader) ([]byte, error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.head = f
+}
+
+// SetDialRetry makes a refused upstream dial be retried for up to d (0, the
+// default: reset the client at once).
+func (p *tcpProxy) SetDialRetry(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retry = d
 }
 
 // Blackholed reports whether the partition is on.
@@ -192,8 +221,28 @@ func (p *tcpProxy) acceptLoop() {
 	}
 }
 
-// dial connects to the first target that accepts, round-robin start.
-func (p *tcpProxy) dial() (net.Conn, error) {
+// dial connects to the first target that accepts, round-robin start,
+// retrying per SetDialRetry until done or the proxy is closed.
+func (p *tcpProxy) dial(done <-chan struct{}) (net.Conn, error) {
+	p.mu.Lock()
+	deadline := time.Now().Add(p.retry)
+	p.mu.Unlock()
+	for {
+		c, err := p.dialOnce()
+		if err == nil || !time.Now().Before(deadline) {
+			return c, err
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-done:
+			return nil, err
+		case <-p.closed:
+			return nil, err
+		}
+	}
+}
+
+func (p *tcpProxy) dialOnce() (net.Conn, error) {
 	start := int(p.next.Add(1) - 1)
 	var err error
 	for k := 0; k < len(p.targets); k++ {
@@ -253,7 +302,7 @@ func (c *proxyConn) connectUpstream() bool {
 		c.mu.Unlock()
 		return true
 	}
-	up, err := c.p.dial()
+	up, err := c.p.dial(c.done)
 	if err == nil {
 		select {
 		case <-c.done: // reset while dialling
@@ -280,44 +329,84 @@ func (c *proxyConn) connectUpstream() bool {
 // clientToUpstream copies client → upstream until the client side ends,
 // discarding while blackholed.
 func (c *proxyConn) clientToUpstream() {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := c.client.Read(buf)
-		if n > 0 {
-			bh, _ := c.p.state()
-			c.mu.Lock()
-			up := c.upstream
-			if bh && up == nil {
-				c.dropped = true
-			}
-			dropped := c.dropped
-			c.mu.Unlock()
-			switch {
-			case bh:
-				// partition: discard
-			case up == nil && dropped:
-				// its beginning was lost: nothing sensible to forward
-				c.reset()
-				return
-			default:
-				if up == nil {
-					if !c.connectUpstream() {
-						return
-					}
-					c.mu.Lock()
-					up = c.upstream
-					c.mu.Unlock()
-				}
-				if _, werr := up.Write(buf[:n]); werr != nil {
-					c.peerGone(werr)
-					return
-				}
-			}
+	c.p.mu.Lock()
+	head := c.p.head
+	c.p.mu.Unlock()
+	if head != nil {
+		b, err := head(c.client)
+		if len(b) > 0 && !c.fromClient(b) {
+			return
 		}
 		if err != nil {
 			c.peerGone(err)
 			return
 		}
+	}
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := c.client.Read(buf)
+		if n > 0 && !c.fromClient(buf[:n]) {
+			return
+		}
+		if err != nil {
+			c.peerGone(err)
+			return
+		}
+	}
+}
+
+// fromClient forwards bytes read from the client (or drops them); false
+// means the connection is finished.
+func (c *proxyConn) fromClient(b []byte) bool {
+	switch bh, holed := c.hole(); {
+	case bh:
+		return true // partition: discard
+	case holed:
+		c.reset() // a stream with a hole: nothing sensible to forward
+		return false
+	}
+	c.mu.Lock()
+	up := c.upstream
+	c.mu.Unlock()
+	if up == nil {
+		if !c.connectUpstream() {
+			return false
+		}
+		c.mu.Lock()
+		up = c.upstream
+		c.mu.Unlock()
+	}
+	if _, werr := up.Write(b); werr != nil {
+		c.peerGone(werr)
+		return false
+	}
+	return true
+}
+
+// hole is called with bytes just read from either side. While blackholed
+// (bh) they must be dropped: the connection is marked and reset at the
+// heal. After the heal, holed says the stream already lost bytes.
+func (c *proxyConn) hole() (bh, holed bool) {
+	bh, healed := c.p.state()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bh && !c.dropped {
+		c.dropped = true
+		c.p.wg.Add(1) // the caller is counted too, so Close is not past Wait
+		go c.resetAtHeal(healed)
+	}
+	return bh, c.dropped
+}
+
+// resetAtHeal resets a connection that lost bytes once the blackhole lifts
+// (an idle peer would otherwise never learn that its stream has a hole).
+func (c *proxyConn) resetAtHeal(healed <-chan struct{}) {
+	defer c.p.wg.Done()
+	select {
+	case <-healed:
+		c.reset()
+	case <-c.done:
+	case <-c.p.closed: // Close resets every connection itself
 	}
 }
 
@@ -327,7 +416,13 @@ func (c *proxyConn) upstreamToClient(up net.Conn) {
 	for {
 		n, err := up.Read(buf)
 		if n > 0 {
-			if bh, _ := c.p.state(); !bh {
+			switch bh, holed := c.hole(); {
+			case bh:
+				// partition: discard
+			case holed:
+				c.reset()
+				return
+			default:
 				if _, werr := c.client.Write(buf[:n]); werr != nil {
 					c.peerGone(werr)
 					return

@@ -8,6 +8,14 @@ package main
 //	conn, _, _ := zk.Connect(c.Servers(), time.Second)  // or c.ConnString()
 //	c.Kill(0); c.Start(0); c.StopAll(); c.StartAll(); c.Mode(1); c.Mntr(2)
 //
+// Partitioning one member from its peers (quorum and election traffic)
+// while its clients still reach it:
+//
+//	c := startZKWith(t, zkOptions{N: 3, PeerProxies: true})
+//	c.CutOff(1)  // member 1 hears no peer; for SyncLimit × TickTime it still
+//	             // answers its clients' reads and pings from its stale copy
+//	c.Heal(1)    // or c.HealAll(); member 1 rejoins within a few seconds
+//
 // If ZooKeeper or java is missing, run scripts/ensure-zookeeper.sh; the
 // harness fails the test (it never skips).
 //
@@ -26,6 +34,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +59,14 @@ const (
 	zkDefaultReady  = 30 * time.Second
 	zkLogTailLines  = 40
 	zkFourLetterTTL = time.Second
+	// zkPeerMaxNotification caps a LOOKING member's back-off between
+	// election rounds (ZooKeeper doubles it up to 60 s), so a member cut off
+	// for long still rejoins within about a second of Heal.
+	zkPeerMaxNotification = time.Second
+	// zkPeerDialRetry: how long a peer proxy retries a refused dial, as
+	// ZooKeeper would retry the connect itself (e.g. a follower racing its
+	// new leader's listener), instead of resetting an accepted connection.
+	zkPeerDialRetry = time.Second
 )
 
 // zkOptions configures launchZK / startZKWith. The zero value is a
@@ -59,8 +76,15 @@ type zkOptions struct {
 	TickTime     time.Duration // default 200ms; session timeouts are clamped to [2, 20] × TickTime
 	ReadyTimeout time.Duration // per start/wait; default 30s
 	Fsync        bool          // false (default): forceSync=no, faster; true for realistic benchmarks
+	SyncLimit    int           // ticks a follower may go unheard by its leader (and vice versa); default 5
+	InitLimit    int           // ticks a follower may take to connect and sync to a leader; default 10
 	ExtraConfig  []string      // extra "key=value" lines appended to every zoo.cfg
 	JavaFlags    []string      // extra JVM flags
+	// PeerProxies (N >= 2): every member reaches every other member's quorum
+	// and election ports through its own pair of harness proxies, so CutOff
+	// can silence a member's peer links while its client port stays direct.
+	// It also caps the election back-off (zkPeerMaxNotification).
+	PeerProxies bool
 	// Logf, if set, receives progress lines (startZK sets it to t.Logf).
 	Logf func(format string, args ...any)
 }
@@ -75,6 +99,12 @@ func (o *zkOptions) defaults() {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = zkDefaultReady
 	}
+	if o.SyncLimit <= 0 {
+		o.SyncLimit = 5
+	}
+	if o.InitLimit <= 0 {
+		o.InitLimit = 10
+	}
 }
 
 // zkCluster is a set of ZooKeeper servers on 127.0.0.1. Member indexes are
@@ -84,6 +114,17 @@ type zkCluster struct {
 	dir     string
 	tb      testing.TB // nil when created by launchZK directly
 	members []*zkMember
+
+	// links[i][j] carries what member i sends to member j (PeerProxies;
+	// nil otherwise). Made by configure, so they outlive member restarts.
+	links [][]zkPeerLink
+	cutMu sync.Mutex
+	cut   []bool // members cut off from their peers
+}
+
+// zkPeerLink is the pair of proxies one member dials to reach another.
+type zkPeerLink struct {
+	quorum, election *tcpProxy
 }
 
 type zkMember struct {
@@ -237,6 +278,43 @@ func (c *zkCluster) StartAll() {
 	}
 }
 
+// CutOff silences every link between member i and its peers, both ways
+// (needs PeerProxies). Bytes are dropped, nothing is closed; the client port
+// stays reachable. A follower notices after SyncLimit × TickTime without its
+// leader (a leader, without a quorum of followers) and stops serving; until
+// then it answers its clients' reads and pings from its stale copy, while
+// the quorum may already expire their sessions.
+func (c *zkCluster) CutOff(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.setCut(i, true); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// Heal lifts CutOff(i); a link to a member that is still cut off stays
+// silent. Connections that lost bytes are reset (see tcpproxy_test.go), and
+// member i rejoins, normally within a second or two.
+func (c *zkCluster) Heal(i int) {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.setCut(i, false); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// HealAll lifts every CutOff.
+func (c *zkCluster) HealAll() {
+	if c.tb != nil {
+		c.tb.Helper()
+	}
+	if err := c.healAll(); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
 // Mode returns "leader", "follower", "standalone" (or "observer"), or "" if
 // member i is down or not serving.
 func (c *zkCluster) Mode(i int) string {
@@ -296,6 +374,7 @@ func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
 	for attempt := 1; attempt <= 2; attempt++ {
 		t0 := time.Now()
 		if err = c.configure(); err != nil {
+			c.close()
 			return nil, err
 		}
 		if err = c.startAll(); err == nil {
@@ -309,6 +388,7 @@ func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		c.logf("zk harness: port clash (%s); retrying with new ports", first)
 	}
+	c.close()
 	return nil, err
 }
 
@@ -328,22 +408,28 @@ func (c *zkCluster) logf(format string, args ...any) {
 	}
 }
 
-// configure allocates fresh ports and (re)writes every member's config and
-// an empty data dir.
+// configure allocates fresh ports (and peer proxies) and (re)writes every
+// member's config and an empty data dir.
 func (c *zkCluster) configure() error {
 	per := 1
 	if len(c.members) > 1 {
 		per = 3
 	}
-	ports, err := zkFreePorts(per * len(c.members))
+	// Held until the proxies listen, so none of them takes a member's port.
+	ports, release, err := zkReservePorts(per * len(c.members))
 	if err != nil {
 		return err
 	}
+	defer release()
 	for i, m := range c.members {
 		m.clientPort = ports[per*i]
 		if per == 3 {
 			m.quorumPort, m.electionPort = ports[per*i+1], ports[per*i+2]
 		}
+	}
+	c.closeLinks() // a retry has new member ports, so new targets
+	if err := c.openLinks(); err != nil {
+		return err
 	}
 	for _, m := range c.members {
 		if err := os.RemoveAll(m.dataDir); err != nil {
@@ -376,15 +462,20 @@ func (c *zkCluster) config(m *zkMember) string {
 	w("4lw.commands.whitelist", "srvr,mntr,ruok,cons,wchc,stat")
 	w("reconfigEnabled", "false")
 	w("standaloneEnabled", "true")
-	w("initLimit", 10)
-	w("syncLimit", 5)
+	w("initLimit", c.opts.InitLimit)
+	w("syncLimit", c.opts.SyncLimit)
 	if !c.opts.Fsync {
 		w("forceSync", "no")
 	}
 	w("preAllocSize", 1024) // KB; the default 64 MB is pointless here
 	for _, o := range c.members {
 		if len(c.members) > 1 {
-			w(fmt.Sprintf("server.%d", o.id), fmt.Sprintf("127.0.0.1:%d:%d", o.quorumPort, o.electionPort))
+			q, e := o.quorumPort, o.electionPort
+			if c.links != nil && o != m { // its own line keeps the ports it binds
+				l := c.links[m.id-1][o.id-1]
+				q, e = proxyPort(l.quorum), proxyPort(l.election)
+			}
+			w(fmt.Sprintf("server.%d", o.id), fmt.Sprintf("127.0.0.1:%d:%d", q, e))
 		}
 	}
 	for _, l := range c.opts.ExtraConfig {
@@ -396,22 +487,164 @@ func (c *zkCluster) config(m *zkMember) string {
 // zkFreePorts returns n distinct free TCP ports on 127.0.0.1 (all listeners
 // are held open until every port is known, then closed).
 func zkFreePorts(n int) ([]int, error) {
+	ports, release, err := zkReservePorts(n)
+	release()
+	return ports, err
+}
+
+// zkReservePorts is zkFreePorts with the listeners still open: release
+// closes them.
+func zkReservePorts(n int) (ports []int, release func(), err error) {
 	var ls []net.Listener
-	defer func() {
+	release = func() {
 		for _, l := range ls {
 			l.Close()
 		}
-	}()
-	ports := make([]int, 0, n)
+	}
 	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("allocating a port: %w", err)
+			release()
+			return nil, func() {}, fmt.Errorf("allocating a port: %w", err)
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	return ports, nil
+	return ports, release, nil
+}
+
+// openLinks starts the peer proxies (PeerProxies on an ensemble): for each
+// ordered pair i→j, one proxy to j's quorum port and one to its election
+// port, used only by i.
+func (c *zkCluster) openLinks() error {
+	n := len(c.members)
+	if !c.opts.PeerProxies || n < 2 {
+		return nil
+	}
+	c.links = make([][]zkPeerLink, n)
+	for i := range c.links {
+		c.links[i] = make([]zkPeerLink, n)
+		for j, to := range c.members {
+			if i == j {
+				continue
+			}
+			q, err := startTCPProxy([]string{fmt.Sprintf("127.0.0.1:%d", to.quorumPort)})
+			if err != nil {
+				c.closeLinks()
+				return fmt.Errorf("peer proxy: %w", err)
+			}
+			e, err := startTCPProxy([]string{fmt.Sprintf("127.0.0.1:%d", to.electionPort)})
+			if err != nil {
+				q.Close()
+				c.closeLinks()
+				return fmt.Errorf("peer proxy: %w", err)
+			}
+			q.SetDialRetry(zkPeerDialRetry)
+			e.SetDialRetry(zkPeerDialRetry)
+			c.links[i][j] = zkPeerLink{quorum: q, election: e}
+		}
+	}
+	// Of two members, only the higher sid keeps an election connection: it
+	// drops one dialled by the lower sid and dials back to the election
+	// address announced in that connection's handshake, which is the lower
+	// member's real port. Announcing the reverse proxy keeps it proxied.
+	for i := range c.links {
+		for j := range c.links[i] {
+			if i != j {
+				c.links[i][j].election.SetHeadRewriter(zkElectionHandshakeRewriter(c.links[j][i].election.Addr()))
+			}
+		}
+	}
+	c.cutMu.Lock()
+	c.cut = make([]bool, n)
+	c.cutMu.Unlock()
+	return nil
+}
+
+// closeLinks closes every peer proxy (resetting their connections).
+func (c *zkCluster) closeLinks() {
+	for _, row := range c.links {
+		for _, l := range row {
+			if l.quorum != nil {
+				l.quorum.Close()
+			}
+			if l.election != nil {
+				l.election.Close()
+			}
+		}
+	}
+	c.links = nil
+}
+
+func proxyPort(p *tcpProxy) int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// zkElectionHandshakeRewriter returns a tcpProxy head rewriter replacing the
+// election address in QuorumCnxManager's initial message (3.5+: int64
+// protocol version < 0, int64 sid, int32 length, "host:port[|host:port]")
+// with addr. A version >= 0 is an old-style bare sid, without an address.
+func zkElectionHandshakeRewriter(addr string) func(io.Reader) ([]byte, error) {
+	return func(r io.Reader) ([]byte, error) {
+		head := make([]byte, 20)
+		if n, err := io.ReadFull(r, head[:8]); err != nil {
+			return head[:n], err
+		}
+		if int64(binary.BigEndian.Uint64(head)) >= 0 {
+			return head[:8], nil
+		}
+		if n, err := io.ReadFull(r, head[8:]); err != nil {
+			return head[:8+n], err
+		}
+		l := int32(binary.BigEndian.Uint32(head[16:]))
+		if l <= 0 || l > 4096 {
+			return head, nil // not an address: let ZooKeeper reject it
+		}
+		old := make([]byte, l)
+		if n, err := io.ReadFull(r, old); err != nil {
+			return append(head, old[:n]...), err
+		}
+		binary.BigEndian.PutUint32(head[16:], uint32(len(addr)))
+		return append(head, addr...), nil
+	}
+}
+
+// setCut cuts member i off from its peers or heals it, then blackholes
+// exactly the links with a cut-off member at either end.
+func (c *zkCluster) setCut(i int, on bool) error {
+	if c.links == nil {
+		return errors.New("CutOff/Heal need zkOptions.PeerProxies on an ensemble")
+	}
+	if i < 0 || i >= len(c.members) {
+		return fmt.Errorf("no member %d", i)
+	}
+	c.cutMu.Lock()
+	defer c.cutMu.Unlock()
+	c.cut[i] = on
+	c.applyCuts()
+	return nil
+}
+
+func (c *zkCluster) healAll() error {
+	if c.links == nil {
+		return errors.New("HealAll needs zkOptions.PeerProxies on an ensemble")
+	}
+	c.cutMu.Lock()
+	defer c.cutMu.Unlock()
+	clear(c.cut)
+	c.applyCuts()
+	return nil
+}
+
+// applyCuts sets every link's blackhole from c.cut; cutMu must be held.
+func (c *zkCluster) applyCuts() {
+	for i, row := range c.links {
+		for j, l := range row {
+			if i != j {
+				on := c.cut[i] || c.cut[j]
+				l.quorum.Blackhole(on)
+				l.election.Blackhole(on)
+			}
+		}
+	}
 }
 
 func (c *zkCluster) portClash() bool {
@@ -452,6 +685,10 @@ func (c *zkCluster) javaArgs(m *zkMember) []string {
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
 		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+	}
+	if c.links != nil {
+		// Before JavaFlags: a later -D wins.
+		args = append(args, fmt.Sprintf("-Dzookeeper.fastleader.maxNotificationInterval=%d", zkPeerMaxNotification.Milliseconds()))
 	}
 	args = append(args, c.opts.JavaFlags...)
 	return append(args, "-cp", cp, zkMainClass, m.cfgPath)
@@ -537,8 +774,12 @@ func (c *zkCluster) killAll() error {
 	return errors.Join(errs...)
 }
 
-// close kills every server. The directory is left to its owner.
-func (c *zkCluster) close() { _ = c.killAll() }
+// close kills every server and closes the peer proxies. The directory is
+// left to its owner.
+func (c *zkCluster) close() {
+	_ = c.killAll()
+	c.closeLinks()
+}
 
 // start launches member i and, if wait, waits until it serves.
 func (c *zkCluster) start(i int, wait bool) error {
