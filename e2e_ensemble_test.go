@@ -1,0 +1,222 @@
+package main
+
+// Never two commands on a real ensemble. Three ZooKeeper members whose peer
+// links cross proxies of the test's own, with the shape of Debian's
+// defaults: syncLimit × tickTime (5 × 500 ms) longer than the session
+// timeout (2 s), so a member cut off from its peers keeps answering its
+// clients' reads and pings after the quorum has expired their sessions.
+// The command ignores SIGTERM, as many daemons do. Each scenario runs on a
+// fresh election; the commands' own ticks show whether two ever ran at once.
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const ensembleSession = 2 * time.Second
+
+func startEnsemble(t *testing.T) *zkCluster {
+	return startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: 5, PeerProxies: true})
+}
+
+// ensembleElection starts a leading candidate a (connected to aServers, nil
+// for all members) and a follower b (connected to bServers), both running a
+// command that ignores SIGTERM.
+func ensembleElection(t *testing.T, c *zkCluster, aServers, bServers []string, flags ...string) (*election, *ballotProc, *ballotProc) {
+	t.Helper()
+	e := newElection(t, c)
+	flags = append([]string{"--stop-grace-period", "1s"}, flags...)
+	a := e.add("a", flags, aServers, "stubborn")
+	a.WaitLog("command started", 20*time.Second)
+	b := e.add("b", flags, bServers, "stubborn")
+	b.WaitLog("following", 20*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	return e, a, b
+}
+
+// others lists the client addresses of every member but i.
+func others(c *zkCluster, i int) []string {
+	var out []string
+	for j, s := range c.Servers() {
+		if j != i {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// takeover waits for b's command and checks that the two never overlapped;
+// it reports the failover figures.
+func takeover(t *testing.T, e *election, b *ballotProc, fault string, faultAt time.Time, within time.Duration) {
+	t.Helper()
+	b.WaitLog("command started", within)
+	ts := waitTenures(t, e.ticks, 2, 10*time.Second)
+	gaps := checkNoOverlap(t, e.ticks)
+	e.checkTokensGrow()
+	t.Logf("RELIABILITY ensemble fault=%q fault→new command=%s gap=%s overlap=%s", fault,
+		ts[1].first.Sub(faultAt).Round(time.Millisecond), gaps[0].Round(time.Millisecond), overlapOf(t, e.ticks).Round(time.Millisecond))
+}
+
+// whole heals every member and waits until all three serve again.
+func whole(t *testing.T, c *zkCluster) {
+	t.Helper()
+	c.HealAll()
+	c.WaitReady(40 * time.Second)
+	for deadline := time.Now().Add(40 * time.Second); ; {
+		n := 0
+		for i := 0; i < c.Size(); i++ {
+			if m := c.Mode(i); m == "leader" || m == "follower" {
+				n++
+			}
+		}
+		if n == c.Size() && c.Leader() >= 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ensemble is not whole again 40s after healing")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func aFollower(t *testing.T, c *zkCluster) int {
+	t.Helper()
+	for i := 0; i < c.Size(); i++ {
+		if c.Mode(i) == "follower" {
+			return i
+		}
+	}
+	t.Fatalf("no follower member")
+	return -1
+}
+
+func deleteNode(t *testing.T, c *zkCluster, path string) {
+	t.Helper()
+	conn, _, err := zk.Connect(c.Servers(), ensembleSession, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Delete(path, -1); err != nil {
+		t.Fatalf("delete %s: %v", path, err)
+	}
+}
+
+func TestEnsembleSafety(t *testing.T) {
+	c := startEnsemble(t)
+
+	// The leader's member is cut off from its peers: it answers the
+	// leader's reads and pings for 2.5 s, the quorum expires the session
+	// after 2 s. Three times, at different moments between renewals.
+	for i, offset := range []time.Duration{0, 170 * time.Millisecond, 340 * time.Millisecond} {
+		t.Run(fmt.Sprintf("leader's member cut off %d", i+1), func(t *testing.T) {
+			m := aFollower(t, c)
+			e, a, b := ensembleElection(t, c, []string{c.Servers()[m]}, others(c, m))
+			time.Sleep(time.Second + offset)
+			c.CutOff(m)
+			cut := time.Now()
+			takeover(t, e, b, "leader's ZooKeeper member cut off from its peers", cut, 30*time.Second)
+			if !a.Logged("while leading") && !a.Logged("lease expired") {
+				t.Errorf("a did not say it stopped for a lost lease")
+			}
+			whole(t, c)
+		})
+	}
+
+	// The ZooKeeper leader itself is cut off, with the leading candidate's
+	// session on it: it answers syncs until it notices it lost its quorum
+	// (ZOOKEEPER-1675), and the new quorum counts the session afresh. The
+	// successor's wait for the dropped baton covers that.
+	t.Run("ZooKeeper leader cut off", func(t *testing.T) {
+		l := c.Leader()
+		e, a, b := ensembleElection(t, c, []string{c.Servers()[l]}, others(c, l))
+		time.Sleep(time.Second)
+		c.CutOff(l)
+		cut := time.Now()
+		takeover(t, e, b, "ZooKeeper leader member cut off, the leader's session on it", cut, 40*time.Second)
+		_ = a
+		whole(t, c)
+	})
+
+	// ballot alone is stopped (a debugger, kill -STOP, D state); its keeper
+	// and command run on. The keeper kills the command when the lease ends.
+	t.Run("ballot SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		a.Signal(syscall.SIGSTOP)
+		stopped := time.Now()
+		defer a.Signal(syscall.SIGCONT)
+		takeover(t, e, b, "ballot alone SIGSTOPped for 3x the session timeout", stopped, 20*time.Second)
+		if processAlive(cpid) {
+			t.Errorf("the stopped ballot's command still runs")
+		}
+		time.Sleep(3*ensembleSession - time.Since(stopped))
+		a.Signal(syscall.SIGCONT)
+		a.WaitLog("lease expired", 10*time.Second)
+		a.WaitLog("following", 20*time.Second)
+		checkNoOverlap(t, e.ticks)
+	})
+
+	// Ctrl-Z in a terminal: ballot does not stop, so nothing fails; a clean
+	// stop afterwards still hands over.
+	t.Run("ballot SIGTSTP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		a.Signal(syscall.SIGTSTP)
+		a.WaitLog("ignoring SIGTSTP", 5*time.Second)
+		time.Sleep(3 * ensembleSession)
+		if b.Logged("command started") {
+			t.Fatalf("b took over from a ballot that should not have stopped")
+		}
+		if n := len(readTenures(t, e.ticks)); n != 1 || !ticking(e.ticks, 100*time.Millisecond) {
+			t.Fatalf("a's command stopped during SIGTSTP")
+		}
+		a.Signal(syscall.SIGTERM)
+		takeover(t, e, b, "ballot SIGTSTPped for 3x the session timeout, then SIGTERM", time.Now(), 20*time.Second)
+	})
+
+	// The keeper alone is stopped: ballot still stops the command's group,
+	// and does not wait forever for the stopped keeper.
+	t.Run("keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
+		time.Sleep(ensembleSession)
+		a.Signal(syscall.SIGTERM)
+		takeover(t, e, b, "keeper SIGSTOPped, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
+		a.WaitLog("the keeper does not answer", 5*time.Second)
+		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
+			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
+		}
+	})
+
+	// An operator deletes the leader's proposal: the next candidate is the
+	// lowest at once, but waits for the baton, which the old leader gives
+	// back only once its command is gone.
+	t.Run("proposal deleted", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		deleteNode(t, c, e.base+"/"+e.proposals()[0])
+		deleted := time.Now()
+		takeover(t, e, b, "the leader's proposal deleted by another client", deleted, 20*time.Second)
+		a.WaitLog("leadership lost", 5*time.Second)
+	})
+
+	// An operator deletes the baton: the leader stops at once and gives up
+	// its place; the next candidate takes over once that is done.
+	t.Run("baton deleted", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		deleteNode(t, c, e.base+"/"+batonName)
+		deleted := time.Now()
+		takeover(t, e, b, "the baton deleted by another client", deleted, 20*time.Second)
+		a.WaitLog("leadership lost", 5*time.Second)
+		if !strings.Contains(a.out.String(), "baton") {
+			t.Errorf("a did not say its baton went")
+		}
+	})
+}
