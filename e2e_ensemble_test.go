@@ -2,9 +2,10 @@ package main
 
 // Never two commands on a real ensemble. Three ZooKeeper members whose peer
 // links cross proxies of the test's own, with the shape of Debian's
-// defaults: syncLimit × tickTime (5 × 500 ms) longer than the session
-// timeout (2 s), so a member cut off from its peers keeps answering its
-// clients' reads and pings after the quorum has expired their sessions.
+// defaults (tickTime 2 s, syncLimit 5, session 5 s): syncLimit × tickTime
+// (8 × 500 ms) twice the session timeout (2 s), so a member cut off from its
+// peers keeps answering its clients' reads and pings for 2 s after the
+// quorum has expired their sessions.
 // The command ignores SIGTERM, as many daemons do. Each scenario runs on a
 // fresh election; the commands' own ticks show whether two ever ran at once.
 
@@ -21,7 +22,7 @@ import (
 const ensembleSession = 2 * time.Second
 
 func startEnsemble(t *testing.T) *zkCluster {
-	return startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: 5, PeerProxies: true})
+	return startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: 8, PeerProxies: true})
 }
 
 // ensembleElection starts a leading candidate a (connected to aServers, nil
@@ -111,7 +112,7 @@ func TestEnsembleSafety(t *testing.T) {
 	c := startEnsemble(t)
 
 	// The leader's member is cut off from its peers: it answers the
-	// leader's reads and pings for 2.5 s, the quorum expires the session
+	// leader's reads and pings for 4 s, the quorum expires the session
 	// after 2 s. Three times, at different moments between renewals.
 	for i, offset := range []time.Duration{0, 170 * time.Millisecond, 340 * time.Millisecond} {
 		t.Run(fmt.Sprintf("leader's member cut off %d", i+1), func(t *testing.T) {
