@@ -44,7 +44,7 @@ const (
 //   - its session expired: its lease ended before the expiry (lease.go);
 //   - its ZooKeeper member was deposed but answered syncs until it noticed,
 //     up to 1.5 × tickTime after the new quorum started counting its
-//     session afresh: that lease ends at most 3T/8 after the expiry
+//     session afresh: its kill is due at most 3T/8 after the expiry
 //     (tickTime ≤ T/2);
 //   - someone deleted it while its holder was cut off: the holder's last
 //     renewal was sent before the deletion, so its kill is due at most 5T/8
@@ -82,11 +82,15 @@ func (c *candidate) handoverData(state string) []byte {
 }
 
 // takeBaton waits until the baton is free and takes it. It returns the send
-// time of the write that took it: the lease starts there. wary is set when
-// this candidate saw its own proposal deleted by someone else: then a
-// missing handover record is no proof that nobody leads (the whole election
-// may have been deleted under a running leader), and it waits as for a
-// dropped baton.
+// time of the write that took it: the lease starts there.
+//
+// A missing handover record is treated as a dropped baton (someone may
+// have deleted it, with the baton, under a leader that is cut off), except
+// by the candidate that created the election path itself, on which nobody
+// can have led before. wary is set when this candidate saw its own proposal
+// deleted by someone else: then even a path it created again proves
+// nothing (the whole election may have been deleted under a running
+// leader).
 func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error) {
 	var (
 		waitedFor string   // the dropped take already waited for
@@ -119,7 +123,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 			if parsed && rec.SessionTimeoutMs > 0 {
 				wait = batonWait(time.Duration(rec.SessionTimeoutMs) * time.Millisecond)
 			}
-		case !exists && wary:
+		case !exists && (wary || !c.createdElection):
 			dropped = "(no handover record)"
 		}
 		if dropped != "" {
@@ -145,7 +149,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 					who = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
 				}
 				if !exists {
-					who = "nobody on record (this candidate's own proposal was deleted by someone else)"
+					who = "nobody on record (the record is missing: a new election, or someone deleted it)"
 				}
 				c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease",
 					"holder", who, "wait", wait.Round(time.Millisecond))
@@ -173,7 +177,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 			if exists && res[2].Stat != nil {
 				c.handoverVersion = res[2].Stat.Version
 			}
-			c.holdsBaton = true
+			c.holdsBaton, c.maybeBaton = true, false
 			c.log.Info("baton taken", "proposal", c.node)
 			return sent, nil
 		}
@@ -184,12 +188,14 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 			if err := c.waitHeld(&announced, stop); err != nil {
 				return 0, err
 			}
-		case i == 2:
+		case i == 2 && (errors.Is(res[2].Error, zk.ErrBadVersion) || errors.Is(res[2].Error, zk.ErrNoNode) || errors.Is(res[2].Error, zk.ErrNodeExists)):
 			// The record changed or appeared meanwhile: read it again.
 		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
 			// The multi may have been applied: a baton of ours is found on
 			// the next round (the take fails with "exists", waitHeld sees
-			// it is ours).
+			// it is ours). Until then, leaving the election must end the
+			// session, or that baton would stall it.
+			c.maybeBaton = true
 			if err := c.retryAfter(err, stop); err != nil {
 				return 0, err
 			}
@@ -211,7 +217,12 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 	}
 	if owner == c.s.ID() {
 		// Ours, from a take whose answer was lost: nothing runs under it.
-		_ = c.s.conn.Delete(c.batonPath(), -1)
+		// Checked against our proposal, so that a delete the client sends
+		// late, on a new session, cannot remove a successor's baton.
+		if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+			&zk.DeleteRequest{Path: c.batonPath(), Version: -1}); err == nil {
+			c.maybeBaton = false
+		}
 		return nil
 	}
 	if *announced != fmt.Sprintf("held 0x%x", owner) {
@@ -295,14 +306,17 @@ func (c *candidate) releaseOps() []any {
 // if any is left, goes with it.
 func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	released = true
-	for attempt := 0; attempt < 5 && len(ops) > 0; attempt++ {
-		res, err := c.s.conn.Multi(ops...)
-		if err == nil {
+	for attempt := 0; len(ops) > 0; attempt++ {
+		if attempt == 5 {
+			return false, errors.New("giving up after 5 attempts")
+		}
+		res, merr := c.s.conn.Multi(ops...)
+		if merr == nil {
 			break
 		}
 		i := failedOp(res)
 		if i < 0 {
-			return false, err
+			return false, merr
 		}
 		switch op := ops[i].(type) {
 		case *zk.DeleteRequest:
@@ -326,7 +340,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 				continue
 			}
 		}
-		return false, err
+		return false, merr
 	}
 	c.holdsBaton = false
 	return released, nil

@@ -1136,11 +1136,24 @@ type benchHerdResult struct {
 	woken                   []int   // candidates other than the old and new leader that sent 2 or more requests more than in the baseline window
 	following               []int   // candidates other than the old leader that logged "following" or "elected leader" after the handover
 	gap                     []time.Duration
+
+	// idle, per candidate per minute, before the handovers
+	idleWrites, idlePackets, idleRequests float64
+	rssMiB, pssMiB                        float64 // all ballots together, idle
+}
+
+// benchHerdSizes: 1000 candidates take about 5.5 GiB of RSS (2.3 GiB PSS)
+// and a minute to start on a 2-core machine; BENCH_HERD_MAX=100 skips them.
+func benchHerdSizes() []int {
+	if os.Getenv("BENCH_HERD_MAX") == "100" {
+		return []int{10, 100}
+	}
+	return []int{10, 100, 1000}
 }
 
 func benchHerd(t *testing.T, b *benchEnv, rep *benchReport) {
 	var results []benchHerdResult
-	for _, n := range []int{10, 100} {
+	for _, n := range benchHerdSizes() {
 		results = append(results, benchHerdRun(t, b, n, 3))
 	}
 	var s strings.Builder
@@ -1149,8 +1162,7 @@ func benchHerd(t *testing.T, b *benchEnv, rep *benchReport) {
 		"(SIGUSR1 to the leader's ballot, forwarded to the command, which exits 0: `reelect`). For each, two 4 s windows (exactly 3 ping periods of every client): " +
 		"a quiet one before the handover and one starting at it. " +
 		"*Packets* is `zk_packets_received` summed over the 3 members, window after minus window before (so pings and lease renewals cancel out). " +
-		"*Requests* counts the clients' requests (pings excluded) exactly, from `cons` (each connection's last request id, `lcxid`), window after minus window before, in all and split by who sent them; " +
-		"the heartbeats every candidate writes every T/2 make each window's count vary by ±1 per candidate. " +
+		"*Requests* counts the clients' requests (pings excluded) exactly, from `cons` (each connection's last request id, `lcxid`), window after minus window before, in all and split by who sent them. " +
 		"*Woken* counts the candidates, other than the old and the new leader, that sent at least 2 requests more after the handover than before (a woken follower reads the line and watches its new predecessor). Target: the same handful at 100 as at 10.\n\n")
 	s.WriteString("| candidates | handover | next command after | packets (after − before) | requests (after − before) | requests (after − before): old leader / new leader / all others | woken | logged `following`/`elected` |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -1158,6 +1170,14 @@ func benchHerd(t *testing.T, b *benchEnv, rep *benchReport) {
 			fmt.Fprintf(&s, "| %d | %d | %s | %d | %d | %d / %d / %d | %d | %d |\n", r.n, i+1, benchMs(r.gap[i]), r.packets[i], r.requests[i],
 				r.oldReq[i], r.newReq[i], r.restReq[i], r.woken[i], r.following[i])
 		}
+	}
+	s.WriteString("\n")
+	s.WriteString("Idle, before the handovers: a 30 s window, per candidate per minute. *Writes* is the advance of the ensemble's zxid (every write is a transaction, fsynced by every member); " +
+		"*packets* is `zk_packets_received` over the 3 members (the clients' pings, every T/3, and the leader's renewals); *requests* excludes pings. " +
+		"Target: at most one write per election per minute; followers send only pings. Memory: RSS and PSS of every ballot process, summed.\n\n")
+	s.WriteString("| candidates | writes per candidate per minute | packets per candidate per minute | requests per candidate per minute | ballots' RSS | ballots' PSS |\n|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&s, "| %d | %.2f | %.1f | %.2f | %.0f MiB | %.0f MiB |\n", r.n, r.idleWrites, r.idlePackets, r.idleRequests, r.rssMiB, r.pssMiB)
 	}
 	s.WriteString("\n")
 	rep.set("herd", s.String())
@@ -1183,6 +1203,27 @@ func benchHerdRun(t *testing.T, b *benchEnv, n, handovers int) benchHerdResult {
 	t.Logf("herd %d: all candidates in line", n)
 	time.Sleep(8 * time.Second) // let start-up traffic end
 	res := benchHerdResult{n: n}
+
+	// Idle: what a settled election costs the ensemble.
+	const idle = 30 * time.Second
+	z0, p0, c0 := benchZxid(b.zk), benchPackets(b.zk), benchCons(b.zk)
+	time.Sleep(idle)
+	z1, p1, c1 := benchZxid(b.zk), benchPackets(b.zk), benchCons(b.zk)
+	var reqs int64
+	for sid, after := range c1 {
+		reqs += after.lcxid - c0[sid].lcxid
+	}
+	perMin := float64(time.Minute) / float64(idle) / float64(n)
+	res.idleWrites, res.idlePackets, res.idleRequests = float64(z1-z0)*perMin, float64(p1-p0)*perMin, float64(reqs)*perMin
+	var rss, pss int64
+	for _, p := range e.current {
+		r, q := benchRSS(p.cmd.Process.Pid)
+		rss, pss = rss+r, pss+q
+	}
+	res.rssMiB, res.pssMiB = float64(rss)/1024, float64(pss)/1024
+	t.Logf("herd %d idle: %.2f writes, %.1f packets, %.2f requests per candidate per minute; ballots %.0f MiB RSS, %.0f MiB PSS",
+		n, res.idleWrites, res.idlePackets, res.idleRequests, res.rssMiB, res.pssMiB)
+
 	const w = 4 * time.Second
 	sess := func() map[string]string { // session id → candidate
 		m := map[string]string{}

@@ -225,30 +225,34 @@ func (c *child) Signal(sig syscall.Signal) {
 	c.tell(fmt.Sprintf("signal %d", int(sig))) // the keeper also reaches escaped descendants
 }
 
-// SetDeadline tells the keeper a new lease deadline (0: none).
+// SetDeadline tells the keeper a new lease deadline (0: none); one that
+// could not be written is tried again at the next call.
 func (c *child) SetDeadline(d bootTime) {
 	c.mu.Lock()
 	same := d == c.deadline
-	c.deadline = d
 	c.mu.Unlock()
-	if !same {
-		c.tell(fmt.Sprintf("deadline %d", int64(d)))
+	if !same && c.tell(fmt.Sprintf("deadline %d", int64(d))) {
+		c.mu.Lock()
+		c.deadline = d
+		c.mu.Unlock()
 	}
 }
 
 // tell writes one line to the keeper. The pipe is written without waiting
 // on the keeper's reading it: a stopped keeper must not stop ballot.
-func (c *child) tell(line string) {
+func (c *child) tell(line string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_ = c.control.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	_, _ = c.control.WriteString(line + "\n")
+	_, err := c.control.WriteString(line + "\n")
+	return err == nil
 }
 
 // keeperUnresponsive is how long Kill waits for the keeper to report the
-// tree reaped before it takes that over: a keeper that does not answer in
-// a second is stopped or hung.
-const keeperUnresponsive = time.Second
+// tree reaped before it takes that over: a healthy keeper reaps within
+// milliseconds of a SIGKILL; one that takes this long is stopped or hung,
+// and what escaped the process group lives on until it is bypassed.
+const keeperUnresponsive = 250 * time.Millisecond
 
 // Kill ends the whole tree at once and waits until it is reaped. If the
 // keeper does not answer (stopped, hung), ballot kills the tree itself,

@@ -337,7 +337,7 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 		if err != nil {
 			r.log.Error("the schedule has no more times; exiting", "error", err)
 			if ch != nil {
-				r.stopChild(ch, nil)
+				r.stopChild(ch, r.killByFor(l))
 			}
 			return r.resign(c, childExit{}, true, "schedule-ended")
 		}

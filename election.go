@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -322,7 +323,9 @@ type candidate struct {
 	published bool // the leader node was written (or is being written)
 
 	holdsBaton      bool  // took the baton and has not given it back
+	maybeBaton      bool  // a take's answer was lost: a baton of ours may exist
 	handoverVersion int32 // the handover record's version after our take
+	createdElection bool  // this candidate created the election path
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
@@ -386,6 +389,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 	_, _ = rand.Read(guid[:])
 	tag := "_c_" + hex.EncodeToString(guid[:]) + "-"
 	var node string
+	created := false // this candidate created the election path: nobody led on it before
 	for node == "" {
 		if s.isLost() {
 			return nil, errSessionLost
@@ -395,7 +399,16 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 		case err == nil:
 			node = p
 		case errors.Is(err, zk.ErrNoNode):
-			if err := createParents(s.conn, basePath); err != nil && !retryable(err) {
+			if dir := path.Dir(basePath); dir != "/" {
+				if err := createParents(s.conn, dir); err != nil && !retryable(err) {
+					return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
+				}
+			}
+			_, err := s.conn.Create(basePath, nil, 0, zk.WorldACL(zk.PermAll))
+			switch {
+			case err == nil:
+				created = true
+			case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
 				return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 			}
 		case retryable(err):
@@ -413,7 +426,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{})}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, createdElection: created, done: make(chan struct{})}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {
 		ok, stat, err := s.conn.Exists(node)
@@ -592,7 +605,7 @@ func (c *candidate) withdraw(extra ...any) bool {
 	}
 	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps()...)
 	released, err := c.retireMulti(ops)
-	if err != nil || !released {
+	if err != nil || !released || c.maybeBaton {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
 		return false
 	}

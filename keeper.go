@@ -111,6 +111,10 @@ func keeperMain(args []string) int {
 	report("pid %d", pid)
 
 	t := &tree{pgid: pid}
+	if dl.passed() {
+		// The keeper was held up between its check and the fork.
+		go t.endAll(syscall.SIGKILL)
+	}
 	var (
 		mu         sync.Mutex
 		h          *handoff

@@ -236,13 +236,15 @@ func (l *lease) KillAt() bootTime {
 }
 
 // suspectAt is when missing renewals mean the connection is lost: the next
-// renewal is T/8 late, or the kill is T/4 away, whichever is later.
+// renewal is T/8 late, but no later than T/8 before the kill, so the
+// command always gets a grace period and nothing starts on a lease about
+// to end (slow renewals move the kill closer than the schedule assumes).
 func (l *lease) suspectAt() bootTime {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	late := l.answered + bootTime(l.timeout/renewGapDiv+l.timeout/suspectLateDiv)
-	early := l.end - bootTime(l.timeout/marginDiv+l.timeout/4)
-	return max(late, early)
+	kill := l.end - bootTime(l.timeout/marginDiv)
+	return min(late, kill-bootTime(l.timeout/8))
 }
 
 // KillBy and SuspectAt are KillAt and suspectAt on Go's clock, computed

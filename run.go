@@ -178,6 +178,9 @@ func (r *runner) run() int {
 			if errors.Is(err, errProposalGone) {
 				r.wary = true
 			}
+			if cand.maybeBaton {
+				r.endSession() // a baton of ours may exist: it goes with the session
+			}
 			r.dropSessionIfLost()
 			continue
 		}
@@ -338,6 +341,15 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		c.pub.update(func(d *proposalData) { d.Child = st })
 	}
 	return ch, nil
+}
+
+// killByFor is the lease's kill time for a stop's grace period; nil (no
+// limit) with on-connection-loss=ignore.
+func (r *runner) killByFor(l *lease) func() time.Time {
+	if r.set.OnConnectionLoss == lossIgnore {
+		return nil
+	}
+	return l.KillBy
 }
 
 // keeperDeadline is the lease's kill time for the keeper to enforce; none
@@ -735,7 +747,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		if guard {
 			// At most a renewal period: Go's timers stop with a suspended
 			// machine, the lease's clock does not.
-			next = min(time.Until(l.SuspectAt()), l.timeout/4)
+			next = min(time.Until(l.SuspectAt()), time.Until(l.KillBy()), l.timeout/4)
 		}
 		if !wake.IsZero() {
 			if d := time.Until(wake); d < next {
