@@ -166,3 +166,80 @@ func TestWatchDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoBaton: what info and watch say about the baton, from the nodes as
+// ZooKeeper returns them.
+func TestInfoBaton(t *testing.T) {
+	now := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
+	rec := func(state, id string, session int64) []byte {
+		b, _ := json.Marshal(handoverRecord{State: state, CandidateID: id, Proposal: "/e/" + id, Session: fmt.Sprintf("0x%x", session),
+			SessionTimeoutMs: 2000, FencingToken: 7})
+		return b
+	}
+	lowest := proposal(t, now, 1, &proposalData{CandidateID: "b", State: stateWaitingForBaton}, 1000, 1000) // session 0x1001
+	batonOf := func(session int64) *snapNode {
+		return &snapNode{name: batonName, raw: rec("taken", "a", session), stat: zk.Stat{EphemeralOwner: session, Ctime: now.UnixMilli() - 3000}}
+	}
+	record := func(state string) *snapNode {
+		return &snapNode{name: handoverName, raw: rec(state, "a", 0x99), stat: zk.Stat{Mtime: now.UnixMilli() - 500}}
+	}
+	for _, tc := range []struct {
+		name      string
+		s         *electionSnapshot
+		state     string
+		note      string // a note of the election that must be there ("" none about the baton)
+		waitMs    int64
+		candidate string
+	}{
+		{"held by the leader", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, baton: batonOf(0x1001), handover: record("taken")},
+			"held", "", 0, "a"},
+		{"held by a candidate whose proposal is gone", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, baton: batonOf(0x99), handover: record("taken")},
+			"held", "the baton is held by a, which is not the lowest proposal", 0, "a"},
+		{"given back", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: record("released")},
+			"released", "", 0, "a"},
+		{"dropped", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: record("taken")},
+			"dropped", "the baton was dropped by a without being given back", 1500, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inf := buildInfo("/e", nil, tc.s, now, "")
+			b := inf.Baton
+			if b == nil || b.State != tc.state || b.CandidateID != tc.candidate || b.SuccessorWaitMs != tc.waitMs {
+				t.Fatalf("baton %+v, want state %s, candidate %s, successor wait %dms", b, tc.state, tc.candidate, tc.waitMs)
+			}
+			if tc.note != "" && !hasNote(inf.Notes, tc.note) {
+				t.Errorf("notes %q lack %q", inf.Notes, tc.note)
+			}
+			if tc.note == "" && (hasNote(inf.Notes, "the baton is held") || hasNote(inf.Notes, "the baton was dropped")) {
+				t.Errorf("notes %q warn about the baton", inf.Notes)
+			}
+			if !hasNote(inf.Notes, "waits for the baton") {
+				t.Errorf("notes %q do not say the lowest proposal waits for the baton", inf.Notes)
+			}
+			var out strings.Builder
+			writeInfoHuman(&out, inf)
+			if !strings.Contains(out.String(), "baton:\n  state: "+tc.state+"\n") {
+				t.Errorf("human output lacks the baton:\n%s", out.String())
+			}
+		})
+	}
+
+	// watch: taken, then given back; taken, then dropped.
+	held := &electionSnapshot{exists: true, baton: batonOf(0x1001)}
+	for _, tc := range []struct {
+		prev, cur *electionSnapshot
+		want      string
+	}{
+		{&electionSnapshot{exists: true}, held, "baton taken by a"},
+		{held, &electionSnapshot{exists: true, handover: record("released")}, "baton given back by a"},
+		{held, &electionSnapshot{exists: true, handover: record("taken")}, "baton dropped by a without being given back"},
+		{held, held, ""},
+	} {
+		evs := batonEvents(tc.prev, tc.cur)
+		switch {
+		case tc.want == "" && len(evs) != 0:
+			t.Errorf("events %+v, want none", evs)
+		case tc.want != "" && (len(evs) != 1 || !strings.HasPrefix(evs[0].Message, tc.want)):
+			t.Errorf("events %+v, want one starting %q", evs, tc.want)
+		}
+	}
+}
