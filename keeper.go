@@ -247,21 +247,28 @@ func (d *deadline) passed() bool {
 	return d.at != 0 && bootNow() >= d.at
 }
 
-// wait returns once the deadline has passed. It sleeps at most a second at
-// a time: Go's timers stop while the machine is suspended, the boot clock
-// does not.
+// wait returns once the deadline has passed. It sleeps until the deadline
+// or the next update (ballot sends one with every renewal), never
+// polling: an idle leader's keeper must cost no CPU. Go's timers do not
+// count time the machine spent suspended, so after a resume the kill can
+// come late by what was left of the sleep; ballot's own check, at most T/4
+// apart, and the fencing token cover a host suspended as a whole.
 func (d *deadline) wait() {
 	for !d.passed() {
 		d.mu.Lock()
-		left := time.Second
-		if d.at != 0 {
-			left = min(left, time.Duration(d.at-bootNow()))
-		}
+		at := d.at
 		d.mu.Unlock()
-		t := time.NewTimer(left)
+		var t *time.Timer
+		var fire <-chan time.Time
+		if at != 0 {
+			t = time.NewTimer(time.Duration(at - bootNow()))
+			fire = t.C
+		}
 		select {
-		case <-t.C:
+		case <-fire:
 		case <-d.changed:
+		}
+		if t != nil {
 			t.Stop()
 		}
 	}
