@@ -68,6 +68,11 @@ type Settings struct {
 	WrapChildLogs     bool
 	StopGracePeriod   time.Duration
 
+	// run once
+	OnceKey             string // "": none
+	OnceRetryUnfinished bool
+	NoWait              bool
+
 	// run cron
 	Schedule         string
 	Timezone         *time.Location
@@ -153,6 +158,7 @@ const (
 	scopeGlobal paramScope = iota // every command except version and help
 	scopeRun                      // run once, run cron
 	scopeCron                     // run cron
+	scopeOnce                     // run once
 	scopeOutput                   // info, watch, leader
 	scopeLeader                   // leader
 )
@@ -165,6 +171,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
 		return cmd == cmdRunCron
+	case scopeOnce:
+		return cmd == cmdRunOnce
 	case scopeOutput:
 		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
 	case scopeLeader:
@@ -179,6 +187,8 @@ func (sc paramScope) commands() string {
 		return "run once and run cron"
 	case scopeCron:
 		return "run cron"
+	case scopeOnce:
+		return "run once"
 	case scopeOutput:
 		return "info, watch and leader"
 	case scopeLeader:
@@ -388,6 +398,38 @@ func init() {
 				}
 				s.HealthFailures = n
 				return nil
+			}},
+
+		{name: "once-key", scope: scopeOnce, arg: "KEY", opt: true,
+			help: "run the command at most once per KEY across the election, whoever starts it and\n" +
+				"when (e.g. \"$(date +%F)\" from every host's crontab); a candidate that finds KEY\n" +
+				"recorded exits 0 without running anything. ballot exits after the command with its\n" +
+				"exit code: the on-child-* policies do not apply",
+			apply: func(s *Settings, v string) error {
+				switch {
+				case v == "":
+					return errors.New("must not be empty")
+				case len(v) > onceKeyMax:
+					return fmt.Errorf("longer than %d bytes", onceKeyMax)
+				case strings.ContainsAny(v, "\n\r\x00"):
+					return errors.New("must not contain a newline or NUL character")
+				}
+				s.OnceKey = v
+				return nil
+			}},
+		{name: "once-retry-unfinished", scope: scopeOnce, kind: kindBool, def: "false",
+			help: "with --once-key: run a KEY whose runner's session ended before the run finished\n" +
+				"(never while that session lives); without it such a KEY is never run again",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnceRetryUnfinished, err = parseBool(v)
+				return err
+			}},
+		{name: "no-wait", scope: scopeOnce, kind: kindBool, def: "false",
+			help: "if another candidate leads now, exit 75 at once instead of waiting in line\n" +
+				"(like flock -n)",
+			apply: func(s *Settings, v string) (err error) {
+				s.NoWait, err = parseBool(v)
+				return err
 			}},
 
 		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
@@ -1387,6 +1429,7 @@ const helpExitCodes = `Exit codes:
   1    info: there is no leader; leader: no leader has acknowledged
        (within --wait)
   2    usage or config error
+  75   run once --no-wait: another candidate leads
   125  ballot failed: election failure or connection loss under the exit
        policy, or info could not read ZooKeeper
   126  the command is not executable
@@ -1461,6 +1504,10 @@ Commands:
 		b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
 			"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
 		flagHelp(&b, "Flags", scopeRun)
+		if cmd != cmdRunCron {
+			b.WriteString("\n")
+			flagHelp(&b, "Once flags (run once only)", scopeOnce)
+		}
 		if cmd != cmdRunOnce {
 			b.WriteString("\n")
 			flagHelp(&b, "Cron flags (run cron only)", scopeCron)

@@ -63,6 +63,9 @@ type electionSnapshot struct {
 	leader    *snapNode // the "leader" node
 	baton     *snapNode // baton.go
 	handover  *snapNode
+	once      *snapNode     // run once --once-key (once.go)
+	onceKeys  []*onceRecord // its records, read by info only
+	onceBusy  map[string]bool
 	others    []*snapNode
 	vanished  []string // listed, but gone before their data was read
 }
@@ -122,6 +125,8 @@ func (s *electionSnapshot) file(n *snapNode) {
 		s.baton = n
 	case n.name == handoverName:
 		s.handover = n
+	case n.name == "once":
+		s.once = n
 	case strings.HasPrefix(n.name, infoClockPrefix):
 		// Another reader's clock node (this is the parent of an election
 		// path): gone in a moment.
@@ -157,8 +162,32 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 		}
 		s.file(newSnapNode(c, raw, stat))
 	}
+	if s.once != nil {
+		readOnceKeys(conn, base, s)
+	}
 	sortSnapshot(s)
 	return s, nil
+}
+
+// readOnceKeys reads the records of run once --once-key, newest first.
+func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
+	names, _, err := conn.Children(onceDir(base))
+	if err != nil {
+		return
+	}
+	s.onceBusy = map[string]bool{}
+	for _, n := range names {
+		raw, _, err := conn.Get(onceDir(base) + "/" + n)
+		var rec onceRecord
+		if err != nil || json.Unmarshal(raw, &rec) != nil {
+			continue
+		}
+		if ok, _, _ := conn.Exists(onceDir(base) + "/" + n + "/running"); ok {
+			s.onceBusy[rec.Key] = true
+		}
+		s.onceKeys = append(s.onceKeys, &rec)
+	}
+	sort.Slice(s.onceKeys, func(i, j int) bool { return s.onceKeys[i].StartedAt.After(s.onceKeys[j].StartedAt) })
 }
 
 // zkClock returns ZooKeeper's "now": the ctime of an ephemeral sequential
@@ -214,6 +243,7 @@ type infoElection struct {
 	Candidates []infoCandidate `json:"allCandidates"`
 	Cron       *infoCron       `json:"cron,omitempty"`
 	Baton      *infoBaton      `json:"baton,omitempty"`
+	OnceKeys   []infoOnceKey   `json:"onceKeys,omitempty"`
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
 	Notes      []string        `json:"notes"`
@@ -286,6 +316,19 @@ type infoCron struct {
 	RecordedAgoMs int64      `json:"recordedAgoMs"` // now - mtime
 	ParseError    string     `json:"parseError,omitempty"`
 	RawData       string     `json:"rawData,omitempty"`
+}
+
+// infoOnceKey is one key of run once --once-key, as recorded.
+type infoOnceKey struct {
+	Key          string     `json:"key"`
+	State        string     `json:"state"` // finished, running, unfinished (its runner's session ended)
+	CandidateID  string     `json:"candidateId"`
+	Host         string     `json:"host,omitempty"`
+	FencingToken int64      `json:"fencingToken"`
+	Attempt      int        `json:"attempt"`
+	StartedAt    time.Time  `json:"startedAt"` // the runner's clock
+	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
+	ExitCode     *int       `json:"exitCode,omitempty"`
 }
 
 // infoBaton is the baton (baton.go): who holds it, or who had it last.
@@ -391,6 +434,18 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		inf.Cron = buildCron(base, n, now)
 	}
 	inf.Baton = buildBaton(s, now)
+	for _, r := range s.onceKeys {
+		k := infoOnceKey{Key: r.Key, State: "finished", CandidateID: r.CandidateID, Host: r.Host, FencingToken: r.FencingToken,
+			Attempt: r.Attempt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ExitCode: r.ExitCode}
+		switch {
+		case r.FinishedAt != nil:
+		case s.onceBusy[r.Key]:
+			k.State = "running"
+		default:
+			k.State = "unfinished"
+		}
+		inf.OnceKeys = append(inf.OnceKeys, k)
+	}
 	if b := inf.Baton; b != nil && b.Note != "" {
 		inf.Notes = append(inf.Notes, b.Note)
 	}
@@ -782,6 +837,21 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 			kvs = append(kvs, kv{k: "successorWaits", v: fmtMs(b.SuccessorWaitMs)})
 		}
 		writeBlock(w, kvs, "  ", "  ")
+	}
+	if len(inf.OnceKeys) > 0 {
+		fmt.Fprintf(w, "onceKeys: # newest first, %d kept at most\n", onceKeep)
+		for i, k := range inf.OnceKeys {
+			if i == 10 {
+				fmt.Fprintf(w, "# … %d more (--output json lists them all)\n", len(inf.OnceKeys)-10)
+				break
+			}
+			kvs := []kv{{k: "key", v: yq(k.Key)}, {k: "state", v: k.State}, {k: "by", v: yq(k.CandidateID)},
+				{k: "started", v: k.StartedAt.UTC().Format(humanTime)}}
+			if k.ExitCode != nil {
+				kvs = append(kvs, kv{k: "exitCode", v: strconv.Itoa(*k.ExitCode)})
+			}
+			writeBlock(w, kvs, "- ", "  ")
+		}
 	}
 	if n := inf.LeaderNode; n != nil {
 		fmt.Fprintln(w, "leaderNode:")

@@ -131,6 +131,10 @@ func realMain(args []string) int {
 				return exitUsage
 			}
 		}
+		if err := checkOnce(set); err != nil {
+			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+			return exitUsage
+		}
 		for _, c := range []struct {
 			what string
 			argv []string
@@ -166,6 +170,29 @@ func realMain(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage
+}
+
+// checkOnce refuses flags that contradict --once-key.
+func checkOnce(set *Settings) error {
+	given := func(name string) bool { return set.Sources[name] != "" && set.Sources[name] != "default" }
+	if set.OnceKey == "" {
+		if given("once-retry-unfinished") && set.OnceRetryUnfinished {
+			return errors.New("--once-retry-unfinished: needs --once-key")
+		}
+		return nil
+	}
+	for _, p := range []string{"on-child-success", "on-child-error"} {
+		if given(p) {
+			return fmt.Errorf("--%s %s: does not apply with --once-key, after which ballot exits with the command's exit code; leave it out", p, map[string]string{"on-child-success": set.OnChildSuccess, "on-child-error": set.OnChildError}[p])
+		}
+	}
+	switch {
+	case set.OnElectionFailure == electionRunAnyway:
+		return errors.New("--on-election-failure run-anyway: contradicts --once-key (a run without election cannot be recorded); use retry or exit")
+	case len(set.Args) == 0:
+		return errors.New(`--once-key: needs a command after "--"`)
+	}
+	return nil
 }
 
 // checkCommand refuses, before anything is started, a command that cannot

@@ -51,6 +51,8 @@ type runner struct {
 	// leadership waits as for a dropped baton if no handover is on record.
 	wary bool
 
+	onceClaimed bool // --once-key: this ballot recorded the key
+
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
 
@@ -153,8 +155,11 @@ func (r *runner) run() int {
 			}
 			continue
 		}
+		if code, done := r.beforeFollowing(cand); done {
+			return code
+		}
 		// following, then waiting for the baton
-		standDown, release := r.standDown()
+		standDown, onceRun, release := r.followStop(cand)
 		err := cand.awaitLeadership(standDown)
 		var taken bootTime
 		if err == nil {
@@ -162,6 +167,10 @@ func (r *runner) run() int {
 		}
 		release()
 		switch {
+		case errors.Is(err, errStopped) && isClosed(onceRun):
+			cand.withdraw()
+			r.logOnceDone(cand, "another candidate ran it while this one waited in line")
+			return 0
 		case errors.Is(err, errStopped) && !r.stopRequested():
 			if !cand.withdraw() {
 				r.endSession()
@@ -193,6 +202,86 @@ func (r *runner) run() int {
 		if code, done := lead(cand, taken); done {
 			return code
 		}
+	}
+}
+
+// beforeFollowing is run once per proposal: with --once-key, a key already
+// run ends ballot (exit 0); with --no-wait, another leader does (exit 75).
+// With --once-retry-unfinished, a key still running is waited for in line:
+// once its runner's session is gone, this candidate may lead and retry it
+// (or find it finished).
+func (r *runner) beforeFollowing(c *candidate) (int, bool) {
+	if key := r.set.OnceKey; key != "" {
+		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
+		if err == nil && rec != nil && (rec.FinishedAt != nil || !r.set.OnceRetryUnfinished) {
+			c.withdraw()
+			r.logOnceDone(c, "")
+			return 0, true
+		}
+	}
+	if r.set.NoWait {
+		children, _, err := c.s.conn.Children(c.basePath)
+		if line := sortedProposals(children); err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node {
+			c.withdraw()
+			r.log.Info("another candidate leads: not waiting in line (--no-wait)", "leader_proposal", c.basePath+"/"+line[0], "exit_code", exitBusy)
+			return exitBusy, true
+		}
+	}
+	return 0, false
+}
+
+// logOnceDone says who ran --once-key's key, and that this ballot runs
+// nothing.
+func (r *runner) logOnceDone(c *candidate, how string) {
+	rec, _, running, err := readOnce(c.s.conn, c.basePath, r.set.OnceKey)
+	what := "unknown (the record cannot be read)"
+	if err == nil && rec != nil {
+		what = rec.String()
+		if rec.FinishedAt == nil && running {
+			what += ", still running"
+		} else if rec.FinishedAt == nil {
+			what += " (its runner's session ended: see --once-retry-unfinished)"
+		}
+	}
+	msg := "once key already run: exiting without running anything"
+	if how != "" {
+		msg += " (" + how + ")"
+	}
+	r.log.Info(msg, "once_key", r.set.OnceKey, "run", what)
+}
+
+// followStop is standDown, also closed when --once-key's key gets recorded
+// by another candidate while this one waits (onceRun is closed then).
+// With --once-retry-unfinished the candidate keeps its place instead: the
+// key may yet need a retry, which it decides once elected.
+func (r *runner) followStop(c *candidate) (stop, onceRun <-chan struct{}, release func()) {
+	standDown, stopStanding := r.standDown()
+	if r.set.OnceKey == "" || r.set.OnceRetryUnfinished {
+		return standDown, nil, stopStanding
+	}
+	seen, unwatch := c.watchOnce(r.set.OnceKey)
+	merged, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-standDown:
+		case <-seen:
+		case <-done:
+			return
+		}
+		close(merged)
+	}()
+	return merged, seen, func() { close(done); unwatch(); stopStanding() }
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -528,6 +617,24 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 				// host was frozen, or the connection dropped, just now).
 				return r.leaderEnded(c, leaseLost, ex)
 			}
+			if key := r.set.OnceKey; key != "" {
+				claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
+				switch {
+				case err != nil:
+					r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
+					return r.resign(c, childExit{Code: exitFailure}, true, "once-key-failed")
+				case !claimed:
+					r.logOnceDone(c, "found when elected")
+					return r.resign(c, childExit{}, true, "once-key-run")
+				}
+				r.onceClaimed = true
+				if !l.Fresh() {
+					// The record waited out a partition: the key is taken
+					// (so never run twice) but not run.
+					r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
+					return r.leaderEnded(c, leaseLost, ex)
+				}
+			}
 			ch, err := r.startCommand(c, l)
 			if err != nil {
 				r.log.Error("ballot failed", "error", err)
@@ -551,6 +658,12 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 				ex = childExit{} // the command never ran
 			}
 			return r.leaderEnded(c, how, ex)
+		}
+		if r.set.OnceKey != "" && promoted {
+			// Once per key: record how it ended, exit with its code.
+			c.finishOnce(r.set.OnceKey, ex)
+			r.log.Info("once key run; exiting with the command's exit code", "once_key", r.set.OnceKey, "exit_code", ex.Code)
+			return r.resign(c, ex, true, "command-exited")
 		}
 		policy := r.policyFor(ex)
 		reason := "command-exited"
@@ -656,6 +769,9 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int,
 		return ex.Code, true
 	case r.set.OnConnectionLoss == lossExit:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
+		return exitFailure, true
+	case r.onceClaimed:
+		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
 		return exitFailure, true
 	}
 	r.log.Info("rejoining the election as a new candidate", "reason", reason)

@@ -1,0 +1,236 @@
+package main
+
+// run once --once-key: a job started by every host's own scheduler (crontab,
+// systemd timers) runs at most once per key across the election, whoever
+// starts it and whenever.
+//
+//   <base>/once/<key>          persistent: who ran KEY, when, how it ended
+//   <base>/once/<key>/running  ephemeral: the runner's session, while it runs
+//
+// The leader records KEY in the multi-op that also checks its proposal and
+// the baton still exist, before it starts the command; a candidate that
+// finds KEY recorded (when it starts, while it waits in line, or when
+// elected) exits 0 without running anything. At most once, not exactly
+// once: a runner whose session ends before the run finishes leaves KEY
+// "started, unfinished", and only --once-retry-unfinished runs it again,
+// once that session is gone (its "running" node with it).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	onceKeyMax = 200 // bytes; a ZooKeeper node name stays well within limits
+	// onceKeep is how many keys the election remembers; older finished keys
+	// are deleted when a new one is recorded (a daily job: 100 days).
+	onceKeep = 100
+	// exitBusy: run once --no-wait found another candidate leading
+	// (EX_TEMPFAIL: "try again later").
+	exitBusy = 75
+)
+
+// onceRecord is the data of <base>/once/<key>.
+type onceRecord struct {
+	Key          string     `json:"key"`
+	CandidateID  string     `json:"candidateId"`
+	Host         string     `json:"host"`
+	PID          int        `json:"pid"`
+	Proposal     string     `json:"proposal"`
+	Session      string     `json:"session"`
+	FencingToken int64      `json:"fencingToken"`
+	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
+	StartedAt    time.Time  `json:"startedAt"`
+	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
+	ExitCode     *int       `json:"exitCode,omitempty"`
+}
+
+func (r *onceRecord) String() string {
+	s := fmt.Sprintf("run by %s on %s (fencing token %d), started %s", r.CandidateID, r.Host, r.FencingToken,
+		r.StartedAt.Format(time.RFC3339))
+	if r.FinishedAt != nil && r.ExitCode != nil {
+		return s + fmt.Sprintf(", finished %s with exit status %d", r.FinishedAt.Format(time.RFC3339), *r.ExitCode)
+	}
+	return s + ", not finished"
+}
+
+func onceDir(base string) string { return base + "/once" }
+
+// onceNodeName escapes a key into a node name: letters, digits, '-', '_'
+// and (but first) '.' stay; anything else is %XX, so "/" and "." or ".."
+// cannot form a path.
+func onceNodeName(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.' && i > 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+func oncePath(base, key string) string { return onceDir(base) + "/" + onceNodeName(key) }
+
+// readOnce reads KEY's record: nil if KEY was never recorded; running
+// reports whether the runner's session still lives.
+func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, running bool, err error) {
+	p := oncePath(base, key)
+	raw, st, err := conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	rec = &onceRecord{}
+	if json.Unmarshal(raw, rec) != nil {
+		rec = &onceRecord{Key: key, CandidateID: "(unreadable record)"}
+	}
+	running, _, err = conn.Exists(p + "/running")
+	return rec, st.Version, running, err
+}
+
+// claimOnce records KEY for this leader, in one multi-op with checks that
+// its proposal and the baton exist. claimed is false, with the record,
+// when KEY was run (or is running) already.
+func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
+	if _, err := c.s.conn.Create(onceDir(c.basePath), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return false, nil, fmt.Errorf("cannot create %s: %w", onceDir(c.basePath), err)
+	}
+	p := oncePath(c.basePath, key)
+	for attempt := 0; attempt < 10; attempt++ {
+		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return false, nil, err
+			}
+			continue
+		}
+		if rec != nil && (rec.FinishedAt != nil || running || !retryUnfinished) {
+			return false, rec, nil
+		}
+		host, _ := os.Hostname()
+		mine := onceRecord{Key: key, CandidateID: c.id, Host: host, PID: os.Getpid(), Proposal: c.node,
+			Session: fmt.Sprintf("0x%x", c.s.ID()), FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
+		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
+		if rec == nil {
+			data, _ := json.Marshal(mine)
+			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: zk.WorldACL(zk.PermAll)})
+		} else {
+			mine.Attempt = rec.Attempt + 1
+			data, _ := json.Marshal(mine)
+			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
+		}
+		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral})
+		res, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			if rec != nil {
+				c.log.Warn("running a key whose earlier run never finished (--once-retry-unfinished)", "once_key", key, "earlier", rec.String())
+			}
+			c.pruneOnce()
+			return true, nil, nil
+		}
+		switch i := failedOp(res); {
+		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+			return false, nil, errProposalGone
+		case i == 1:
+			return false, nil, &nodeLostError{"baton"}
+		case i >= 2 && (errors.Is(res[i].Error, zk.ErrNodeExists) || errors.Is(res[i].Error, zk.ErrBadVersion)):
+			// Recorded meanwhile: read it again.
+		default:
+			return false, nil, fmt.Errorf("cannot record the once key in %s: %w", p, err)
+		}
+	}
+	return false, nil, fmt.Errorf("cannot record the once key in %s: it keeps changing", p)
+}
+
+// finishOnce records how the run of KEY ended; best effort (a lost
+// session leaves KEY "started, unfinished").
+func (c *candidate) finishOnce(key string, ex childExit) {
+	p := oncePath(c.basePath, key)
+	raw, st, err := c.s.conn.Get(p)
+	if err != nil {
+		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
+		return
+	}
+	var rec onceRecord
+	_ = json.Unmarshal(raw, &rec)
+	now, code := time.Now().UTC(), ex.Code
+	rec.FinishedAt, rec.ExitCode = &now, &code
+	data, _ := json.Marshal(rec)
+	if _, err := c.s.conn.Multi(&zk.SetDataRequest{Path: p, Data: data, Version: st.Version},
+		&zk.DeleteRequest{Path: p + "/running", Version: -1}); err != nil {
+		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
+	}
+}
+
+// pruneOnce deletes the oldest finished keys beyond onceKeep; a key still
+// running (its node has a child) cannot be deleted and stays.
+func (c *candidate) pruneOnce() {
+	dir := onceDir(c.basePath)
+	names, _, err := c.s.conn.Children(dir)
+	if err != nil || len(names) <= onceKeep {
+		return
+	}
+	type aged struct {
+		name  string
+		czxid int64
+	}
+	var keys []aged
+	for _, n := range names {
+		if ok, st, err := c.s.conn.Exists(dir + "/" + n); err == nil && ok {
+			keys = append(keys, aged{n, st.Czxid})
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].czxid < keys[j].czxid })
+	for _, k := range keys[:max(0, len(keys)-onceKeep)] {
+		_ = c.s.conn.Delete(dir+"/"+k.name, -1)
+	}
+}
+
+// watchOnce returns a channel closed once KEY is recorded (by another
+// candidate, while this one waits in line), and a function to stop
+// watching.
+func (c *candidate) watchOnce(key string) (<-chan struct{}, func()) {
+	seen, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		for {
+			ok, _, ev, err := c.s.conn.ExistsW(oncePath(c.basePath, key))
+			switch {
+			case err == nil && ok:
+				close(seen)
+				return
+			case err != nil:
+				if !retryable(err) || c.s.waitOnline(quit) != nil {
+					return
+				}
+				continue
+			}
+			select {
+			case <-ev:
+			case <-quit:
+				return
+			case <-c.s.lost:
+				return
+			}
+		}
+	}()
+	var once bool
+	return seen, func() {
+		if !once {
+			once = true
+			close(quit)
+		}
+	}
+}
