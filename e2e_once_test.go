@@ -66,11 +66,11 @@ func TestOnceKey(t *testing.T) {
 
 	// The same key later: nothing runs; a new key runs once.
 	late := onceCandidate(t, c, base, "h2", "2026-11-23", nil, ticks, "run", runs, "10ms")
-	if code := late.Wait(15*time.Second); code != 0 || onceRuns(t, runs) != 1 || !late.Logged("run by ") {
+	if code := late.Wait(15 * time.Second); code != 0 || onceRuns(t, runs) != 1 || !late.Logged("run by ") {
 		t.Errorf("the same key again: exit %d, %d runs, output:\n%s", code, onceRuns(t, runs), late.out.String())
 	}
 	next := onceCandidate(t, c, base, "h3", "2026-11-24", nil, ticks, "run", runs, "10ms")
-	if code := next.Wait(15*time.Second); code != 0 || onceRuns(t, runs) != 2 {
+	if code := next.Wait(15 * time.Second); code != 0 || onceRuns(t, runs) != 2 {
 		t.Errorf("a new key: exit %d, %d runs, want 2", code, onceRuns(t, runs))
 	}
 
@@ -80,7 +80,7 @@ func TestOnceKey(t *testing.T) {
 		t.Errorf("a run that exits 7: ballot exited %d", code)
 	}
 	again := onceCandidate(t, c, base, "h2", "failing", nil, ticks, "exit", "7", "10ms")
-	if code := again.Wait(15*time.Second); code != 0 || !again.Logged("with exit status 7") {
+	if code := again.Wait(15 * time.Second); code != 0 || !again.Logged("with exit status 7") {
 		t.Errorf("the failed key again: exit %d, want 0 and its status logged:\n%s", code, again.out.String())
 	}
 
@@ -107,7 +107,7 @@ func TestOnceKeyUnfinished(t *testing.T) {
 	a.Wait(5 * time.Second)
 
 	b := onceCandidate(t, c, base, "b", "k1", nil, ticks, "exit", "0", "200ms")
-	if code := b.Wait(15*time.Second); code != 0 || !b.Logged("not finished") {
+	if code := b.Wait(15 * time.Second); code != 0 || !b.Logged("not finished") {
 		t.Errorf("without --once-retry-unfinished: exit %d, output:\n%s", code, b.out.String())
 	}
 	if n := len(readTenures(t, ticks)); n != 1 {
