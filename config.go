@@ -1274,6 +1274,10 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 		switch {
 		case key == "config-file":
 			return nil, usagef("%s: unknown key %q; a config file cannot name another one, use --config-file or CONFIG_FILE", prefix, key)
+		case key == "once-key":
+			// A fixed key in a file every run reads would run the job once,
+			// ever: the key belongs to each invocation.
+			return nil, usagef("%s: key %q is not accepted in a config file; give it to each run, e.g. --once-key \"$(date +%%F)\"", prefix, key)
 		case p == nil:
 			return nil, usagef("%s: unknown key %q; %s", prefix, key, suggestKey(key))
 		}
