@@ -96,7 +96,7 @@ type Settings struct {
 	Wait time.Duration // 0: do not wait
 
 	// Sources records where each parameter's value came from ("flag",
-	// "environment ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
+	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
 	// "default"), keyed by parameter name; logged with --debug.
 	Sources map[string]string
 }
@@ -143,7 +143,7 @@ type helpRequested struct{ text string }
 func (h *helpRequested) Error() string { return "help requested" }
 
 // defaultConfigPaths lists the files searched, in order, when neither
-// --config-file nor CONFIG_FILE is given. A variable so tests can replace it.
+// --config-file nor BALLOT_CONFIG_FILE is given. A variable so tests can replace it.
 var defaultConfigPaths = func(home string) []string {
 	var paths []string
 	if home != "" {
@@ -229,7 +229,35 @@ type param struct {
 }
 
 func (p *param) env() string {
-	return strings.ToUpper(strings.ReplaceAll(p.name, "-", "_"))
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(p.name, "-", "_"))
+}
+
+// envPrefix: every parameter is read from BALLOT_<NAME>, so that a variable
+// set for other programs (DEBUG, TIMEOUT, OUTPUT in a cron environment)
+// never changes what ballot does.
+const envPrefix = "BALLOT_"
+
+// legacyEnv are the unprefixed names the older ZooKeeper-based ballot
+// documented, still read for drop-in compatibility; the BALLOT_ name wins.
+// Every other unprefixed name is ignored.
+var legacyEnv = map[string]string{
+	"zookeeper-servers":         "ZOOKEEPER_SERVERS",
+	"zookeeper-base-path":       "ZOOKEEPER_BASE_PATH",
+	"zookeeper-session-timeout": "ZOOKEEPER_SESSION_TIMEOUT",
+	"log-level":                 "LOG_LEVEL",
+	"log-format":                "LOG_FORMAT",
+}
+
+// lookupEnv returns p's value from the environment and the variable it
+// came from ("" if none is set).
+func (p *param) lookupEnv(getenv func(string) string) (value, name string) {
+	if v := getenv(p.env()); v != "" {
+		return v, p.env()
+	}
+	if legacy := legacyEnv[p.name]; legacy != "" && getenv(legacy) != "" {
+		return getenv(legacy), legacy
+	}
+	return "", ""
 }
 
 var (
@@ -977,7 +1005,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		return nil
 	}
 
-	if v := getenv(env); v != "" {
+	if v, env := p.lookupEnv(getenv); v != "" {
 		s.Sources[p.name] = "environment " + env
 		var err error
 		if p.kind == kindList {
@@ -1158,7 +1186,7 @@ func describeJSON(raw json.RawMessage) string {
 }
 
 // loadConfig finds and reads the config file: --config-file, else
-// CONFIG_FILE, else the first of defaultConfigPaths that exists. It returns
+// BALLOT_CONFIG_FILE, else the first of defaultConfigPaths that exists. It returns
 // nil when there is none. s.ConfigFile and s.Sources["config-file"] are set.
 func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*configFile, error) {
 	var path, src string
@@ -1167,10 +1195,10 @@ func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*co
 		path = flagVals[len(flagVals)-1]
 		src = fmt.Sprintf("--config-file %q", path)
 		s.Sources["config-file"] = "flag"
-	case getenv("CONFIG_FILE") != "":
-		path = getenv("CONFIG_FILE")
-		src = fmt.Sprintf("environment CONFIG_FILE %q", path)
-		s.Sources["config-file"] = "environment CONFIG_FILE"
+	case getenv(envPrefix+"CONFIG_FILE") != "":
+		path = getenv(envPrefix + "CONFIG_FILE")
+		src = fmt.Sprintf("environment %sCONFIG_FILE %q", envPrefix, path)
+		s.Sources["config-file"] = "environment " + envPrefix + "CONFIG_FILE"
 	default:
 		s.Sources["config-file"] = "default"
 		for _, p := range defaultConfigPaths(getenv("HOME")) {
@@ -1273,7 +1301,7 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 		p := lookupParam(key)
 		switch {
 		case key == "config-file":
-			return nil, usagef("%s: unknown key %q; a config file cannot name another one, use --config-file or CONFIG_FILE", prefix, key)
+			return nil, usagef("%s: unknown key %q; a config file cannot name another one, use --config-file or BALLOT_CONFIG_FILE", prefix, key)
 		case key == "once-key":
 			// A fixed key in a file every run reads would run the job once,
 			// ever: the key belongs to each invocation.
@@ -1391,9 +1419,12 @@ const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookee
 --zookeeper-base-path, --zookeeper-session-timeout, --log-level, --log-format, --debug
 `
 
-const helpPrecedence = `Every flag can also be set by its environment variable (empty means unset)
-or by its key in the JSON config file (key = flag name). A flag beats the
-environment, which beats the config file, which beats the default.
+const helpPrecedence = `Every flag can also be set by its environment variable, BALLOT_ and the flag
+name in capitals (empty means unset), or by its key in the JSON config file
+(key = flag name). A flag beats the environment, which beats the config file,
+which beats the default. For compatibility, ZOOKEEPER_SERVERS,
+ZOOKEEPER_BASE_PATH, ZOOKEEPER_SESSION_TIMEOUT, LOG_LEVEL and LOG_FORMAT are
+read too (the BALLOT_ name wins); no other unprefixed variable is.
 `
 
 const helpHooks = `Hooks:

@@ -92,7 +92,7 @@ func TestParseCommandLineValid(t *testing.T) {
 				}
 				for _, p := range params {
 					_, ok := src[p.name]
-					if ok != (p.scope == scopeGlobal || p.scope == scopeRun) {
+					if ok != (p.scope == scopeGlobal || p.scope == scopeRun || p.scope == scopeOnce) {
 						t.Errorf("Sources[%q] present = %v", p.name, ok)
 					}
 					if ok && p.name != "candidate-id" && src[p.name] != "default" {
@@ -109,7 +109,7 @@ func TestParseCommandLineValid(t *testing.T) {
 					s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
 					t.Errorf("got %+v", s)
 				}
-				if len(s.Sources) != len(params)-2 { // all but output and wait
+				if len(s.Sources) != len(params)-5 { // all but output, wait and the three run once flags
 					t.Errorf("Sources = %v", s.Sources)
 				}
 			},
@@ -150,7 +150,7 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name:  "version ignores a broken config file",
 			args:  a("version"),
-			env:   map[string]string{"CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},
+			env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},
 			check: func(t *testing.T, s *Settings, dir string) {},
 		},
 		{
@@ -188,13 +188,13 @@ func TestParseCommandLineValid(t *testing.T) {
 			args: a("run", "cron", "--", "cmd"),
 			env: map[string]string{
 				"ZOOKEEPER_SERVERS": "zk1, zk2:2182", "ZOOKEEPER_BASE_PATH": "/e", "ZOOKEEPER_SESSION_TIMEOUT": "3s",
-				"LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "DEBUG": "1", "CANDIDATE_ID": "envcand",
-				"ON_CHILD_SUCCESS": "exit", "ON_CHILD_ERROR": "ignore", "ON_ELECTION_FAILURE": "exit",
-				"ON_CONNECTION_LOSS": "exit", "WRAP_CHILD_LOGS": "F", "STOP_GRACE_PERIOD": "1s",
-				"SCHEDULE": "@daily", "TIMEZONE": "Local", "STARTING_DEADLINE": "5s", "TIMEOUT": "6s",
-				"ON_PROMOTE": `p "a b"`, "ON_DEMOTE": "d", "HOOK_TIMEOUT": "2m", "LEADER_DATA": "@@x",
-				"HEALTH_CHECK": "h", "HEALTH_INTERVAL": "3s", "HEALTH_TIMEOUT": "4s", "HEALTH_FAILURES": "1",
-				"OUTPUT": "json", "WAIT": "bogus", // not used by run cron: ignored
+				"LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "BALLOT_DEBUG": "1", "BALLOT_CANDIDATE_ID": "envcand",
+				"BALLOT_ON_CHILD_SUCCESS": "exit", "BALLOT_ON_CHILD_ERROR": "ignore", "BALLOT_ON_ELECTION_FAILURE": "exit",
+				"BALLOT_ON_CONNECTION_LOSS": "exit", "BALLOT_WRAP_CHILD_LOGS": "F", "BALLOT_STOP_GRACE_PERIOD": "1s",
+				"BALLOT_SCHEDULE": "@daily", "BALLOT_TIMEZONE": "Local", "BALLOT_STARTING_DEADLINE": "5s", "BALLOT_TIMEOUT": "6s",
+				"BALLOT_ON_PROMOTE": `p "a b"`, "BALLOT_ON_DEMOTE": "d", "BALLOT_HOOK_TIMEOUT": "2m", "BALLOT_LEADER_DATA": "@@x",
+				"BALLOT_HEALTH_CHECK": "h", "BALLOT_HEALTH_INTERVAL": "3s", "BALLOT_HEALTH_TIMEOUT": "4s", "BALLOT_HEALTH_FAILURES": "1",
+				"BALLOT_OUTPUT": "json", "BALLOT_WAIT": "bogus", // not used by run cron: ignored
 			},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "zk2:2182"}) || s.BasePath != "/e" ||
@@ -208,8 +208,8 @@ func TestParseCommandLineValid(t *testing.T) {
 					s.HealthInterval != 3*time.Second || s.HealthTimeout != 4*time.Second || s.HealthFailures != 1 || s.Wait != 0 {
 					t.Errorf("got %+v", s)
 				}
-				if s.Sources["zookeeper-servers"] != "environment ZOOKEEPER_SERVERS" || s.Sources["health-failures"] != "environment HEALTH_FAILURES" ||
-					s.Sources["timeout"] != "environment TIMEOUT" || s.Sources["debug"] != "environment DEBUG" {
+				if s.Sources["zookeeper-servers"] != "environment ZOOKEEPER_SERVERS" || s.Sources["health-failures"] != "environment BALLOT_HEALTH_FAILURES" ||
+					s.Sources["timeout"] != "environment BALLOT_TIMEOUT" || s.Sources["debug"] != "environment BALLOT_DEBUG" {
 					t.Errorf("Sources = %v", s.Sources)
 				}
 			},
@@ -254,17 +254,17 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name:  "precedence flag > env > file > default",
 			args:  a("run", "once", "--log-level", "debug", "--", "x"),
-			env:   map[string]string{"CONFIG_FILE": "$DIR/c.json", "LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "CANDIDATE_ID": "e"},
+			env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/c.json", "LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "BALLOT_CANDIDATE_ID": "e"},
 			files: map[string]string{"c.json": `{"log-level": "error", "log-format": "json", "candidate-id": "f", "zookeeper-base-path": "/f"}`},
 			check: func(t *testing.T, s *Settings, dir string) {
 				file := "config file " + filepath.Join(dir, "c.json")
 				want := map[string]string{
 					"log-level":           "flag",
 					"log-format":          "environment LOG_FORMAT",
-					"candidate-id":        "environment CANDIDATE_ID",
+					"candidate-id":        "environment BALLOT_CANDIDATE_ID",
 					"zookeeper-base-path": file,
 					"debug":               "default",
-					"config-file":         "environment CONFIG_FILE",
+					"config-file":         "environment BALLOT_CONFIG_FILE",
 				}
 				for k, v := range want {
 					if s.Sources[k] != v {
@@ -279,7 +279,7 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name:  "empty env var is unset",
 			args:  a("info"),
-			env:   map[string]string{"CONFIG_FILE": "$DIR/c.json", "ZOOKEEPER_BASE_PATH": ""},
+			env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/c.json", "ZOOKEEPER_BASE_PATH": ""},
 			files: map[string]string{"c.json": `{"zookeeper-base-path": "/from/file"}`},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if s.BasePath != "/from/file" {
@@ -447,10 +447,10 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name: "no command with ON_PROMOTE env",
 			args: a("run", "cron", "--candidate-id", "c", "--schedule", "@daily"),
-			env:  map[string]string{"ON_PROMOTE": "/usr/local/bin/promote --role primary"},
+			env:  map[string]string{"BALLOT_ON_PROMOTE": "/usr/local/bin/promote --role primary"},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if s.Args != nil || !reflect.DeepEqual(s.OnPromote, a("/usr/local/bin/promote", "--role", "primary")) ||
-					s.Sources["on-promote"] != "environment ON_PROMOTE" {
+					s.Sources["on-promote"] != "environment BALLOT_ON_PROMOTE" {
 					t.Errorf("got %+v", s)
 				}
 			},
@@ -481,7 +481,7 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name: "leader-data literal, @@ and @file",
 			args: a("run", "once", "--candidate-id", "c", "--leader-data", "@@home", "--", "x"),
-			env:  map[string]string{"LEADER_DATA": "ignored"},
+			env:  map[string]string{"BALLOT_LEADER_DATA": "ignored"},
 			check: func(t *testing.T, s *Settings, dir string) {
 				for v, want := range map[string]string{"plain": "plain", "a@b": "a@b", "@@": "@", "@@@x": "@@x", "": "", " @x": " @x"} {
 					if got, err := leaderData(v); err != nil || got != want {
@@ -496,7 +496,7 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name:  "leader-data from a file of exactly 512 KiB",
 			args:  a("run", "once", "--candidate-id", "c", "--", "x"),
-			env:   map[string]string{"LEADER_DATA": "@$DIR/big"},
+			env:   map[string]string{"BALLOT_LEADER_DATA": "@$DIR/big"},
 			files: map[string]string{"big": strings.Repeat("x", 512<<10)},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if len(s.LeaderData) != 512<<10 {
@@ -575,9 +575,9 @@ func TestParseCommandLineValid(t *testing.T) {
 		{
 			name: "leader wait by environment",
 			args: a("leader", "--"),
-			env:  map[string]string{"WAIT": "1m30s", "OUTPUT": "json", "CANDIDATE_ID": "", "SCHEDULE": "ignored"},
+			env:  map[string]string{"BALLOT_WAIT": "1m30s", "BALLOT_OUTPUT": "json", "BALLOT_CANDIDATE_ID": "", "BALLOT_SCHEDULE": "ignored"},
 			check: func(t *testing.T, s *Settings, dir string) {
-				if s.Wait != 90*time.Second || s.Output != "json" || s.Sources["wait"] != "environment WAIT" {
+				if s.Wait != 90*time.Second || s.Output != "json" || s.Sources["wait"] != "environment BALLOT_WAIT" {
 					t.Errorf("got %+v", s)
 				}
 			},
@@ -637,8 +637,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"run stray arg without --", a("run", "once", "--candidate-id", "c", "/bin/true"), nil, nil, a(`"/bin/true"`, `"--"`)},
 		{"bool flag with separate value", a("run", "once", "--candidate-id", "c", "--debug", "false", "--", "x"), nil, nil, a(`"false"`, "=")},
 		{"help unknown topic", a("help", "nope"), nil, nil, a(`help: unknown command "nope"`)},
-		{"missing candidate id", a("run", "once", "--", "x"), nil, nil, a("run once: --candidate-id is required", "CANDIDATE_ID", `"candidate-id"`)},
-		{"missing schedule", a("run", "cron", "--candidate-id", "c", "--", "x"), nil, nil, a("run cron: --schedule is required", "SCHEDULE")},
+		{"missing candidate id", a("run", "once", "--", "x"), nil, nil, a("run once: --candidate-id is required", "BALLOT_CANDIDATE_ID", `"candidate-id"`)},
+		{"missing schedule", a("run", "cron", "--candidate-id", "c", "--", "x"), nil, nil, a("run cron: --schedule is required", "BALLOT_SCHEDULE")},
 		{"missing command", a("run", "once", "--candidate-id", "c"), nil, nil, a("run once: no command given", `"--"`, "--on-promote or --on-demote")},
 		{"missing command after --", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--"), nil, nil, a("run cron: no command given")},
 		{"missing command, health check is no hook", a("run", "once", "--candidate-id", "c", "--health-check", "true"), nil, nil, a("run once: no command given")},
@@ -653,16 +653,16 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"bad output", a("watch", "--output", "yaml"), nil, nil, a(`--output "yaml"`, "human, json")},
 		{"bad debug", a("info", "--debug=yes"), nil, nil, a(`--debug "yes"`, "true or false")},
 		{"bad policy flag", runOnce("--on-child-success", "restart"), nil, nil, a(`--on-child-success "restart"`, "rerun, reelect, exit, ignore")},
-		{"bad policy env", runOnce(), map[string]string{"ON_CHILD_ERROR": "panic"}, nil, a(`environment ON_CHILD_ERROR "panic"`, "rerun, reelect, exit, ignore")},
+		{"bad policy env", runOnce(), map[string]string{"BALLOT_ON_CHILD_ERROR": "panic"}, nil, a(`environment BALLOT_ON_CHILD_ERROR "panic"`, "rerun, reelect, exit, ignore")},
 		{"bad election policy", runOnce("--on-election-failure", "reelect"), nil, nil, a(`--on-election-failure "reelect"`, "retry, run-anyway, exit")},
 		{"bad connection policy", runOnce("--on-connection-loss", "rerun"), nil, nil, a(`--on-connection-loss "rerun"`, "reelect, exit, ignore")},
-		{"bad wrap env", runOnce(), map[string]string{"WRAP_CHILD_LOGS": "maybe"}, nil, a(`environment WRAP_CHILD_LOGS "maybe"`, "true or false")},
+		{"bad wrap env", runOnce(), map[string]string{"BALLOT_WRAP_CHILD_LOGS": "maybe"}, nil, a(`environment BALLOT_WRAP_CHILD_LOGS "maybe"`, "true or false")},
 		{"zero session timeout", a("info", "--zookeeper-session-timeout", "0s"), nil, nil, a(`--zookeeper-session-timeout "0s"`, "greater than zero")},
 		{"negative session timeout", a("info", "--zookeeper-session-timeout", "-1s"), nil, nil, a(`"-1s"`, "negative")},
 		{"unitless duration env", a("info"), map[string]string{"ZOOKEEPER_SESSION_TIMEOUT": "5"}, nil, a(`environment ZOOKEEPER_SESSION_TIMEOUT "5"`, "not a duration", "5s")},
 		{"negative grace", runOnce("--stop-grace-period", "-2s"), nil, nil, a(`--stop-grace-period "-2s"`, "negative")},
 		{"negative deadline", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "-1m", "--", "x"), nil, nil, a(`--starting-deadline "-1m"`, "negative")},
-		{"negative timeout env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"TIMEOUT": "-5s"}, nil, a(`environment TIMEOUT "-5s"`, "negative")},
+		{"negative timeout env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_TIMEOUT": "-5s"}, nil, a(`environment BALLOT_TIMEOUT "-5s"`, "negative")},
 		{"bad timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone", "Mars/Olympus", "--", "x"), nil, nil, a(`--timezone "Mars/Olympus"`, "time zone")},
 		{"empty timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone=", "--", "x"), nil, nil, a(`--timezone ""`)},
 		{"empty schedule", a("run", "cron", "--candidate-id", "c", "--schedule", " ", "--", "x"), nil, nil, a(`--schedule " "`, "empty")},
@@ -689,11 +689,11 @@ func TestParseCommandLineInvalid(t *testing.T) {
 
 		// hooks, leader data, health
 		{"unterminated single quote", runOnce("--on-promote", "echo 'a"), nil, nil, a(`--on-promote "echo 'a"`, "unterminated single quote")},
-		{"unterminated double quote env", runOnce(), map[string]string{"ON_DEMOTE": `echo "a\"`}, nil, a(`environment ON_DEMOTE "echo \"a\\\""`, "unterminated double quote")},
+		{"unterminated double quote env", runOnce(), map[string]string{"BALLOT_ON_DEMOTE": `echo "a\"`}, nil, a(`environment BALLOT_ON_DEMOTE "echo \"a\\\""`, "unterminated double quote")},
 		{"unterminated quote in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-check": "curl 'x"}`}, a(`key "health-check" "curl 'x"`, "unterminated single quote")},
 		{"trailing backslash", runOnce("--health-check", `check \`), nil, nil, a(`--health-check "check \\"`, "backslash")},
 		{"empty hook flag", runOnce("--on-promote="), nil, nil, a(`--on-promote ""`, "empty command line")},
-		{"blank hook env", runOnce(), map[string]string{"HEALTH_CHECK": " \t\n"}, nil, a("environment HEALTH_CHECK", "empty command line")},
+		{"blank hook env", runOnce(), map[string]string{"BALLOT_HEALTH_CHECK": " \t\n"}, nil, a("environment BALLOT_HEALTH_CHECK", "empty command line")},
 		{"empty quoted command name", runOnce("--on-demote", "'' x"), nil, nil, a(`--on-demote "'' x"`, "command name is an empty string")},
 		{"empty hook string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": ""}`}, a(`key "on-promote" ""`, "empty command line")},
 		{"empty hook array", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": []}`}, a(`key "on-promote" []`, "empty command line")},
@@ -705,7 +705,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"hook as object", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"on-promote": {"cmd": "x"}}`}, a(`key "on-promote"`, "command line string or an array of strings", `got {"cmd":"x"}`)},
 		{"hook as bool", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-check": true}`}, a(`key "health-check"`, "got true")},
 		{"health-failures 0", runOnce("--health-failures", "0"), nil, nil, a(`--health-failures "0"`, "at least 1")},
-		{"health-failures -1 env", runOnce(), map[string]string{"HEALTH_FAILURES": "-1"}, nil, a(`environment HEALTH_FAILURES "-1"`, "at least 1")},
+		{"health-failures -1 env", runOnce(), map[string]string{"BALLOT_HEALTH_FAILURES": "-1"}, nil, a(`environment BALLOT_HEALTH_FAILURES "-1"`, "at least 1")},
 		{"health-failures abc", runOnce("--health-failures", "abc"), nil, nil, a(`--health-failures "abc"`, "not a whole number")},
 		{"health-failures 2.5 flag", runOnce("--health-failures", "2.5"), nil, nil, a(`--health-failures "2.5"`, "not a whole number")},
 		{"health-failures string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": "3"}`}, a(`key "health-failures"`, `expected a whole number such as 3, got "3"`)},
@@ -714,10 +714,10 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"health-failures null in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"health-failures": null}`}, a(`key "health-failures"`, "got null")},
 		{"hook-timeout 0", runOnce("--hook-timeout", "0"), nil, nil, a(`--hook-timeout "0"`, "greater than zero")},
 		{"hook-timeout negative in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"hook-timeout": "-1s"}`}, a(`key "hook-timeout" "-1s"`, "negative")},
-		{"health-interval 0 env", runOnce(), map[string]string{"HEALTH_INTERVAL": "0s"}, nil, a(`environment HEALTH_INTERVAL "0s"`, "greater than zero")},
+		{"health-interval 0 env", runOnce(), map[string]string{"BALLOT_HEALTH_INTERVAL": "0s"}, nil, a(`environment BALLOT_HEALTH_INTERVAL "0s"`, "greater than zero")},
 		{"health-timeout unitless", runOnce("--health-timeout", "5"), nil, nil, a(`--health-timeout "5"`, "not a duration")},
 		{"leader-data missing file", runOnce("--leader-data", "@$DIR/missing-file"), nil, nil, a(`--leader-data "@$DIR/missing-file"`, "cannot read file $DIR/missing-file", "no such file")},
-		{"leader-data missing file env", runOnce(), map[string]string{"LEADER_DATA": "@nope.txt"}, nil, a(`environment LEADER_DATA "@nope.txt"`, "nope.txt")},
+		{"leader-data missing file env", runOnce(), map[string]string{"BALLOT_LEADER_DATA": "@nope.txt"}, nil, a(`environment BALLOT_LEADER_DATA "@nope.txt"`, "nope.txt")},
 		{"leader-data directory", runOnce("--leader-data", "@$DIR"), nil, nil, a(`--leader-data "@$DIR"`, "directory")},
 		{"leader-data bare @", runOnce("--leader-data", "@"), nil, nil, a(`--leader-data "@"`, "names no file", "@@")},
 		{"leader-data file too big", runOnce("--leader-data", "@$DIR/big"), nil, map[string]string{"big": strings.Repeat("x", 512<<10+1)}, a(`--leader-data "@$DIR/big"`, "512 KiB")},
@@ -731,7 +731,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"leader stray arg", a("leader", "now"), nil, nil, a("leader:", `unexpected argument "now"`)},
 		{"leader with command", a("leader", "--", "ls", "-l"), nil, nil, a("leader:", "takes no command", `"ls -l"`)},
 		{"leader negative wait", a("leader", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
-		{"leader bad wait env", a("leader"), map[string]string{"WAIT": "forever"}, nil, a(`environment WAIT "forever"`, "not a duration")},
+		{"leader bad wait env", a("leader"), map[string]string{"BALLOT_WAIT": "forever"}, nil, a(`environment BALLOT_WAIT "forever"`, "not a duration")},
 		{"leader wait number in file", a("leader", "--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"wait": 30}`}, a(`key "wait"`, "duration", "got 30")},
 		{"leader bad output", a("leader", "--output", "xml"), nil, nil, a(`--output "xml"`, "human, json")},
 		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader only")},
@@ -743,7 +743,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},
-		{"missing explicit file env", a("info"), map[string]string{"CONFIG_FILE": "$DIR/nope.json"}, nil, a("environment CONFIG_FILE", "nope.json", "no such file")},
+		{"missing explicit file env", a("info"), map[string]string{"BALLOT_CONFIG_FILE": "$DIR/nope.json"}, nil, a("environment BALLOT_CONFIG_FILE", "nope.json", "no such file")},
 		{"empty config-file flag", a("info", "--config-file="), nil, nil, a(`--config-file ""`)},
 		{"config file is a directory", a("info", "--config-file", "$DIR"), nil, nil, a("--config-file", "directory")},
 		{"default config is a directory", a("info"), nil, map[string]string{"etc/ballot.json/x": ""}, a("etc/ballot.json", "directory")},
@@ -822,21 +822,21 @@ func TestParseCommandLineHelp(t *testing.T) {
 		{a("--debug", "help", "help"), a("Commands:")},
 		{a("help", "run"), a("run once", "run cron", "--schedule", "--candidate-id", "Policies")},
 		{a("run", "--help"), a("run once", "run cron")},
-		{a("help", "run", "once"), a("--candidate-id", "CANDIDATE_ID", "--on-child-success", "reelect", "--stop-grace-period", "10s", "STOP_GRACE_PERIOD", "--wrap-child-logs", "Policies")},
+		{a("help", "run", "once"), a("--candidate-id", "BALLOT_CANDIDATE_ID", "--on-child-success", "reelect", "--stop-grace-period", "10s", "BALLOT_STOP_GRACE_PERIOD", "--wrap-child-logs", "Policies")},
 		{a("run", "once", "--help"), a("ballot run once")},
 		{a("run", "once", "-h", "--", "x"), a("ballot run once")},
 		{a("run", "once", "--log-level", "loud", "--help"), a("ballot run once")},
-		{a("help", "run", "cron"), a("--schedule", "SCHEDULE", "--timezone", "UTC", "TIMEZONE", "--starting-deadline", "--timeout", "TIMEOUT")},
+		{a("help", "run", "cron"), a("--schedule", "BALLOT_SCHEDULE", "--timezone", "UTC", "BALLOT_TIMEZONE", "--starting-deadline", "--timeout", "BALLOT_TIMEOUT")},
 		{a("run", "cron", "-help"), a("ballot run cron")},
-		{a("info", "--help"), a("ballot info", "--output", "human", "OUTPUT", "exit code 1")},
+		{a("info", "--help"), a("ballot info", "--output", "human", "BALLOT_OUTPUT", "exit code 1")},
 		{a("help", "watch"), a("ballot watch", "--output")},
 		{a("watch", "-h"), a("ballot watch")},
 		{a("help", "version"), a("ballot version")},
 		{a("help"), a("leader", "published data", "no leader has acknowledged")},
-		{a("help", "leader"), a("ballot leader", "--wait DURATION", "WAIT", "default: 0", "--output", "OUTPUT", "exit 1", "--zookeeper-servers")},
+		{a("help", "leader"), a("ballot leader", "--wait DURATION", "BALLOT_WAIT", "default: 0", "--output", "BALLOT_OUTPUT", "exit 1", "--zookeeper-servers")},
 		{a("leader", "--help"), a("ballot leader")},
 		{a("leader", "--wait", "-1s", "-h"), a("ballot leader")},
-		{a("help", "run", "once"), a("--on-promote COMMAND", "ON_PROMOTE", "default: none", "--on-demote", "--hook-timeout", "30s",
+		{a("help", "run", "once"), a("--on-promote COMMAND", "BALLOT_ON_PROMOTE", "default: none", "--on-demote", "--hook-timeout", "30s",
 			"--leader-data", "@@", "512 KiB", "--health-check", "--health-interval", "--health-timeout", "--health-failures N", "default: 3",
 			"Hooks:", "without a shell", "may be left out", "before the session can expire", "network partition")},
 		{a("help", "run", "cron"), a("less than this late", "missed times are skipped and logged", "resign after each run", "next scheduled time")},
@@ -912,7 +912,7 @@ func TestConfigExampleParses(t *testing.T) {
 		}
 	}
 	configTestEnv(t, nil)
-	env := map[string]string{"CONFIG_FILE": example}
+	env := map[string]string{"BALLOT_CONFIG_FILE": example}
 	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("run", "once"), a("info"), a("watch"), a("leader")} {
 		s, err := parseIn("", args, env)
 		if err != nil {
@@ -1022,5 +1022,50 @@ func TestParseSplitCommandLine(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("splitCommandLine(%q) = %q, %v; want an error with %q", in, got, err, want)
 		}
+	}
+}
+
+// TestEnvironmentNames: only BALLOT_<NAME> is read, plus the five names the
+// older ZooKeeper ballot documented; variables set for other programs
+// change nothing.
+func TestEnvironmentNames(t *testing.T) {
+	configTestEnv(t, nil)
+	cron := a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "job")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(s *Settings) bool
+	}{
+		{"DEBUG for another program", cron, map[string]string{"DEBUG": "express:*"},
+			func(s *Settings) bool { return !s.Debug && s.Sources["debug"] == "default" }},
+		{"TIMEOUT for another program", cron, map[string]string{"TIMEOUT": "30s"},
+			func(s *Settings) bool { return s.Timeout == 0 && s.Sources["timeout"] == "default" }},
+		{"other unprefixed names", cron, map[string]string{"SCHEDULE": "bogus", "CANDIDATE_ID": "x", "OUTPUT": "xml", "CONFIG_FILE": "/nope.json"},
+			func(s *Settings) bool { return s.Schedule == "@daily" && s.CandidateID == "c" && s.ConfigFile == "" }},
+		{"BALLOT_ names", cron, map[string]string{"BALLOT_TIMEOUT": "30s", "BALLOT_DEBUG": "true"},
+			func(s *Settings) bool {
+				return s.Timeout == 30*time.Second && s.Debug && s.Sources["timeout"] == "environment BALLOT_TIMEOUT"
+			}},
+		{"legacy names", a("info"), map[string]string{"ZOOKEEPER_SERVERS": "zk9", "ZOOKEEPER_BASE_PATH": "/legacy",
+			"ZOOKEEPER_SESSION_TIMEOUT": "7s", "LOG_LEVEL": "warn", "LOG_FORMAT": "json"},
+			func(s *Settings) bool {
+				return s.ZooKeeperServers[0] == "zk9:2181" && s.BasePath == "/legacy" && s.SessionTimeout == 7*time.Second &&
+					s.LogLevel == slog.LevelWarn && s.LogFormat == "json" && s.Sources["zookeeper-base-path"] == "environment ZOOKEEPER_BASE_PATH"
+			}},
+		{"BALLOT_ beats the legacy name", a("info"), map[string]string{"ZOOKEEPER_BASE_PATH": "/legacy", "BALLOT_ZOOKEEPER_BASE_PATH": "/new"},
+			func(s *Settings) bool {
+				return s.BasePath == "/new" && s.Sources["zookeeper-base-path"] == "environment BALLOT_ZOOKEEPER_BASE_PATH"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parseIn("", tc.args, tc.env)
+			if err != nil {
+				t.Fatalf("%v", err)
+			}
+			if !tc.check(s) {
+				t.Errorf("settings %+v", s)
+			}
+		})
 	}
 }
