@@ -199,7 +199,9 @@ func keeperMain(args []string) int {
 	}
 	report("exit %d", code)
 	mu.Lock()
-	end := ballotGone && h != nil
+	// ballot's death shows as EOF on the control pipe or, sooner, as the
+	// parent-death signal that already ended the tree: check both.
+	end := (ballotGone || os.Getppid() != parent) && h != nil
 	mu.Unlock()
 	if end {
 		// Everything is reaped: nothing of this leadership runs any more.
