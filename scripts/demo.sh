@@ -2,8 +2,8 @@
 # A two-minute look at ballot, in about 15 seconds:
 #   a throwaway ZooKeeper on 127.0.0.1, two candidates (alice, bob) running
 #   the same command, one leading; SIGTERM to the leader hands over at once;
-#   SIGKILL to the leader hands over when its session expires, and its
-#   command dies with it.
+#   SIGKILL to the leader's ballot: its command dies with it, and its keeper
+#   ends its session, so the other takes over at once.
 # Non-interactive; works from any directory, as root or not (root or sudo is
 # needed only if ZooKeeper must be installed). Cleans up everything on exit.
 set -euo pipefail
@@ -182,7 +182,7 @@ candidate alice alice-2
 wait_for "$tmp/alice-2.log" "following" 10 || fail "alice does not follow bob"
 sleep 2
 
-say "SIGKILL to bob's ballot: his command dies with it; alice leads once his session expires (session timeout $SESSION_TIMEOUT)"
+say "SIGKILL to bob's ballot: his command dies with it, his keeper gives the baton back and ends his session: alice leads at once"
 t0=$(now_ms)
 kill -KILL "${pids[bob-1]}"
 stopped bob-1
