@@ -186,12 +186,12 @@ say "SIGKILL to bob's ballot: his command dies with it, his keeper gives the bat
 t0=$(now_ms)
 kill -KILL "${pids[bob-1]}"
 stopped bob-1
+wait_for "$tmp/alice-2.log" "elected leader" 10 || fail "alice did not take over"
+echo "(alice elected $(($(now_ms) - t0)) ms after the SIGKILL)"
 sleep 0.3
 left=$(procs_matching "bob is leading")
 [ -z "$left" ] || fail "bob's command survived its ballot: pids $left"
 echo "(no process of bob's command is left)"
-wait_for "$tmp/alice-2.log" "elected leader" 10 || fail "alice did not take over"
-echo "(alice elected $(($(now_ms) - t0)) ms after the SIGKILL)"
 wait_for "$tmp/alice-2.log" "alice is leading" 5 || fail "alice's command does not run"
 sleep 1.2
 
