@@ -327,6 +327,8 @@ type candidate struct {
 	handoverVersion int32 // the handover record's version after our take
 	createdElection bool  // this candidate created the election path
 
+	onFollowing func(place int, leader string) // told each new place in line (systemd status)
+
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
 
@@ -542,6 +544,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		if following != pred {
 			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
 			following = pred
+			if c.onFollowing != nil {
+				c.onFollowing(me+1, c.basePath+"/"+line[0])
+			}
 		}
 	wait:
 		select {

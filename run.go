@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +54,9 @@ type runner struct {
 
 	onceClaimed bool // --once-key: this ballot recorded the key
 
+	notify *notifier             // systemd, when NOTIFY_SOCKET is set
+	lease  atomic.Pointer[lease] // the current leadership's, for the watchdog
+
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
 
@@ -61,7 +65,8 @@ type runner struct {
 }
 
 func newRunner(set *Settings, log *slog.Logger) *runner {
-	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{})}
+	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier()}
+	go r.notify.watchdog(r.vouches, r.stopping)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)
@@ -95,6 +100,7 @@ func (r *runner) signals(sigs <-chan os.Signal) {
 				}
 			default:
 				r.log.Info("stop requested", "signal", sigName(sig))
+				r.notify.Stopping()
 				r.stopSig = sig
 				close(r.stopping)
 			}
@@ -158,6 +164,8 @@ func (r *runner) run() int {
 		if code, done := r.beforeFollowing(cand); done {
 			return code
 		}
+		r.notify.Ready("following")
+		cand.onFollowing = func(place int, leader string) { r.notifyFollowing(cand, place, leader) }
 		// following, then waiting for the baton
 		standDown, onceRun, release := r.followStop(cand)
 		err := cand.awaitLeadership(standDown)
@@ -509,6 +517,33 @@ func (r *runner) runUnelected() childExit {
 	return ex
 }
 
+// vouches says whether this candidate can vouch for itself, for systemd's
+// watchdog: a leader whose lease was renewed lately, a follower whose
+// session is connected.
+func (r *runner) vouches() bool {
+	if l := r.lease.Load(); l != nil {
+		return l.Fresh()
+	}
+	r.mu.Lock()
+	c := r.cand
+	r.mu.Unlock()
+	return c != nil && c.s.connected.Load() && !c.s.isLost()
+}
+
+// notifyFollowing tells systemd this candidate's place and its leader.
+func (r *runner) notifyFollowing(c *candidate, place int, leaderNode string) {
+	if r.notify.conn == nil {
+		return
+	}
+	leader := leaderNode
+	if b, _, err := c.s.conn.Get(leaderNode); err == nil {
+		if d, _ := parseProposalData(b); d != nil {
+			leader = d.CandidateID
+		}
+	}
+	r.notify.Status(fmt.Sprintf("following, %s in line", ordinal(place)) + statusLine("", leader, 0))
+}
+
 // stopChild stops the command for a stop signal: the same signal, the grace
 // period (never past killBy), then SIGKILL; a second signal kills at once.
 func (r *runner) stopChild(ch *child, killBy func() time.Time) childExit {
@@ -525,6 +560,7 @@ func (r *runner) stopChild(ch *child, killBy func() time.Time) childExit {
 	if r.stopRequested() {
 		sig = r.stopSig // written before stopping was closed
 	}
+	r.notify.ExtendTimeout(r.set.StopGracePeriod + 5*time.Second)
 	ex, how := ch.Stop(sig, r.set.StopGracePeriod, killBy)
 	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
 	return ex
@@ -714,6 +750,8 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 // the lease starts, the proposal node says so.
 func (r *runner) elected(c *candidate, taken bootTime) *lease {
 	l := c.holdLease(taken)
+	r.lease.Store(l)
+	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
 		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
@@ -729,6 +767,8 @@ func (r *runner) elected(c *candidate, taken bootTime) *lease {
 // next candidate leads at once. With exiting, the session is closed too.
 func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string) (int, bool) {
 	r.log.Info("resigning", "proposal", c.node, "reason", reason)
+	r.lease.Store(nil)
+	r.notify.Status("resigning (" + reason + ")")
 	c.pub.update(func(d *proposalData) { d.State = stateResigning })
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
@@ -755,6 +795,8 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
 func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int, bool) {
+	r.lease.Store(nil)
+	r.notify.Status("leadership lost (" + reason + ")")
 	r.demote(c, reason)
 	r.setCandidate(nil)
 	r.releaseLost(c)
