@@ -88,6 +88,7 @@ type Settings struct {
 	HealthInterval time.Duration
 	HealthTimeout  time.Duration
 	HealthFailures int // consecutive failures before acting
+	MetricsFile    string
 
 	// info / watch / leader
 	Output string // human, json
@@ -458,6 +459,17 @@ func init() {
 			apply: func(s *Settings, v string) (err error) {
 				s.NoWait, err = parseBool(v)
 				return err
+			}},
+
+		{name: "metrics-file", scope: scopeRun, arg: "PATH", opt: true,
+			help: "keep a Prometheus text-format file of this candidate's state at PATH (for\n" +
+				"node_exporter's textfile collector); its directory must exist",
+			apply: func(s *Settings, v string) error {
+				if v == "" || strings.HasSuffix(v, "/") {
+					return errors.New("must name a file, such as /var/lib/node_exporter/textfile_collector/ballot.prom")
+				}
+				s.MetricsFile = v
+				return nil
 			}},
 
 		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
@@ -1333,7 +1345,37 @@ func suggestKey(key string) string {
 	if bestDist <= 3 || (bestDist <= len(key)/3 && bestDist < len(best)/2) {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
-	return "known keys: " + strings.Join(known, ", ")
+	return "known keys: " + compactKeys(known)
+}
+
+// compactKeys lists keys with a shared first word once, brace-style
+// (on-{promote,demote}), to keep the one-line message short.
+func compactKeys(keys []string) string {
+	var out []string
+	groups := map[string][]string{}
+	var order []string
+	for _, k := range keys {
+		head, rest, ok := strings.Cut(k, "-")
+		if !ok {
+			head, rest = k, ""
+		}
+		if _, seen := groups[head]; !seen {
+			order = append(order, head)
+		}
+		groups[head] = append(groups[head], rest)
+	}
+	for _, h := range order {
+		g := groups[h]
+		switch {
+		case len(g) == 1 && g[0] == "":
+			out = append(out, h)
+		case len(g) == 1:
+			out = append(out, h+"-"+g[0])
+		default:
+			out = append(out, h+"-{"+strings.Join(g, ",")+"}")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func editDistance(a, b string) int {

@@ -163,7 +163,7 @@ func TestParseCommandLineValid(t *testing.T) {
 				"--starting-deadline", "1m", "--timeout", "1h",
 				"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 				"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
-				"--", "cmd"),
+				"--metrics-file", "/tmp/m.prom", "--", "cmd"),
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.BasePath != "/x/y" ||
 					s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
@@ -173,7 +173,8 @@ func TestParseCommandLineValid(t *testing.T) {
 					s.StartingDeadline != time.Minute || s.Timeout != time.Hour ||
 					!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 					s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
-					s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 {
+					s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
+					s.MetricsFile != "/tmp/m.prom" {
 					t.Errorf("got %+v", s)
 				}
 				for name, src := range s.Sources {
@@ -226,7 +227,7 @@ func TestParseCommandLineValid(t *testing.T) {
 				"starting-deadline": "7s", "timeout": "8s", "output": "json", "wait": "9s",
 				"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
 				"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
-				"health-timeout": "12s", "health-failures": 4}`,
+				"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom"}`,
 				"data.txt": "line 1\nline 2\n"},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/c" ||

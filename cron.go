@@ -287,6 +287,7 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 			case ch != nil:
 				r.log.Info("scheduled run skipped: the previous run is still going",
 					"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(runFor))
+				r.metrics.CronSkipped("overlap")
 				skipped = due
 			case late >= onTimeTolerance && late >= r.set.StartingDeadline && st.last.IsZero():
 				// Nothing was ever recorded: this time was not missed by a
@@ -298,6 +299,7 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 					reason = "missed by more than the starting-deadline"
 				}
 				r.logMissed(laterOf(st.last, skipped), due, late, reason)
+				r.metrics.CronSkipped("missed")
 				skipped = due
 			default:
 				if !st.last.IsZero() {
@@ -394,6 +396,9 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 		if timedOut {
 			ex.Started = false // a timed-out run is an error, whatever its status
 		}
+		if ex.Success() {
+			r.metrics.CronSucceeded(runFor)
+		}
 		switch policy := r.policyFor(ex); policy {
 		case policyExit:
 			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
@@ -409,6 +414,7 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
 	r.log.Info("scheduled run starting", "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
 	r.scheduled = t
+	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
 }
 

@@ -201,6 +201,8 @@ func badInputs() []badInput {
 			want: []string{"--once-key", "needs a command"}},
 		{name: "retry unfinished without a once key", post: []string{"--once-retry-unfinished"},
 			want: []string{"--once-retry-unfinished", "needs --once-key"}},
+		{name: "metrics file in a missing directory", post: []string{"--metrics-file", "{dir}/nope/ballot.prom"},
+			want: []string{"--metrics-file", "nope/ballot.prom", "does not exist"}},
 		{name: "once key in a config file", pre: []string{"--config-file", "{cfg}"},
 			cfg:  `{"once-key": "2026-11-23"}`,
 			want: []string{"{cfg}", `"once-key"`, "not accepted in a config file"}},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"os/signal"
 	"runtime"
 	"sort"
@@ -128,6 +129,12 @@ func realMain(args []string) int {
 		if set.Command == "run cron" {
 			if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
 				fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+				return exitUsage
+			}
+		}
+		if f := set.MetricsFile; f != "" {
+			if st, err := os.Stat(filepath.Dir(f)); err != nil || !st.IsDir() {
+				fmt.Fprintf(os.Stderr, "ballot: --metrics-file %q: its directory %s does not exist; create it, or name a file in an existing one\n", f, filepath.Dir(f))
 				return exitUsage
 			}
 		}

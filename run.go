@@ -54,7 +54,8 @@ type runner struct {
 
 	onceClaimed bool // --once-key: this ballot recorded the key
 
-	notify *notifier             // systemd, when NOTIFY_SOCKET is set
+	notify  *notifier // systemd, when NOTIFY_SOCKET is set
+	metrics *metrics  // --metrics-file
 	lease  atomic.Pointer[lease] // the current leadership's, for the watchdog
 
 	cand   *candidate // the current proposal, for health publishing
@@ -67,6 +68,7 @@ type runner struct {
 func newRunner(set *Settings, log *slog.Logger) *runner {
 	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier()}
 	go r.notify.watchdog(r.vouches, r.stopping)
+	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)
@@ -140,10 +142,14 @@ const (
 
 // run is `ballot run once`. It returns ballot's exit code.
 func (r *runner) run() int {
+	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
+	go r.metrics.loop(metricsStop, metricsDone)
 	defer func() {
 		if r.sess != nil {
 			r.sess.Close()
 		}
+		close(metricsStop)
+		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()
 	for {
 		if r.stopRequested() {
@@ -430,6 +436,8 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	r.current = ch
 	r.mu.Unlock()
 	r.log.Info("command started", "pid", ch.pid, "command", r.set.Args[0])
+	r.metrics.CommandRunning(true)
+	go func() { <-ch.Done(); r.metrics.CommandExited(ch.Exit().Code) }()
 	if c != nil {
 		st := &childStatus{PID: ch.pid, Since: ch.started}
 		if r.sched != nil {
@@ -515,6 +523,14 @@ func (r *runner) runUnelected() childExit {
 	ex := ch.Exit()
 	r.logEnd(ex)
 	return ex
+}
+
+// connected says whether the current session is connected.
+func (r *runner) connected() bool {
+	r.mu.Lock()
+	c := r.cand
+	r.mu.Unlock()
+	return c != nil && c.s.connected.Load() && !c.s.isLost()
 }
 
 // vouches says whether this candidate can vouch for itself, for systemd's
@@ -752,6 +768,7 @@ func (r *runner) elected(c *candidate, taken bootTime) *lease {
 	l := c.holdLease(taken)
 	r.lease.Store(l)
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
+	r.metrics.Leader(true)
 	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
 		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
@@ -769,6 +786,7 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 	r.log.Info("resigning", "proposal", c.node, "reason", reason)
 	r.lease.Store(nil)
 	r.notify.Status("resigning (" + reason + ")")
+	r.metrics.Leader(false)
 	c.pub.update(func(d *proposalData) { d.State = stateResigning })
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
@@ -797,6 +815,7 @@ func (r *runner) resign(c *candidate, ex childExit, exiting bool, reason string)
 func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) (int, bool) {
 	r.lease.Store(nil)
 	r.notify.Status("leadership lost (" + reason + ")")
+	r.metrics.Leader(false)
 	r.demote(c, reason)
 	r.setCandidate(nil)
 	r.releaseLost(c)

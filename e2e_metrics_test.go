@@ -1,0 +1,118 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var promSample = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*)\} (-?[0-9.e+]+)$`)
+
+// parseProm reads Prometheus text format strictly enough for node_exporter:
+// every sample is name{labels} value, of a metric announced by # TYPE.
+// Samples are keyed by name and the labels other than election and
+// candidate (e.g. `ballot_command_exits_total{code="0"}`).
+func parseProm(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	typed := map[string]bool{}
+	out := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if f := strings.Fields(line); len(f) >= 4 && f[0] == "#" && f[1] == "TYPE" {
+			typed[f[2]] = f[3] == "gauge" || f[3] == "counter"
+			continue
+		}
+		if strings.HasPrefix(line, "# HELP ") {
+			continue
+		}
+		m := promSample.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("not a Prometheus sample: %q", line)
+		}
+		if !typed[m[1]] {
+			t.Fatalf("sample of %s without a # TYPE line", m[1])
+		}
+		var extra []string
+		for _, l := range regexp.MustCompile(`([a-z_]+)="((?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(m[2], -1) {
+			if l[1] != "election" && l[1] != "candidate" {
+				extra = append(extra, l[1]+`="`+l[2]+`"`)
+			}
+		}
+		key := m[1]
+		if len(extra) > 0 {
+			key += "{" + strings.Join(extra, ",") + "}"
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			t.Fatalf("value of %q: %v", line, err)
+		}
+		out[key] = v
+	}
+	return out
+}
+
+// waitProm waits until the metrics file satisfies ok.
+func waitProm(t *testing.T, file string, ok func(m map[string]float64) bool) map[string]float64 {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil {
+			if m := parseProm(t, string(b)); ok(m) {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got there; it says:\n%s", file, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMetricsFile: the file follows leadership, command exits and cron
+// runs, and says ballot_up 0 once ballot has exited.
+func TestMetricsFile(t *testing.T) {
+	c := startZK(t, 1)
+	dir := t.TempDir()
+	e := newElection(t, c)
+	start := func(id string) (*ballotProc, string) {
+		file := filepath.Join(dir, id+".prom")
+		args := []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base, "--zookeeper-session-timeout", "2s",
+			"run", "cron", "--candidate-id", id, "--metrics-file", file, "--on-child-success", "ignore",
+			"--schedule", "* * * * * *", "--", selfExe(), "0", "10ms"}
+		return startBallot(t, id, ballotEnv(t, "BALLOT_TEST_CHILD=exit"), args...), file
+	}
+	a, af := start("a")
+	waitProm(t, af, func(m map[string]float64) bool {
+		return m["ballot_leader"] == 1 && m[`ballot_command_exits_total{code="0"}`] >= 2 && m["ballot_cron_last_success_timestamp_seconds"] > 0
+	})
+	b, bf := start("b")
+	b.WaitLog("following", 10*time.Second)
+	mb := waitProm(t, bf, func(m map[string]float64) bool { return m["ballot_zookeeper_connected"] == 1 })
+	if mb["ballot_up"] != 1 || mb["ballot_leader"] != 0 || mb["ballot_command_running"] != 0 || mb["ballot_leadership_changes_total"] != 0 {
+		t.Errorf("the follower's metrics: %v", mb)
+	}
+	ma := waitProm(t, af, func(m map[string]float64) bool { return true })
+	if ma["ballot_up"] != 1 || ma["ballot_zookeeper_connected"] != 1 || ma["ballot_leadership_changes_total"] != 1 ||
+		ma["ballot_cron_last_run_timestamp_seconds"] < ma["ballot_cron_last_success_timestamp_seconds"] ||
+		ma["ballot_cron_last_run_timestamp_seconds"] > float64(time.Now().Unix()) {
+		t.Errorf("the leader's metrics: %v", ma)
+	}
+
+	a.Signal(syscall.SIGTERM)
+	a.Wait(10 * time.Second)
+	ma = waitProm(t, af, func(m map[string]float64) bool { return true })
+	if ma["ballot_up"] != 0 || ma["ballot_leader"] != 0 || ma["ballot_leadership_changes_total"] != 2 {
+		t.Errorf("after a exited: %v", ma)
+	}
+	waitProm(t, bf, func(m map[string]float64) bool {
+		return m["ballot_leader"] == 1 && m["ballot_leadership_changes_total"] == 1 && m["ballot_cron_last_run_timestamp_seconds"] > 0
+	})
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(leftovers) > 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+}

@@ -1,0 +1,179 @@
+package main
+
+// --metrics-file: a Prometheus text-format file for node_exporter's
+// textfile collector, kept up to date by the candidate. It is written to a
+// temporary file and renamed, so a reader never sees half of it; it is
+// rewritten on every change and refreshed every few seconds (for the
+// connection state), but only when its content changed; on exit it says
+// ballot_up 0.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// metricsRefresh bounds how stale ballot_zookeeper_connected can be.
+const metricsRefresh = 5 * time.Second
+
+type metrics struct {
+	path   string
+	labels string // election="…",candidate="…"
+
+	mu                sync.Mutex
+	up                bool
+	leader            bool
+	commandRunning    bool
+	leadershipChanges int
+	exits             map[int]int
+	cronLastRun       time.Time
+	cronLastSuccess   time.Time
+	cronSkipped       map[string]int
+	written           string
+	connected         func() bool
+
+	kick chan struct{}
+}
+
+func newMetrics(path, election, candidate string, connected func() bool) *metrics {
+	if path == "" {
+		return nil
+	}
+	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, connected: connected,
+		labels: fmt.Sprintf(`election=%s,candidate=%s`, strconv.Quote(election), strconv.Quote(candidate)),
+		kick:   make(chan struct{}, 1)}
+	return m
+}
+
+// update changes the figures and has the file rewritten.
+func (m *metrics) update(f func(m *metrics)) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	f(m)
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *metrics) Leader(on bool) {
+	m.update(func(m *metrics) {
+		if m.leader != on {
+			m.leadershipChanges++
+		}
+		m.leader = on
+	})
+}
+func (m *metrics) CommandRunning(on bool) { m.update(func(m *metrics) { m.commandRunning = on }) }
+func (m *metrics) CommandExited(code int) {
+	m.update(func(m *metrics) { m.commandRunning = false; m.exits[code]++ })
+}
+func (m *metrics) CronRun(scheduled time.Time) { m.update(func(m *metrics) { m.cronLastRun = scheduled }) }
+func (m *metrics) CronSucceeded(scheduled time.Time) {
+	m.update(func(m *metrics) { m.cronLastSuccess = scheduled })
+}
+func (m *metrics) CronSkipped(reason string) { m.update(func(m *metrics) { m.cronSkipped[reason]++ }) }
+
+// loop writes the file on every change and every metricsRefresh, until
+// stop; then it writes ballot_up 0.
+func (m *metrics) loop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if m == nil {
+		return
+	}
+	t := time.NewTicker(metricsRefresh)
+	defer t.Stop()
+	for {
+		m.write()
+		select {
+		case <-m.kick:
+		case <-t.C:
+		case <-stop:
+			m.mu.Lock()
+			m.up, m.leader, m.commandRunning = false, false, false
+			m.connected = func() bool { return false }
+			m.mu.Unlock()
+			m.write()
+			return
+		}
+	}
+}
+
+func (m *metrics) render() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	gauge := func(name, help string, v bool) {
+		n := 0
+		if v {
+			n = 1
+		}
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s{%s} %d\n", name, help, name, name, m.labels, n)
+	}
+	gauge("ballot_up", "1 while ballot runs; 0 once it has exited", m.up)
+	gauge("ballot_leader", "1 while this candidate leads the election", m.leader)
+	gauge("ballot_command_running", "1 while this candidate's command runs", m.commandRunning)
+	gauge("ballot_zookeeper_connected", "1 while the ZooKeeper session is connected", m.connected != nil && m.connected())
+	fmt.Fprintf(&b, "# HELP ballot_leadership_changes_total Times this candidate became leader or stopped leading\n# TYPE ballot_leadership_changes_total counter\nballot_leadership_changes_total{%s} %d\n", m.labels, m.leadershipChanges)
+	b.WriteString("# HELP ballot_command_exits_total Command exits, by exit code (128+N: signal N)\n# TYPE ballot_command_exits_total counter\n")
+	codes := make([]int, 0, len(m.exits))
+	for c := range m.exits {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	for _, c := range codes {
+		fmt.Fprintf(&b, "ballot_command_exits_total{%s,code=\"%d\"} %d\n", m.labels, c, m.exits[c])
+	}
+	stamp := func(name, help string, t time.Time) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+		if !t.IsZero() {
+			fmt.Fprintf(&b, "%s{%s} %d\n", name, m.labels, t.Unix())
+		}
+	}
+	stamp("ballot_cron_last_run_timestamp_seconds", "Scheduled time of the last run cron run started by this candidate", m.cronLastRun)
+	stamp("ballot_cron_last_success_timestamp_seconds", "Scheduled time of the last run cron run of this candidate that exited 0", m.cronLastSuccess)
+	b.WriteString("# HELP ballot_cron_skipped_total Scheduled times this candidate skipped as leader, by reason\n# TYPE ballot_cron_skipped_total counter\n")
+	reasons := make([]string, 0, len(m.cronSkipped))
+	for r := range m.cronSkipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "ballot_cron_skipped_total{%s,reason=%s} %d\n", m.labels, strconv.Quote(r), m.cronSkipped[r])
+	}
+	return b.String()
+}
+
+// write replaces the file, through a temporary file renamed over it, when
+// its content changed.
+func (m *metrics) write() {
+	text := m.render()
+	if text == m.written {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(m.path), "."+filepath.Base(m.path)+".tmp-")
+	if err != nil {
+		return
+	}
+	_, err = tmp.WriteString(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_ = os.Chmod(tmp.Name(), 0o644)
+		err = os.Rename(tmp.Name(), m.path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return
+	}
+	m.written = text
+}
