@@ -76,7 +76,9 @@ func (m *metrics) CommandRunning(on bool) { m.update(func(m *metrics) { m.comman
 func (m *metrics) CommandExited(code int) {
 	m.update(func(m *metrics) { m.commandRunning = false; m.exits[code]++ })
 }
-func (m *metrics) CronRun(scheduled time.Time) { m.update(func(m *metrics) { m.cronLastRun = scheduled }) }
+func (m *metrics) CronRun(scheduled time.Time) {
+	m.update(func(m *metrics) { m.cronLastRun = scheduled })
+}
 func (m *metrics) CronSucceeded(scheduled time.Time) {
 	m.update(func(m *metrics) { m.cronLastSuccess = scheduled })
 }

@@ -54,9 +54,9 @@ type runner struct {
 
 	onceClaimed bool // --once-key: this ballot recorded the key
 
-	notify  *notifier // systemd, when NOTIFY_SOCKET is set
-	metrics *metrics  // --metrics-file
-	lease  atomic.Pointer[lease] // the current leadership's, for the watchdog
+	notify  *notifier             // systemd, when NOTIFY_SOCKET is set
+	metrics *metrics              // --metrics-file
+	lease   atomic.Pointer[lease] // the current leadership's, for the watchdog
 
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
