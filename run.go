@@ -540,10 +540,7 @@ func (r *runner) vouches() bool {
 	if l := r.lease.Load(); l != nil {
 		return l.Fresh()
 	}
-	r.mu.Lock()
-	c := r.cand
-	r.mu.Unlock()
-	return c != nil && c.s.connected.Load() && !c.s.isLost()
+	return r.connected()
 }
 
 // notifyFollowing tells systemd this candidate's place and its leader.
