@@ -229,7 +229,9 @@ func (c *child) Signal(sig syscall.Signal) {
 // could not be written is tried again at the next call.
 func (c *child) SetDeadline(d bootTime) {
 	c.mu.Lock()
-	same := d == c.deadline
+	// Within 5 ms is the same deadline read off another clock: not worth a
+	// line (renewals move it by T/4).
+	same := d-c.deadline < bootTime(5*time.Millisecond) && c.deadline-d < bootTime(5*time.Millisecond)
 	c.mu.Unlock()
 	if !same && c.tell(fmt.Sprintf("deadline %d", int64(d))) {
 		c.mu.Lock()
@@ -310,6 +312,11 @@ func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy func() time
 	}
 	c.Signal(sig)
 	for {
+		if killBy != nil {
+			// The lease keeps being renewed during the grace period: the
+			// keeper must hear of it, or it would kill at the old deadline.
+			c.SetDeadline(bootNow() + bootTime(time.Until(killBy())))
+		}
 		wait := time.Until(deadline())
 		if wait <= 0 {
 			return c.Kill(), fmt.Sprintf("killed after a %s grace period", time.Since(graceEnd.Add(-grace)).Round(time.Millisecond))

@@ -38,7 +38,7 @@ func (e *election) add(id string, runFlags []string, servers []string, child ...
 	env := ballotEnv(e.t, "BALLOT_TEST_CHILD="+mode, "TICK_FILE="+e.ticks)
 	args := runArgs(servers, e.base, id, runFlags...)
 	args = append(args, "--", selfExe())
-	if mode == "tick" || mode == "stubborn" {
+	if mode == "tick" || mode == "stubborn" || mode == "slowstop" {
 		args = append(args, e.ticks)
 	}
 	args = append(args, child[1:]...)
@@ -300,4 +300,20 @@ func TestThreeCandidatesInLine(t *testing.T) {
 	e.checkTokensGrow()
 	cc.Signal(syscall.SIGTERM)
 	cc.Wait(10 * time.Second)
+}
+
+// TestGracePeriodOutlivesTheLease: a connected leader keeps renewing its
+// lease while its command takes its time to stop, so the whole grace period
+// applies, even one far longer than the session timeout; nobody, the
+// keeper included, kills the command early.
+func TestGracePeriodOutlivesTheLease(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	a := e.add("a", []string{"--stop-grace-period", "6s"}, nil, "slowstop", "3s")
+	e.leader(10 * time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(15 * time.Second); code != 0 {
+		t.Fatalf("a exited %d, want 0: its command, given 3 s to stop (session timeout 2 s), was killed:\n%s", code, a.out.String())
+	}
 }

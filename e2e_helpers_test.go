@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 //	tick FILE [grandchild]  append "token pid unixnano" every 2ms until killed;
 //	                        with grandchild, also start a setsid'ed grandchild
 //	                        that ticks into the same file
+//	slowstop FILE DURATION  tick; on SIGTERM go on ticking for DURATION, then exit 0
 //	stubborn FILE           tick like tick, ignoring SIGTERM, SIGINT and SIGHUP (as
 //	                        many daemons do): only SIGKILL ends it
 //	exit CODE DELAY         tick into $TICK_FILE (if set) for DELAY, then exit CODE
@@ -104,6 +105,16 @@ func testChildMain(mode string, args []string) int {
 			fmt.Printf("grandchild %d\n", gc.Process.Pid)
 		}
 		tick(args[0], nil)
+	case "slowstop":
+		// slowstop FILE DURATION: tick; on SIGTERM keep ticking for
+		// DURATION (a daemon flushing its state), then exit 0.
+		d, _ := time.ParseDuration(args[1])
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		stop := make(chan struct{})
+		go func() { <-sigs; time.Sleep(d); close(stop) }()
+		tick(args[0], stop)
+		return 0
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 		tick(args[0], nil)
