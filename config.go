@@ -93,8 +93,11 @@ type Settings struct {
 	// info / watch / leader
 	Output string // human, json
 
-	// leader
+	// leader, step-down
 	Wait time.Duration // 0: do not wait
+
+	// pause
+	Reason string
 
 	// Sources records where each parameter's value came from ("flag",
 	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
@@ -115,13 +118,16 @@ const (
 
 // Settings.Command values.
 const (
-	cmdRunOnce = "run once"
-	cmdRunCron = "run cron"
-	cmdInfo    = "info"
-	cmdWatch   = "watch"
-	cmdLeader  = "leader"
-	cmdVersion = "version"
-	cmdHelp    = "help"
+	cmdRunOnce  = "run once"
+	cmdRunCron  = "run cron"
+	cmdInfo     = "info"
+	cmdWatch    = "watch"
+	cmdLeader   = "leader"
+	cmdStepDown = "step-down"
+	cmdPause    = "pause"
+	cmdResume   = "resume"
+	cmdVersion  = "version"
+	cmdHelp     = "help"
 )
 
 // usageError is a usage or configuration error: main prints
@@ -156,18 +162,21 @@ var defaultConfigPaths = func(home string) []string {
 type paramScope int
 
 const (
-	scopeGlobal paramScope = iota // every command except version and help
-	scopeRun                      // run once, run cron
-	scopeCron                     // run cron
-	scopeOnce                     // run once
-	scopeOutput                   // info, watch, leader
-	scopeLeader                   // leader
+	scopeGlobal    paramScope = iota // every command except version and help
+	scopeRun                         // run once, run cron
+	scopeCron                        // run cron
+	scopeOnce                        // run once
+	scopeOutput                      // info, watch, leader
+	scopeLeader                      // leader, step-down
+	scopeCandidate                   // run once, run cron, step-down
+	scopePause                       // pause
 )
 
 func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
+			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
@@ -177,7 +186,11 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeOutput:
 		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
 	case scopeLeader:
-		return cmd == cmdLeader
+		return cmd == cmdLeader || cmd == cmdStepDown
+	case scopeCandidate:
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown
+	case scopePause:
+		return cmd == cmdPause
 	}
 	return false
 }
@@ -193,13 +206,17 @@ func (sc paramScope) commands() string {
 	case scopeOutput:
 		return "info, watch and leader"
 	case scopeLeader:
-		return "leader"
+		return "leader and step-down"
+	case scopeCandidate:
+		return "run once, run cron and step-down"
+	case scopePause:
+		return "pause"
 	}
 	return "run once, run cron, info, watch and leader"
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, version, help"
+const commandList = "run once, run cron, info, watch, leader, step-down, pause, resume, version, help"
 
 type paramKind int
 
@@ -320,8 +337,9 @@ func init() {
 				return err
 			}},
 
-		{name: "candidate-id", scope: scopeRun, arg: "ID", req: true,
-			help: "this machine's name in the election (required)",
+		{name: "candidate-id", scope: scopeCandidate, arg: "ID", req: true,
+			help: "this machine's name in the election (required by run; step-down: the candidate\n" +
+				"to step down, only if it leads)",
 			apply: func(s *Settings, v string) error {
 				switch {
 				case v == "":
@@ -512,8 +530,18 @@ func init() {
 				return err
 			}},
 
+		{name: "reason", scope: scopePause, arg: "TEXT", opt: true,
+			help: "why the election is paused, shown by info, watch and the leader's log",
+			apply: func(s *Settings, v string) error {
+				if strings.ContainsAny(v, "\n\r\x00") {
+					return errors.New("must be one line")
+				}
+				s.Reason = v
+				return nil
+			}},
 		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
-			help: "wait up to this long for a leader to acknowledge; 0: do not wait",
+			help: "leader: wait up to this long for a leader to acknowledge; step-down: for another\n" +
+				"candidate to lead; 0: do not wait",
 			apply: func(s *Settings, v string) (err error) {
 				s.Wait, err = parseDuration(v, false)
 				return err
@@ -934,7 +962,7 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		default:
 			return nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
 		}
-	case cmdInfo, cmdWatch, cmdLeader, cmdVersion:
+	case cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
 	default:
 		return nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)
 	}
@@ -1039,6 +1067,9 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 	s.Sources[p.name] = "default"
 	if p.opt {
 		return nil
+	}
+	if p.scope == scopeCandidate && s.Command == cmdStepDown {
+		return nil // step-down: any leader
 	}
 	if p.req {
 		return usagef("%s: --%s is required (or set %s, or %q in the config file)", s.Command, p.name, env, p.name)
@@ -1451,10 +1482,10 @@ func helpFor(args []string) error {
 	switch topic {
 	case "", "help", "-h", "-help", "--help":
 		return &helpRequested{text: helpText("")}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdVersion:
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, version (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, step-down, pause, resume, version (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -1550,6 +1581,9 @@ Usage:
   ballot [global flags] info [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
+  ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
+  ballot [global flags] pause [--reason TEXT]
+  ballot [global flags] resume
   ballot version
   ballot help [command]
 
@@ -1559,6 +1593,8 @@ Commands:
   info      print the election's current leader and candidates
   watch     print the election's leader and candidates as they change
   leader    print the current leader's published data (--leader-data)
+  step-down ask the leader to hand over to the next candidate
+  pause     stop the election's command everywhere until resume; resume undoes it
   version   print ballot's version
   help      print help; "ballot help run once" or "ballot run once --help" for a command
 
@@ -1580,7 +1616,7 @@ Commands:
 		}
 		b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
 			"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
-		flagHelp(&b, "Flags", scopeRun)
+		flagHelp(&b, "Flags", scopeCandidate, scopeRun)
 		if cmd != cmdRunCron {
 			b.WriteString("\n")
 			flagHelp(&b, "Once flags (run once only)", scopeOnce)
@@ -1605,6 +1641,22 @@ Commands:
 			"DURATION for one.\n\n" +
 			"Usage:\n  ballot [global flags] leader [--wait DURATION] [--output human|json]\n\n")
 		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdStepDown:
+		b.WriteString("ballot step-down: ask the leader (with --candidate-id, that candidate if it leads)\n" +
+			"to hand over: it stops its command as on SIGTERM and stands again at the back of\n" +
+			"the line. Exit 0 once asked (with --wait, once another candidate leads); 1 if\n" +
+			"there is no leader, --candidate-id does not lead, no other candidate is in line,\n" +
+			"or nobody else leads within --wait.\n\n" +
+			"Usage:\n  ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]\n\n")
+		flagHelp(&b, "Flags", scopeCandidate, scopeLeader)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdPause, cmdResume:
+		b.WriteString("ballot pause: while an election is paused its leader runs nothing: run once stops\n" +
+			"its command, run cron skips its scheduled times; candidates keep their places. The\n" +
+			"pause lives in ZooKeeper and survives restarts. ballot resume ends it.\n\n" +
+			"Usage:\n  ballot [global flags] pause [--reason TEXT]\n  ballot [global flags] resume\n\n")
+		flagHelp(&b, "Flags", scopePause)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdVersion:
 		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")

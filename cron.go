@@ -301,6 +301,12 @@ func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
 				r.logMissed(laterOf(st.last, skipped), due, late, reason)
 				r.metrics.CronSkipped("missed")
 				skipped = due
+			case l.ctl.Paused() != nil:
+				p := l.ctl.Paused()
+				r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)",
+					"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
+				r.metrics.CronSkipped("paused")
+				skipped = due
 			default:
 				if !st.last.IsZero() {
 					r.logMissed(laterOf(st.last, skipped), due, late, "")

@@ -69,6 +69,8 @@ type lease struct {
 	goneWhy  string
 	quit     chan struct{}
 	quitOnce sync.Once
+
+	ctl *controls // ballot pause and step-down, for this leadership
 }
 
 // holdLease starts a leader's lease; taken is the send time of the write
@@ -85,6 +87,7 @@ func (c *candidate) holdLease(taken bootTime) *lease {
 		gone:     make(chan struct{}),
 		quit:     make(chan struct{}),
 	}
+	l.ctl = c.watchControls(l.quit)
 	go l.renewLoop()
 	go l.watch(c.node, "proposal")
 	go l.watch(c.batonPath(), "baton")

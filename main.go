@@ -168,6 +168,10 @@ func realMain(args []string) int {
 			r.health = newHealth(r)
 		}
 		return r.run()
+	case cmdStepDown:
+		return runStepDown(set, log, os.Stdout)
+	case cmdPause, cmdResume:
+		return runPause(set, log, os.Stdout, set.Command == cmdPause)
 	case "leader":
 		if !set.Debug {
 			// Its output is for scripts: only ballot's own errors on stderr.

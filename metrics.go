@@ -34,6 +34,7 @@ type metrics struct {
 	cronLastRun       time.Time
 	cronLastSuccess   time.Time
 	cronSkipped       map[string]int
+	paused            bool
 	written           string
 	connected         func() bool
 
@@ -76,6 +77,7 @@ func (m *metrics) CommandRunning(on bool) { m.update(func(m *metrics) { m.comman
 func (m *metrics) CommandExited(code int) {
 	m.update(func(m *metrics) { m.commandRunning = false; m.exits[code]++ })
 }
+func (m *metrics) Paused(on bool) { m.update(func(m *metrics) { m.paused = on }) }
 func (m *metrics) CronRun(scheduled time.Time) {
 	m.update(func(m *metrics) { m.cronLastRun = scheduled })
 }
@@ -100,7 +102,7 @@ func (m *metrics) loop(stop <-chan struct{}, done chan<- struct{}) {
 		case <-t.C:
 		case <-stop:
 			m.mu.Lock()
-			m.up, m.leader, m.commandRunning = false, false, false
+			m.up, m.leader, m.commandRunning, m.paused = false, false, false, false
 			m.connected = func() bool { return false }
 			m.mu.Unlock()
 			m.write()
@@ -124,6 +126,7 @@ func (m *metrics) render() string {
 	gauge("ballot_leader", "1 while this candidate leads the election", m.leader)
 	gauge("ballot_command_running", "1 while this candidate's command runs", m.commandRunning)
 	gauge("ballot_zookeeper_connected", "1 while the ZooKeeper session is connected", m.connected != nil && m.connected())
+	gauge("ballot_paused", "1 while this candidate leads a paused election (ballot pause)", m.paused)
 	fmt.Fprintf(&b, "# HELP ballot_leadership_changes_total Times this candidate became leader or stopped leading\n# TYPE ballot_leadership_changes_total counter\nballot_leadership_changes_total{%s} %d\n", m.labels, m.leadershipChanges)
 	b.WriteString("# HELP ballot_command_exits_total Command exits, by exit code (128+N: signal N)\n# TYPE ballot_command_exits_total counter\n")
 	codes := make([]int, 0, len(m.exits))

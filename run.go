@@ -54,6 +54,8 @@ type runner struct {
 
 	onceClaimed bool // --once-key: this ballot recorded the key
 
+	waitingOutPause bool // the leader holds a paused election, running nothing
+
 	notify  *notifier             // systemd, when NOTIFY_SOCKET is set
 	metrics *metrics              // --metrics-file
 	lease   atomic.Pointer[lease] // the current leadership's, for the watchdog
@@ -138,6 +140,9 @@ const (
 	stopRequested
 	unhealthy
 	wakeUp
+	steppedDown     // ballot step-down named this leadership
+	paused          // ballot pause: the command was stopped, the lead kept
+	controlsChanged // while waiting out a pause: the controls changed
 )
 
 // run is `ballot run once`. It returns ballot's exit code.
@@ -645,11 +650,20 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 		if r.stopRequested() {
 			return r.resign(c, childExit{}, true, "stop-requested")
 		}
+		if p := l.ctl.Paused(); p != nil && len(r.set.Args) > 0 {
+			if how := r.waitOutPause(c, l, p); how != controlsChanged {
+				return r.leaderEnded(c, how, childExit{})
+			}
+			continue
+		}
 		var how outcome
 		var ex childExit
 		if !promoted {
 			// A failing promote hook is a command error.
 			how, ex = r.runPromote(c, l)
+			if how == paused {
+				continue // the hook runs again on resume
+			}
 			if how == childEnded && (ex.Success() || r.set.OnChildError == policyIgnore) {
 				promoted, ex = true, childExit{}
 			}
@@ -701,6 +715,9 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 			if how == childEnded {
 				r.logEnd(ex)
 			}
+			if how == paused {
+				continue
+			}
 		}
 		if how != childEnded {
 			if !promoted {
@@ -742,6 +759,26 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 	}
 }
 
+// waitOutPause holds a paused leadership, running nothing, until the
+// election is resumed (controlsChanged) or the leadership ends otherwise.
+func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
+	r.log.Info("election paused: running nothing until resumed (ballot resume)", "reason", p.Reason, "by", p.By, "since", p.Since.Format(time.RFC3339))
+	r.notify.Status(statusLine("leading, paused: "+p.Reason, r.set.CandidateID, c.token))
+	r.metrics.Paused(true)
+	r.waitingOutPause = true
+	defer func() { r.waitingOutPause = false; r.metrics.Paused(false) }()
+	for {
+		how := r.supervise(c, l, nil, time.Time{})
+		if how != controlsChanged || l.ctl.Paused() == nil {
+			if how == controlsChanged {
+				r.log.Info("election resumed")
+				r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
+			}
+			return how
+		}
+	}
+}
+
 // leaderEnded ends a leadership for any reason but the command's own end;
 // the command is already gone.
 func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool) {
@@ -751,6 +788,10 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 	case unhealthy:
 		r.resign(c, ex, false, "unhealthy")
 		return 0, false
+	case steppedDown:
+		code, done := r.resign(c, ex, false, "step-down")
+		c.clearStepDown()
+		return code, done
 	case proposalGone:
 		return r.lostLeadership(c, "proposal-deleted", ex)
 	case sessionLost:
@@ -955,6 +996,21 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 				r.log.Info("command stopped", "reason", "session lost", "how", "killed at once", "exit_code", ex.Code)
 			}
 			return sessionLost
+		case <-l.ctl.Changed():
+			t.Stop()
+			switch {
+			case l.ctl.SteppingDown():
+				r.log.Info("asked to step down (ballot step-down): handing over")
+				r.unpublishLeader(c)
+				stop("step-down", killBy)
+				return steppedDown
+			case l.ctl.Paused() != nil && ch != nil && r.sched == nil:
+				r.log.Info("election paused (ballot pause): stopping the command, keeping the lead", "reason", l.ctl.Paused().Reason)
+				stop("paused", killBy)
+				return paused
+			case r.waitingOutPause:
+				return controlsChanged
+			}
 		case <-r.health.Bad():
 			t.Stop()
 			r.unpublishLeader(c)

@@ -1,0 +1,274 @@
+package main
+
+// Operators' controls, through ZooKeeper rather than signals or ssh, from
+// any host that reaches the ensemble:
+//
+//   <base>/step-down  persistent: asks the leader whose proposal it names
+//                     to hand over (ballot step-down)
+//   <base>/pause      persistent: while it exists the leader runs nothing
+//                     (ballot pause / resume); it survives every restart
+//
+// Only the leader watches them, so an idle election pays nothing for them.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	stepDownName = "step-down"
+	pauseName    = "pause"
+)
+
+type stepDownRecord struct {
+	Proposal    string    `json:"proposal"` // the leadership asked to hand over
+	CandidateID string    `json:"candidateId"`
+	By          string    `json:"by"` // user@host that asked
+	At          time.Time `json:"at"`
+}
+
+type pauseRecord struct {
+	Reason string    `json:"reason"`
+	By     string    `json:"by"`
+	Since  time.Time `json:"since"`
+}
+
+// controls is what a leader is asked to do, kept current by a watcher.
+type controls struct {
+	mu       sync.Mutex
+	pause    *pauseRecord // nil: not paused
+	stepDown bool         // a step-down names this leadership's proposal
+	changed  chan struct{}
+}
+
+func (s *controls) Paused() *pauseRecord {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pause
+}
+
+func (s *controls) SteppingDown() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stepDown
+}
+
+// Changed is pinged whenever the controls change.
+func (s *controls) Changed() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.changed
+}
+
+// watchControls keeps a leader's controls current until quit; the first
+// state is read before it returns, so a leader elected into a paused
+// election starts nothing.
+func (c *candidate) watchControls(quit <-chan struct{}) *controls {
+	s := &controls{changed: make(chan struct{}, 1)}
+	read := func() (<-chan zk.Event, <-chan zk.Event, error) {
+		praw, pev, perr := getOrWatch(c.s.conn, c.basePath+"/"+pauseName)
+		sraw, sev, serr := getOrWatch(c.s.conn, c.basePath+"/"+stepDownName)
+		if perr != nil || serr != nil {
+			return nil, nil, errors.Join(perr, serr)
+		}
+		var p *pauseRecord
+		if praw != nil {
+			p = &pauseRecord{}
+			if json.Unmarshal(praw, p) != nil {
+				p = &pauseRecord{Reason: "(unreadable pause record)"}
+			}
+		}
+		var sd stepDownRecord
+		down := sraw != nil && json.Unmarshal(sraw, &sd) == nil && sd.Proposal == c.node
+		s.mu.Lock()
+		changed := (p == nil) != (s.pause == nil) || down != s.stepDown
+		s.pause, s.stepDown = p, down
+		s.mu.Unlock()
+		if changed {
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+		}
+		return pev, sev, nil
+	}
+	pev, sev, err := read()
+	go func() {
+		for {
+			if err != nil {
+				if !retryable(err) || c.s.waitOnline(quit) != nil {
+					return
+				}
+			} else {
+				select {
+				case <-pev:
+				case <-sev:
+				case <-quit:
+					return
+				case <-c.s.lost:
+					return
+				}
+			}
+			pev, sev, err = read()
+		}
+	}()
+	return s
+}
+
+// getOrWatch reads path with a watch, or watches for its creation; raw is
+// nil when it does not exist.
+func getOrWatch(conn *zk.Conn, path string) ([]byte, <-chan zk.Event, error) {
+	for {
+		raw, _, ev, err := conn.GetW(path)
+		if err == nil {
+			if raw == nil {
+				raw = []byte{}
+			}
+			return raw, ev, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, err
+		}
+		ok, _, ev, err := conn.ExistsW(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, ev, nil
+		}
+	}
+}
+
+// clearStepDown removes a step-down request that named c's proposal, once
+// it has been acted on.
+func (c *candidate) clearStepDown() {
+	p := c.basePath + "/" + stepDownName
+	raw, st, err := c.s.conn.Get(p)
+	var sd stepDownRecord
+	if err == nil && json.Unmarshal(raw, &sd) == nil && sd.Proposal == c.node {
+		_ = c.s.conn.Delete(p, st.Version)
+	}
+}
+
+func operator() string {
+	host, _ := os.Hostname()
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return name + "@" + host
+}
+
+// runStepDown is `ballot step-down`: ask the leader (with --candidate-id,
+// that candidate if it leads) to hand over; with --wait, wait until a
+// different candidate leads. Exit 0 done, 1 not possible or not in time.
+func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
+	conn, err := dialReader(set, log, nil, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+		return exitFailure
+	}
+	defer conn.Close()
+	s, err := readElection(conn, set.BasePath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+		return exitFailure
+	}
+	l := s.leaderNode()
+	switch {
+	case l == nil:
+		fmt.Fprintf(os.Stderr, "ballot: step-down: no candidate leads %s\n", set.BasePath)
+		return 1
+	case l.data == nil:
+		fmt.Fprintf(os.Stderr, "ballot: step-down: the lowest proposal under %s is not ballot's\n", set.BasePath)
+		return 1
+	case set.CandidateID != "" && l.data.CandidateID != set.CandidateID:
+		fmt.Fprintf(os.Stderr, "ballot: step-down: --candidate-id %s does not lead %s (%s does)\n", set.CandidateID, set.BasePath, l.data.CandidateID)
+		return 1
+	case len(s.proposals) < 2:
+		fmt.Fprintf(os.Stderr, "ballot: step-down: %s leads %s and no other candidate is in line to take over\n", l.data.CandidateID, set.BasePath)
+		return 1
+	}
+	old := l.data.CandidateID
+	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
+	p := set.BasePath + "/" + stepDownName
+	if _, err := conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll)); errors.Is(err, zk.ErrNodeExists) {
+		_, err = conn.Set(p, rec, -1)
+	} else if err != nil {
+		fmt.Fprintf(os.Stderr, "ballot: step-down: cannot write %s: %v\n", p, err)
+		return exitFailure
+	}
+	fmt.Fprintf(out, "asked %s to step down\n", old)
+	if set.Wait <= 0 {
+		return 0
+	}
+	deadline := time.Now().Add(set.Wait)
+	for time.Now().Before(deadline) {
+		s, err := readElection(conn, set.BasePath)
+		if err == nil {
+			if l := s.leaderNode(); l != nil && l.data != nil && l.data.CandidateID != old && l.data.State == stateLeading {
+				fmt.Fprintf(out, "%s leads\n", l.data.CandidateID)
+				return 0
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintf(os.Stderr, "ballot: step-down: no other candidate leads %s within %s\n", set.BasePath, set.Wait)
+	return 1
+}
+
+// runPause is `ballot pause` and `ballot resume`.
+func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
+	conn, err := dialReader(set, log, nil, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
+		return exitFailure
+	}
+	defer conn.Close()
+	p := set.BasePath + "/" + pauseName
+	if !pause {
+		err := conn.Delete(p, -1)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "ballot: resume: cannot delete %s: %v\n", p, err)
+			return exitFailure
+		default:
+			fmt.Fprintf(out, "resumed %s\n", set.BasePath)
+		}
+		return 0
+	}
+	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
+	_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = createParents(conn, set.BasePath); err == nil {
+			_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
+		}
+	}
+	if errors.Is(err, zk.ErrNodeExists) {
+		_, err = conn.Set(p, rec, -1)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ballot: pause: cannot write %s: %v\n", p, err)
+		return exitFailure
+	}
+	fmt.Fprintf(out, "paused %s\n", set.BasePath)
+	return 0
+}
