@@ -63,6 +63,8 @@ type electionSnapshot struct {
 	leader    *snapNode // the "leader" node
 	baton     *snapNode // baton.go
 	handover  *snapNode
+	pause     *snapNode // ballot pause (controls.go)
+	stepDown  *snapNode
 	once      *snapNode     // run once --once-key (once.go)
 	onceKeys  []*onceRecord // its records, read by info only
 	onceBusy  map[string]bool
@@ -127,6 +129,10 @@ func (s *electionSnapshot) file(n *snapNode) {
 		s.handover = n
 	case n.name == "once":
 		s.once = n
+	case n.name == pauseName:
+		s.pause = n
+	case n.name == stepDownName:
+		s.stepDown = n
 	case strings.HasPrefix(n.name, infoClockPrefix):
 		// Another reader's clock node (this is the parent of an election
 		// path): gone in a moment.
@@ -243,6 +249,8 @@ type infoElection struct {
 	Candidates []infoCandidate `json:"allCandidates"`
 	Cron       *infoCron       `json:"cron,omitempty"`
 	Baton      *infoBaton      `json:"baton,omitempty"`
+	Paused     *pauseRecord    `json:"paused,omitempty"` // ballot pause: reason, by, since
+	StepDown   *stepDownRecord `json:"stepDown,omitempty"`
 	OnceKeys   []infoOnceKey   `json:"onceKeys,omitempty"`
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
@@ -434,6 +442,23 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		inf.Cron = buildCron(base, n, now)
 	}
 	inf.Baton = buildBaton(s, now)
+	if n := s.pause; n != nil {
+		inf.Paused = &pauseRecord{}
+		if json.Unmarshal(n.raw, inf.Paused) != nil {
+			inf.Paused.Reason = "(unreadable pause record)"
+		}
+		inf.Notes = append(inf.Notes, fmt.Sprintf("the election is paused (%s, by %s): its leader runs nothing until ballot resume",
+			orNone(inf.Paused.Reason), orNone(inf.Paused.By)))
+	}
+	if n := s.stepDown; n != nil {
+		var sd stepDownRecord
+		if json.Unmarshal(n.raw, &sd) == nil {
+			inf.StepDown = &sd
+			if l := s.leaderNode(); l != nil && base+"/"+l.name == sd.Proposal {
+				inf.Notes = append(inf.Notes, fmt.Sprintf("the leader was asked to step down by %s", orNone(sd.By)))
+			}
+		}
+	}
 	for _, r := range s.onceKeys {
 		k := infoOnceKey{Key: r.Key, State: "finished", CandidateID: r.CandidateID, Host: r.Host, FencingToken: r.FencingToken,
 			Attempt: r.Attempt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ExitCode: r.ExitCode}
@@ -816,6 +841,10 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 		}
 		kvs = append(kvs, kv{k: "recorded", v: fmtMs(c.RecordedAgoMs) + " ago"})
 		writeBlock(w, kvs, "  ", "  ")
+	}
+	if p := inf.Paused; p != nil {
+		fmt.Fprintln(w, "paused:")
+		writeBlock(w, []kv{{k: "reason", v: yq(p.Reason)}, {k: "by", v: yq(p.By)}, {k: "since", v: p.Since.UTC().Format(humanTime)}}, "  ", "  ")
 	}
 	if b := inf.Baton; b != nil {
 		fmt.Fprintln(w, "baton:")

@@ -74,6 +74,8 @@ const (
 	evBatonTaken     = "batonTaken"
 	evBatonReleased  = "batonReleased"
 	evBatonDropped   = "batonDropped"
+	evPaused         = "electionPaused"
+	evResumed        = "electionResumed"
 	evConnectionLost = "connectionLost"
 	evReconnected    = "reconnected"
 	evSessionExpired = "sessionExpired"
@@ -182,7 +184,16 @@ func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
 		ci.RecordedAgoMs = 0
 		evs = append(evs, watchEvent{Event: evCronRecorded, Cron: ci, Message: msg})
 	}
-	return append(evs, batonEvents(prev, cur)...)
+	evs = append(evs, batonEvents(prev, cur)...)
+	switch {
+	case cur.pause != nil && prev.pause == nil:
+		var p pauseRecord
+		_ = json.Unmarshal(cur.pause.raw, &p)
+		evs = append(evs, watchEvent{Event: evPaused, Message: fmt.Sprintf("election paused by %s: %s", orNone(p.By), orNone(p.Reason))})
+	case cur.pause == nil && prev.pause != nil && cur.exists:
+		evs = append(evs, watchEvent{Event: evResumed, Message: "election resumed"})
+	}
+	return evs
 }
 
 // batonEvents: the baton taken, given back, or dropped (baton.go).
