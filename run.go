@@ -973,6 +973,12 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		select {
 		case <-done:
 			t.Stop()
+			if guard && !time.Now().Before(l.KillBy()) {
+				// The keeper killed it when the lease ran out (ballot was
+				// stopped): that is a lost leadership, not a command's end.
+				r.log.Warn("lease expired: the keeper stopped the command; ZooKeeper may already have elected another leader")
+				return leaseLost
+			}
 			return childEnded
 		case <-l.renewed:
 		case <-t.C:
