@@ -987,6 +987,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			}
 		case <-l.gone:
 			t.Stop()
+			if guard && !time.Now().Before(l.KillBy()) {
+				continue // resumed past the lease: say so first (above)
+			}
 			r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
 			// Someone is undoing this leadership: no grace period.
 			if ch != nil {
@@ -996,6 +999,9 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			return proposalGone
 		case <-c.s.lost:
 			t.Stop()
+			if guard && !time.Now().Before(l.KillBy()) {
+				continue // resumed past the lease: say so first (above)
+			}
 			r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
 			if ch != nil {
 				ex := ch.Kill()
