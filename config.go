@@ -1535,7 +1535,8 @@ const helpExitCodes = `Exit codes:
   N    run: the command's own exit code, when a policy is exit;
        128+N when it died of signal N
   1    info: there is no leader; leader: no leader has acknowledged
-       (within --wait)
+       (within --wait); step-down: no leader, --candidate-id does not lead,
+       nobody else in line, or nobody else leads within --wait
   2    usage or config error
   75   run once --no-wait: another candidate leads
   125  ballot failed: election failure or connection loss under the exit

@@ -130,3 +130,27 @@ func TestPauseSkipsCron(t *testing.T) {
 	control(t, e, "resume")
 	a.WaitLog("scheduled run starting", 10*time.Second)
 }
+
+// TestStepDownEndsAOnceRun: a --once-key run an operator steps down is
+// recorded as finished with its exit code, and its ballot exits with it;
+// nobody runs the key again.
+func TestStepDownEndsAOnceRun(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	a := onceCandidate(t, c, e.base, "a", "k", nil, e.ticks, "tick", e.ticks)
+	a.WaitLog("command started", 10*time.Second)
+	b := onceCandidate(t, c, e.base, "b", "k", []string{"--once-retry-unfinished"}, e.ticks, "tick", e.ticks)
+	b.WaitLog("following", 10*time.Second)
+	if out, code := control(t, e, "step-down"); code != 0 {
+		t.Fatalf("step-down: exit %d: %s", code, out)
+	}
+	if code := a.Wait(15 * time.Second); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("a exited %d, want %d (its command died of the SIGTERM)", code, 128+int(syscall.SIGTERM))
+	}
+	if code := b.Wait(15 * time.Second); code != 0 || !b.Logged("with exit status 143") {
+		t.Errorf("b: exit %d; it should find k finished with status 143:\n%s", code, b.out.String())
+	}
+	if n := len(readTenures(t, e.ticks)); n != 1 {
+		t.Errorf("k ran %d times, want once", n)
+	}
+}

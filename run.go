@@ -715,6 +715,9 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 			if how == childEnded {
 				r.logEnd(ex)
 			}
+			if how == paused && r.onceClaimed {
+				return r.endOnceRun(c, ex, "paused")
+			}
 			if how == paused {
 				continue
 			}
@@ -759,6 +762,16 @@ func (r *runner) lead(c *candidate, taken bootTime) (code int, done bool) {
 	}
 }
 
+// endOnceRun ends a --once-key run an operator cut short (pause,
+// step-down): the key is recorded as finished with the command's code, and
+// ballot exits with it, as after any once run.
+func (r *runner) endOnceRun(c *candidate, ex childExit, reason string) (int, bool) {
+	c.finishOnce(r.set.OnceKey, ex)
+	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
+		"reason", reason, "exit_code", ex.Code)
+	return r.resign(c, ex, true, reason)
+}
+
 // waitOutPause holds a paused leadership, running nothing, until the
 // election is resumed (controlsChanged) or the leadership ends otherwise.
 func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
@@ -789,6 +802,10 @@ func (r *runner) leaderEnded(c *candidate, how outcome, ex childExit) (int, bool
 		r.resign(c, ex, false, "unhealthy")
 		return 0, false
 	case steppedDown:
+		if r.onceClaimed {
+			c.clearStepDown()
+			return r.endOnceRun(c, ex, "step-down")
+		}
 		code, done := r.resign(c, ex, false, "step-down")
 		c.clearStepDown()
 		return code, done
