@@ -935,6 +935,9 @@ func (r *runner) setCandidate(c *candidate) {
 // is gone and reaped, unless it returns wakeUp.
 func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) outcome {
 	guard := r.set.OnConnectionLoss != lossIgnore
+	// pastLease: a ballot woken after its lease ended reports that first,
+	// whatever else it learns on waking (the command is already dead).
+	pastLease := func() bool { return guard && !time.Now().Before(l.KillBy()) }
 	// A stop for any reason must end before the lease, unless ignore.
 	var killBy func() time.Time
 	if guard {
@@ -990,7 +993,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 		select {
 		case <-done:
 			t.Stop()
-			if guard && !time.Now().Before(l.KillBy()) {
+			if pastLease() {
 				// The keeper killed it when the lease ran out (ballot was
 				// stopped): that is a lost leadership, not a command's end.
 				r.log.Warn("lease expired: the keeper stopped the command; ZooKeeper may already have elected another leader")
@@ -1004,7 +1007,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			}
 		case <-l.gone:
 			t.Stop()
-			if guard && !time.Now().Before(l.KillBy()) {
+			if pastLease() {
 				continue // resumed past the lease: say so first (above)
 			}
 			r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
@@ -1016,7 +1019,7 @@ func (r *runner) supervise(c *candidate, l *lease, ch *child, wake time.Time) ou
 			return proposalGone
 		case <-c.s.lost:
 			t.Stop()
-			if guard && !time.Now().Before(l.KillBy()) {
+			if pastLease() {
 				continue // resumed past the lease: say so first (above)
 			}
 			r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
