@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -184,13 +183,7 @@ func checkCommand(name string) (int, error) {
 
 // scheduleSource names where --schedule came from, for its error message.
 func scheduleSource(set *Settings) string {
-	switch src := set.Sources["schedule"]; {
-	case strings.HasPrefix(src, "environment "):
-		return src
-	case strings.HasPrefix(src, "config file "):
-		return src + `: key "schedule"`
-	}
-	return "--schedule"
+	return paramSource(set, "schedule")
 }
 
 func logSources(log *slog.Logger, set *Settings) {
