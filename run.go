@@ -33,6 +33,7 @@ const (
 
 type runner struct {
 	set *Settings
+	zk  *zkAccess
 	log *slog.Logger
 
 	sess *session
@@ -58,8 +59,8 @@ type runner struct {
 	scheduled time.Time // the scheduled time of the run being started
 }
 
-func newRunner(set *Settings, log *slog.Logger) *runner {
-	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{})}
+func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
+	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{})}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)
@@ -244,7 +245,7 @@ func (r *runner) join() (*candidate, int) {
 		}
 		var err error
 		if r.sess == nil {
-			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
+			r.sess, err = dialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
 		}
 		if err == nil {
 			var c *candidate
