@@ -61,6 +61,11 @@ type zkOptions struct {
 	Fsync        bool          // false (default): forceSync=no, faster; true for realistic benchmarks
 	ExtraConfig  []string      // extra "key=value" lines appended to every zoo.cfg
 	JavaFlags    []string      // extra JVM flags
+	ClassPath    []string      // extra jars (TLS: zkNettyJars)
+	// SecurePort also serves TLS on a secureClientPort (SecureServers);
+	// the ssl.* lines and the Netty factory go in ExtraConfig. The plain
+	// clientPort stays, for readiness checks and plain clients.
+	SecurePort bool
 	// Logf, if set, receives progress lines (startZK sets it to t.Logf).
 	Logf func(format string, args ...any)
 }
@@ -89,6 +94,7 @@ type zkCluster struct {
 type zkMember struct {
 	id                                   int // myid, 1-based
 	clientPort, quorumPort, electionPort int
+	securePort                           int // 0: none
 	dir, dataDir, cfgPath, logPath       string
 
 	mu      sync.Mutex
@@ -147,6 +153,16 @@ func (c *zkCluster) Servers() []string {
 	s := make([]string, len(c.members))
 	for i, m := range c.members {
 		s[i] = m.clientAddr()
+	}
+	return s
+}
+
+// SecureServers returns the TLS client addresses ("127.0.0.1:port") of
+// all members (zkOptions.SecurePort).
+func (c *zkCluster) SecureServers() []string {
+	s := make([]string, len(c.members))
+	for i, m := range c.members {
+		s[i] = fmt.Sprintf("127.0.0.1:%d", m.securePort)
 	}
 	return s
 }
@@ -281,6 +297,11 @@ func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
 	if err := zkCheckInstalled(); err != nil {
 		return nil, err
 	}
+	for _, jar := range opts.ClassPath {
+		if _, err := os.Stat(jar); err != nil {
+			return nil, fmt.Errorf("%v; run scripts/ensure-zookeeper.sh", err)
+		}
+	}
 	c := &zkCluster{opts: opts, dir: dir}
 	for id := 1; id <= opts.N; id++ {
 		md := filepath.Join(dir, fmt.Sprintf("zk%d", id))
@@ -335,14 +356,20 @@ func (c *zkCluster) configure() error {
 	if len(c.members) > 1 {
 		per = 3
 	}
+	if c.opts.SecurePort {
+		per++
+	}
 	ports, err := zkFreePorts(per * len(c.members))
 	if err != nil {
 		return err
 	}
 	for i, m := range c.members {
 		m.clientPort = ports[per*i]
-		if per == 3 {
+		if len(c.members) > 1 {
 			m.quorumPort, m.electionPort = ports[per*i+1], ports[per*i+2]
+		}
+		if c.opts.SecurePort {
+			m.securePort = ports[per*i+per-1]
 		}
 	}
 	for _, m := range c.members {
@@ -371,6 +398,10 @@ func (c *zkCluster) config(m *zkMember) string {
 	w("dataDir", m.dataDir)
 	w("clientPort", m.clientPort)
 	w("clientPortAddress", "127.0.0.1")
+	if m.securePort != 0 {
+		w("secureClientPort", m.securePort)
+		w("secureClientPortAddress", "127.0.0.1")
+	}
 	w("maxClientCnxns", 0)
 	w("admin.enableServer", "false")
 	w("4lw.commands.whitelist", "srvr,mntr,ruok,cons,wchc,stat")
@@ -444,6 +475,9 @@ func (c *zkCluster) javaArgs(m *zkMember) []string {
 	cp := zkJar
 	if _, err := os.Stat(zkSlf4jSimple); err == nil {
 		cp += ":" + zkSlf4jSimple
+	}
+	for _, jar := range c.opts.ClassPath {
+		cp += ":" + jar
 	}
 	args := []string{
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
