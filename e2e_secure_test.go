@@ -148,6 +148,7 @@ func TestSecureTLS(t *testing.T) {
 		}
 		a := candidate("a")
 		a.WaitLog("leadership acknowledged", 20*time.Second)
+		waitTenures(t, file, 1, 10*time.Second)
 		b := candidate("b")
 		b.WaitLog("following", 10*time.Second)
 		if !a.Logged("zookeeper_tls=true") {
@@ -254,6 +255,7 @@ func TestSecureClientAuthNeed(t *testing.T) {
 		}
 		a := candidate("a")
 		a.WaitLog("elected leader", 20*time.Second)
+		waitTenures(t, file, 1, 10*time.Second) // its command runs
 		b := candidate("b") // the same certificate: the same identity
 		b.WaitLog("following", 10*time.Second)
 		if !a.Logged("zookeeper_acl=creator") {
@@ -345,6 +347,7 @@ func TestSecureDigestACLs(t *testing.T) {
 			}
 			a1 := candidate("a1", alice)
 			a1.WaitLog("elected leader", 20*time.Second)
+			waitTenures(t, file, 1, 10*time.Second) // its command runs
 			a2 := candidate("a2", aliceAgain)
 			a2.WaitLog("following", 10*time.Second)
 			a1.Signal(syscall.SIGTERM)
