@@ -256,7 +256,8 @@ func TestSecureClientAuthNeed(t *testing.T) {
 		a := candidate("a")
 		a.WaitLog("elected leader", 20*time.Second)
 		waitTenures(t, file, 1, 10*time.Second) // its command runs
-		b := candidate("b") // the same certificate: the same identity
+		// The same certificate: the same identity.
+		b := candidate("b")
 		b.WaitLog("following", 10*time.Second)
 		if !a.Logged("zookeeper_acl=creator") {
 			t.Errorf("a client certificate does not make the ACL creator by default")
@@ -416,12 +417,17 @@ func TestSecureDigestACLs(t *testing.T) {
 			}
 
 			// ballot without credentials: info and leader read under
-			// open and creator-world-read, and are refused under creator.
+			// open and creator-world-read; info, watch and leader are
+			// refused under creator.
 			r, inf := runInfoJSON(t, global(servers, base))
 			if mode == aclCreator {
 				wantOneLineFailure(t, r, "not authorized to read "+base)
 			} else if r.code != 0 || inf.Leader == nil || inf.Leader.ID != "a2" || len(inf.ACL) != len(wantACL) {
 				t.Errorf("info without credentials: exit %d %+v\n%s", r.code, inf, r.stderr)
+			}
+			if mode == aclCreator {
+				r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base), "watch")...)
+				wantOneLineFailure(t, r, "ballot: watch: not authorized to read "+base)
 			}
 			r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base), "leader")...)
 			if mode == aclCreator {
