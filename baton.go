@@ -165,11 +165,11 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 
 		sent := bootNow()
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
-			&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}}
+			&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
 		if exists {
 			ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: hstat.Version})
 		} else {
-			ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: zk.WorldACL(zk.PermAll)})
+			ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
 		}
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
@@ -200,7 +200,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 				return 0, err
 			}
 		default:
-			return 0, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), err)
+			return 0, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
 		}
 	}
 }

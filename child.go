@@ -149,6 +149,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		// Over the private pipe, never in arguments or the environment:
 		// the password is the session.
 		c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
+		c.tell(h.Access.line())
 		if h.ReleasePath != "" {
 			c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
 		}

@@ -37,6 +37,13 @@ const (
 	electionExit      = "exit"
 )
 
+// Values for zookeeper-acl.
+const (
+	aclOpen             = "open"
+	aclCreator          = "creator"
+	aclCreatorWorldRead = "creator-world-read"
+)
+
 // Values for on-connection-loss.
 const (
 	lossReelect = "reelect"
@@ -52,12 +59,22 @@ type Settings struct {
 	ConfigFile string   // the file actually read, "" if none
 
 	// global
-	ZooKeeperServers []string // normalised to host:port
-	BasePath         string   // absolute, no trailing slash
+	ZooKeeperServers []string // normalised to host:port, without the chroot
+	ZooKeeperChroot  string   // a "/chroot" suffix of --zookeeper-servers; "" if none
+	BasePath         string   // absolute, no trailing slash; the chroot already prepended
 	SessionTimeout   time.Duration
 	LogLevel         slog.Level
 	LogFormat        string // human, json, raw
 	Debug            bool
+
+	// global: secure ZooKeeper (zkaccess.go reads the files)
+	ZooKeeperTLS           bool   // given, or implied by a --zookeeper-tls-* option
+	ZooKeeperTLSCA         string // PEM file; "": the system's CA certificates
+	ZooKeeperTLSCert       string // PEM file of a client certificate; "" if none
+	ZooKeeperTLSKey        string // PEM file of its private key
+	ZooKeeperTLSServerName string // "": each server's host as written
+	ZooKeeperAuthFile      string // file holding user:password (digest); "" if none
+	ZooKeeperACL           string // open, creator, creator-world-read (default resolved)
 
 	// run once / run cron
 	CandidateID       string
@@ -237,6 +254,9 @@ type param struct {
 	kind  paramKind
 	arg   string // placeholder in help, e.g. DURATION
 	def   string // default in flag syntax; "" and req or opt: no default
+	// shown is the default as help words it, for an opt parameter whose
+	// default is not a value (the system's CAs) or depends on others.
+	shown string
 	req   bool   // mandatory (no default)
 	opt   bool   // optional with no default: left unset (zero) unless given
 	help  string // may span lines, "\n"-separated
@@ -282,6 +302,7 @@ var (
 	policyValues   = []string{policyRerun, policyReelect, policyExit, policyIgnore}
 	electionValues = []string{electionRetry, electionRunAnyway, electionExit}
 	lossValues     = []string{lossReelect, lossExit, lossIgnore}
+	aclValues      = []string{aclOpen, aclCreator, aclCreatorWorldRead}
 	logLevelNames  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic"}
 	logLevels      = []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
 )
@@ -296,8 +317,9 @@ func init() {
 			def:  "the first that exists of $HOME/.config/ballot/ballot.json,\n        /etc/ballot/ballot.json, ./ballot.json;",
 			help: "JSON config file; a named file must exist"},
 		{name: "zookeeper-servers", scope: scopeGlobal, kind: kindList, arg: "HOST[:PORT],...",
-			def:  "localhost:2181",
-			help: "ZooKeeper servers; port 2181 if omitted; flag may repeat"},
+			def: "localhost:2181",
+			help: "ZooKeeper servers; port 2181 if omitted; flag may repeat; a chroot suffix\n" +
+				"(zk1,zk2/app) is prepended to the base path"},
 		{name: "zookeeper-base-path", scope: scopeGlobal, arg: "PATH", def: "/ballot/election",
 			help: "ZooKeeper node under which the election is held",
 			apply: func(s *Settings, v string) error {
@@ -311,6 +333,58 @@ func init() {
 			help: "ZooKeeper session timeout, > 0",
 			apply: func(s *Settings, v string) (err error) {
 				s.SessionTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "zookeeper-tls", scope: scopeGlobal, kind: kindBool, def: "false",
+			help: "connect to ZooKeeper with TLS (the servers' secureClientPort); implied by the\n" +
+				"--zookeeper-tls-* options",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLS, err = parseBool(v)
+				return err
+			}},
+		{name: "zookeeper-tls-ca", scope: scopeGlobal, arg: "FILE", opt: true, shown: "the system's CA certificates",
+			help: "PEM file of the CA certificates that sign the ZooKeeper servers' certificates",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSCA, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-cert", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "PEM file of a client certificate, for servers with ssl.clientAuth=need;\n" +
+				"needs --zookeeper-tls-key",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSCert, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-key", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "PEM file of the client certificate's private key",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSKey, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-server-name", scope: scopeGlobal, arg: "NAME", opt: true,
+			shown: "each server's host as written in --zookeeper-servers",
+			help:  "the name the servers' certificates must be valid for",
+			apply: func(s *Settings, v string) error {
+				if err := checkServerName(v); err != nil {
+					return err
+				}
+				s.ZooKeeperTLSServerName = v
+				return nil
+			}},
+		{name: "zookeeper-auth-file", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "file holding user:password for ZooKeeper's digest scheme, sent on every\n" +
+				"connection (credentials are never taken from the command line or the environment)",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperAuthFile, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-acl", scope: scopeGlobal, arg: "ACL", opt: true,
+			shown: "creator with credentials (--zookeeper-auth-file or a client certificate),\n        open without",
+			help: "ACL of every node ballot creates: open (anyone may do anything), creator (only\n" +
+				"ballot's identity: its digest user, its client certificate), creator-world-read\n" +
+				"(the same, and anyone may read: info, watch and leader work without credentials)",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperACL, err = oneOf(v, "", aclValues...)
 				return err
 			}},
 		{name: "log-level", scope: scopeGlobal, arg: "LEVEL", def: "info",
@@ -758,9 +832,70 @@ func checkZKPath(p string) error {
 	return nil
 }
 
-// parseServerList splits a comma-separated list of servers and normalises
+// fileName checks a parameter naming a file; the file itself is read once
+// every parameter is known (zkaccess.go).
+func fileName(v string) (string, error) {
+	if v == "" {
+		return "", errors.New("must name a file")
+	}
+	if strings.IndexByte(v, 0) >= 0 {
+		return "", errors.New("contains a NUL character")
+	}
+	return v, nil
+}
+
+// checkServerName checks a name a server certificate must be valid for: a
+// DNS name or an IP address.
+func checkServerName(v string) error {
+	if v == "" {
+		return errors.New("must not be empty; use the DNS name (or IP address) the servers' certificates are issued for")
+	}
+	if net.ParseIP(v) != nil {
+		return nil
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return errors.New("not a host name; use the DNS name (or IP address) the servers' certificates are issued for")
+		}
+	}
+	return nil
+}
+
+// splitChroot cuts a chroot suffix, as in ZooKeeper's own connection
+// strings (zk1:2181,zk2:2181/app), off a server list. "/" alone is no
+// chroot, as for ZooKeeper.
+func splitChroot(v string) (list, chroot string, err error) {
+	i := strings.IndexByte(v, '/')
+	if i < 0 {
+		return v, "", nil
+	}
+	list, chroot = v[:i], v[i:]
+	switch {
+	case strings.Contains(chroot, ","):
+		return "", "", errors.New("a chroot suffix goes after the last server, e.g. zk1:2181,zk2:2181/app")
+	case chroot == "/":
+		return list, "", nil
+	}
+	if err := checkZKPath(chroot); err != nil {
+		return "", "", fmt.Errorf("chroot %q: %v", chroot, err)
+	}
+	return list, chroot, nil
+}
+
+// parseServerList splits a comma-separated list of servers, with an
+// optional chroot suffix, and normalises each server to host:port.
+func parseServerList(v string) ([]string, string, error) {
+	v, chroot, err := splitChroot(v)
+	if err != nil {
+		return nil, "", err
+	}
+	servers, err := parseServers(v)
+	return servers, chroot, err
+}
+
+// parseServers splits a comma-separated list of servers and normalises
 // each to host:port.
-func parseServerList(v string) ([]string, error) {
+func parseServers(v string) ([]string, error) {
 	var out []string
 	for _, e := range strings.Split(v, ",") {
 		e = strings.TrimSpace(e)
@@ -809,9 +944,6 @@ func normalizeServer(e string) (string, error) {
 		}
 		for _, r := range host {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
-				if r == '/' {
-					return "", errors.New("not a host name; ZooKeeper chroot suffixes are not supported, use --zookeeper-base-path")
-				}
 				return "", errors.New("not a host name; use host or host:port")
 			}
 		}
@@ -1009,6 +1141,10 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		}
 	}
 
+	if err := settleZooKeeperAccess(s); err != nil {
+		return nil, err
+	}
+
 	// Without a command, a run holds leadership until stopped, which only
 	// makes sense with a hook to act on it.
 	if isRun && len(s.Args) == 0 && len(s.OnPromote) == 0 && len(s.OnDemote) == 0 {
@@ -1021,6 +1157,79 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 	return s, nil
 }
 
+// paramSource names where parameter name's value came from, the way
+// usage errors do: "--name", "environment NAME" or
+// `config file PATH: key "name"`.
+func paramSource(s *Settings, name string) string {
+	switch src := s.Sources[name]; {
+	case strings.HasPrefix(src, "environment "):
+		return src
+	case strings.HasPrefix(src, "config file "):
+		return fmt.Sprintf("%s: key %q", src, name)
+	}
+	return "--" + name
+}
+
+// settleZooKeeperAccess checks the secure-ZooKeeper parameters against each
+// other, settles the defaults that depend on others (TLS, the ACL) and
+// prepends the chroot to the base path. The files are read later, by
+// loadZKAccess.
+func settleZooKeeperAccess(s *Settings) error {
+	given := func(name string) bool { return s.Sources[name] != "" && s.Sources[name] != "default" }
+	switch {
+	case s.ZooKeeperTLSCert != "" && s.ZooKeeperTLSKey == "":
+		return usagef("%s %q: a client certificate needs its private key; set --zookeeper-tls-key too",
+			paramSource(s, "zookeeper-tls-cert"), s.ZooKeeperTLSCert)
+	case s.ZooKeeperTLSKey != "" && s.ZooKeeperTLSCert == "":
+		return usagef("%s %q: a private key needs its client certificate; set --zookeeper-tls-cert too",
+			paramSource(s, "zookeeper-tls-key"), s.ZooKeeperTLSKey)
+	}
+	for _, name := range []string{"zookeeper-tls-ca", "zookeeper-tls-cert", "zookeeper-tls-key", "zookeeper-tls-server-name"} {
+		if !given(name) {
+			continue
+		}
+		if given("zookeeper-tls") && !s.ZooKeeperTLS {
+			return usagef("%s \"false\" contradicts %s, which needs TLS; drop one of them",
+				paramSource(s, "zookeeper-tls"), paramSource(s, name))
+		}
+		if !s.ZooKeeperTLS {
+			s.ZooKeeperTLS = true
+			s.Sources["zookeeper-tls"] = "implied by " + paramSource(s, name)
+		}
+	}
+
+	// Credentials: something ZooKeeper knows ballot by, which "creator"
+	// ACLs grant their rights to.
+	credentials := s.ZooKeeperAuthFile != "" || s.ZooKeeperTLSCert != ""
+	switch {
+	case s.ZooKeeperACL == "" && credentials:
+		s.ZooKeeperACL = aclCreator
+	case s.ZooKeeperACL == "":
+		s.ZooKeeperACL = aclOpen
+	case s.ZooKeeperACL != aclOpen && !credentials:
+		return usagef("%s %q: needs credentials for ZooKeeper to know ballot by: --zookeeper-auth-file, or a client certificate (--zookeeper-tls-cert and --zookeeper-tls-key)",
+			paramSource(s, "zookeeper-acl"), s.ZooKeeperACL)
+	}
+
+	// The client library has no chroot: ballot applies it itself, so logs
+	// and info show the full path.
+	s.BasePath = s.ZooKeeperChroot + s.BasePath
+	return nil
+}
+
+// setChroot records the chroot of one --zookeeper-servers flag; repeated
+// flags may each give it, but not two different ones.
+func setChroot(s *Settings, chroot string) error {
+	switch {
+	case chroot == "":
+	case s.ZooKeeperChroot != "" && s.ZooKeeperChroot != chroot:
+		return fmt.Errorf("chroot %q differs from the chroot %q of an earlier --zookeeper-servers; give one", chroot, s.ZooKeeperChroot)
+	default:
+		s.ZooKeeperChroot = chroot
+	}
+	return nil
+}
+
 // resolve sets parameter p from the first of flag, environment, config file
 // and default that has it, recording the source in s.Sources.
 func resolve(s *Settings, p *param, flagVals []string, getenv func(string) string, cfg *configFile) error {
@@ -1030,7 +1239,10 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		if p.kind == kindList {
 			s.ZooKeeperServers = nil
 			for _, v := range flagVals {
-				hs, err := parseServerList(v)
+				hs, chroot, err := parseServerList(v)
+				if err == nil {
+					err = setChroot(s, chroot)
+				}
 				if err != nil {
 					return usagef("--%s %q: %v", p.name, v, err)
 				}
@@ -1049,7 +1261,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		s.Sources[p.name] = "environment " + env
 		var err error
 		if p.kind == kindList {
-			s.ZooKeeperServers, err = parseServerList(v)
+			s.ZooKeeperServers, s.ZooKeeperChroot, err = parseServerList(v)
 		} else {
 			err = p.apply(s, v)
 		}
@@ -1075,7 +1287,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		return usagef("%s: --%s is required (or set %s, or %q in the config file)", s.Command, p.name, env, p.name)
 	}
 	if p.kind == kindList {
-		s.ZooKeeperServers, _ = parseServerList(p.def)
+		s.ZooKeeperServers, _ = parseServers(p.def)
 		return nil
 	}
 	if err := p.apply(s, p.def); err != nil {
@@ -1114,15 +1326,23 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 			return usagef("%s: the list is empty; name at least one server", prefix)
 		}
 		s.ZooKeeperServers = nil
-		for _, e := range list {
+		for i, e := range list {
 			if strings.TrimSpace(e) == "" {
 				return usagef("%s: entry %q: empty server entry; use host or host:port", prefix, e)
 			}
-			hp, err := normalizeServer(strings.TrimSpace(e))
+			server, chroot, err := splitChroot(strings.TrimSpace(e))
+			if err == nil && chroot != "" && i < len(list)-1 {
+				err = errors.New(`a chroot suffix goes after the last server, e.g. ["zk1:2181", "zk2:2181/app"]`)
+			}
+			if err != nil {
+				return usagef("%s: entry %q: %v", prefix, e, err)
+			}
+			hp, err := normalizeServer(server)
 			if err != nil {
 				return usagef("%s: entry %q: %v", prefix, e, err)
 			}
 			s.ZooKeeperServers = append(s.ZooKeeperServers, hp)
+			s.ZooKeeperChroot = chroot
 		}
 		return nil
 	case kindBool:
@@ -1489,7 +1709,9 @@ func helpFor(args []string) error {
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
---zookeeper-base-path, --zookeeper-session-timeout, --log-level, --log-format, --debug
+--zookeeper-base-path, --zookeeper-session-timeout, --zookeeper-tls, --zookeeper-tls-ca,
+--zookeeper-tls-cert, --zookeeper-tls-key, --zookeeper-tls-server-name,
+--zookeeper-auth-file, --zookeeper-acl, --log-level, --log-format, --debug
 `
 
 const helpPrecedence = `Every flag can also be set by its environment variable, BALLOT_ and the flag
@@ -1559,6 +1781,9 @@ func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
 		def := p.def
 		if p.req || p.opt {
 			def = "none"
+		}
+		if p.shown != "" {
+			def = p.shown
 		}
 		sep := ";"
 		if strings.HasSuffix(def, ";") {

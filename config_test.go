@@ -84,6 +84,7 @@ func TestParseCommandLineValid(t *testing.T) {
 					HealthInterval:    5 * time.Second,
 					HealthTimeout:     5 * time.Second,
 					HealthFailures:    3,
+					ZooKeeperACL:      aclOpen,
 				}
 				src := s.Sources
 				s.Sources = nil
@@ -155,7 +156,9 @@ func TestParseCommandLineValid(t *testing.T) {
 		},
 		{
 			name: "every parameter by flag",
-			args: a("--zookeeper-servers", "zk1", "--zookeeper-base-path=/x/y", "-zookeeper-session-timeout", "2s",
+			args: a("--zookeeper-servers", "zk1/chroot", "--zookeeper-base-path=/x/y", "-zookeeper-session-timeout", "2s",
+				"--zookeeper-tls", "--zookeeper-tls-ca", "ca.pem", "--zookeeper-tls-cert", "c.pem", "--zookeeper-tls-key", "k.pem",
+				"--zookeeper-tls-server-name", "zk.example.com", "--zookeeper-auth-file", "auth", "--zookeeper-acl", "Creator-World-Read",
 				"--log-level", "TRACE", "--log-format", "json", "--debug",
 				"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
 				"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
@@ -165,8 +168,10 @@ func TestParseCommandLineValid(t *testing.T) {
 				"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
 				"--metrics-file", "/tmp/m.prom", "--", "cmd"),
 			check: func(t *testing.T, s *Settings, dir string) {
-				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.BasePath != "/x/y" ||
+				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.ZooKeeperChroot != "/chroot" || s.BasePath != "/chroot/x/y" ||
 					s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
+					!s.ZooKeeperTLS || s.ZooKeeperTLSCA != "ca.pem" || s.ZooKeeperTLSCert != "c.pem" || s.ZooKeeperTLSKey != "k.pem" ||
+					s.ZooKeeperTLSServerName != "zk.example.com" || s.ZooKeeperAuthFile != "auth" || s.ZooKeeperACL != aclCreatorWorldRead ||
 					s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
 					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
 					s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
@@ -189,6 +194,8 @@ func TestParseCommandLineValid(t *testing.T) {
 			args: a("run", "cron", "--", "cmd"),
 			env: map[string]string{
 				"ZOOKEEPER_SERVERS": "zk1, zk2:2182", "ZOOKEEPER_BASE_PATH": "/e", "ZOOKEEPER_SESSION_TIMEOUT": "3s",
+				"BALLOT_ZOOKEEPER_TLS": "true", "BALLOT_ZOOKEEPER_TLS_CA": "/ca", "BALLOT_ZOOKEEPER_TLS_CERT": "/c", "BALLOT_ZOOKEEPER_TLS_KEY": "/k",
+				"BALLOT_ZOOKEEPER_TLS_SERVER_NAME": "10.0.0.1", "BALLOT_ZOOKEEPER_AUTH_FILE": "/a", "BALLOT_ZOOKEEPER_ACL": "open",
 				"LOG_LEVEL": "warn", "LOG_FORMAT": "raw", "BALLOT_DEBUG": "1", "BALLOT_CANDIDATE_ID": "envcand",
 				"BALLOT_ON_CHILD_SUCCESS": "exit", "BALLOT_ON_CHILD_ERROR": "ignore", "BALLOT_ON_ELECTION_FAILURE": "exit",
 				"BALLOT_ON_CONNECTION_LOSS": "exit", "BALLOT_WRAP_CHILD_LOGS": "F", "BALLOT_STOP_GRACE_PERIOD": "1s",
@@ -199,6 +206,8 @@ func TestParseCommandLineValid(t *testing.T) {
 			},
 			check: func(t *testing.T, s *Settings, dir string) {
 				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "zk2:2182"}) || s.BasePath != "/e" ||
+					!s.ZooKeeperTLS || s.ZooKeeperTLSCA != "/ca" || s.ZooKeeperTLSCert != "/c" || s.ZooKeeperTLSKey != "/k" ||
+					s.ZooKeeperTLSServerName != "10.0.0.1" || s.ZooKeeperAuthFile != "/a" || s.ZooKeeperACL != aclOpen ||
 					s.SessionTimeout != 3*time.Second || s.LogLevel != slog.LevelWarn || s.LogFormat != "raw" || !s.Debug ||
 					s.CandidateID != "envcand" || s.OnChildSuccess != policyExit || s.OnChildError != policyIgnore ||
 					s.OnElectionFailure != electionExit || s.OnConnectionLoss != lossExit || s.WrapChildLogs ||
@@ -219,7 +228,9 @@ func TestParseCommandLineValid(t *testing.T) {
 			name: "every parameter by config file",
 			args: a("run", "cron", "--config-file", "$DIR/c.json", "--", "cmd"),
 			files: map[string]string{"c.json": `{
-				"zookeeper-servers": ["zk1", "[::1]:2183"], "zookeeper-base-path": "/c",
+				"zookeeper-servers": ["zk1", "[::1]:2183/app/x"], "zookeeper-base-path": "/c",
+				"zookeeper-tls": true, "zookeeper-tls-ca": "ca", "zookeeper-tls-cert": "cert", "zookeeper-tls-key": "key",
+				"zookeeper-tls-server-name": "zk", "zookeeper-auth-file": "auth", "zookeeper-acl": "creator",
 				"zookeeper-session-timeout": "4s", "log-level": "error", "log-format": "json", "debug": true,
 				"candidate-id": "filecand", "on-child-success": "ignore", "on-child-error": "rerun",
 				"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false,
@@ -230,7 +241,9 @@ func TestParseCommandLineValid(t *testing.T) {
 				"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom"}`,
 				"data.txt": "line 1\nline 2\n"},
 			check: func(t *testing.T, s *Settings, dir string) {
-				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/c" ||
+				if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
+					!s.ZooKeeperTLS || s.ZooKeeperTLSCA != "ca" || s.ZooKeeperTLSCert != "cert" || s.ZooKeeperTLSKey != "key" ||
+					s.ZooKeeperTLSServerName != "zk" || s.ZooKeeperAuthFile != "auth" || s.ZooKeeperACL != aclCreator ||
 					s.SessionTimeout != 4*time.Second || s.LogLevel != slog.LevelError || s.LogFormat != "json" || !s.Debug ||
 					s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
 					s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
@@ -296,6 +309,55 @@ func TestParseCommandLineValid(t *testing.T) {
 				want := []string{"a:2181", "b:1", "c:65535", "[fe80::1%eth0]:2181", "[::1]:9"}
 				if !reflect.DeepEqual(s.ZooKeeperServers, want) {
 					t.Errorf("servers = %q, want %q", s.ZooKeeperServers, want)
+				}
+			},
+		},
+		{
+			name: "chroot: repeated flags may repeat it; the base path gets it",
+			args: a("--zookeeper-servers", "a,b/apps/ballot", "info", "--zookeeper-servers", "c/apps/ballot", "--zookeeper-base-path", "/e"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, a("a:2181", "b:2181", "c:2181")) || s.ZooKeeperChroot != "/apps/ballot" ||
+					s.BasePath != "/apps/ballot/e" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: `chroot "/" is none, as for ZooKeeper; IPv6 with a chroot`,
+			args: a("info", "--zookeeper-servers", "zk1/", "--zookeeper-servers", "[::1]:2182/x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !reflect.DeepEqual(s.ZooKeeperServers, a("zk1:2181", "[::1]:2182")) || s.BasePath != "/x/ballot/election" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name: "TLS implied by a TLS option; ACL creator by default with credentials",
+			args: a("leader", "--zookeeper-tls-ca", "ca.pem", "--zookeeper-auth-file", "auth"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !s.ZooKeeperTLS || s.ZooKeeperACL != aclCreator || s.Sources["zookeeper-tls"] != "implied by --zookeeper-tls-ca" ||
+					s.Sources["zookeeper-acl"] != "default" {
+					t.Errorf("got %+v", s)
+				}
+			},
+		},
+		{
+			name:  "a client certificate is a credential; TLS implied from the config file",
+			args:  a("info", "--config-file", "$DIR/c.json"),
+			files: map[string]string{"c.json": `{"zookeeper-tls-cert": "c.pem", "zookeeper-tls-key": "k.pem"}`},
+			check: func(t *testing.T, s *Settings, dir string) {
+				if !s.ZooKeeperTLS || s.ZooKeeperACL != aclCreator ||
+					s.Sources["zookeeper-tls"] != `implied by config file `+filepath.Join(dir, "c.json")+`: key "zookeeper-tls-cert"` {
+					t.Errorf("got %+v, sources %v", s, s.Sources)
+				}
+			},
+		},
+		{
+			name: "credentials with an open ACL; TLS stays off without TLS options",
+			args: a("run", "once", "--candidate-id", "c", "--zookeeper-auth-file", "auth", "--zookeeper-acl", "open", "--", "x"),
+			check: func(t *testing.T, s *Settings, dir string) {
+				if s.ZooKeeperTLS || s.ZooKeeperACL != aclOpen || s.ZooKeeperAuthFile != "auth" {
+					t.Errorf("got %+v", s)
 				}
 			},
 		},
@@ -685,8 +747,31 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"missing host", a("info", "--zookeeper-servers", ":2181"), nil, nil, a(`":2181"`, "host")},
 		{"unbracketed IPv6", a("info", "--zookeeper-servers", "::1"), nil, nil, a(`"::1"`, "brackets")},
 		{"bad bracket", a("info", "--zookeeper-servers", "[::1"), nil, nil, a(`"[::1"`, "]")},
-		{"chroot suffix", a("info", "--zookeeper-servers", "zk1:2181/app"), nil, nil, a(`"zk1:2181/app"`)},
+		{"chroot not after the last server", a("info", "--zookeeper-servers", "zk1/app,zk2"), nil, nil, a(`"zk1/app,zk2"`, "after the last server")},
+		{"chroot ends with slash", a("info", "--zookeeper-servers", "zk1:2181/app/"), nil, nil, a(`"zk1:2181/app/"`, `chroot "/app/"`, "must not end with /")},
+		{"chroot empty segment", a("info"), map[string]string{"ZOOKEEPER_SERVERS": "zk1//app"}, nil, a(`environment ZOOKEEPER_SERVERS "zk1//app"`, "empty segment")},
+		{"chroot reserved", a("info", "--zookeeper-servers", "zk1/zookeeper/x"), nil, nil, a(`"zk1/zookeeper/x"`, "reserved")},
+		{"chroot dot segment", a("info", "--zookeeper-servers", "zk1/a/../b"), nil, nil, a(`"zk1/a/../b"`, `".."`)},
+		{"two chroots", a("info", "--zookeeper-servers", "zk1/a", "--zookeeper-servers", "zk2/b"), nil, nil, a(`--zookeeper-servers "zk2/b"`, `chroot "/b" differs`, `"/a"`)},
+		{"chroot on a middle array entry", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-servers": ["zk1/app", "zk2"]}`}, a(`key "zookeeper-servers": entry "zk1/app"`, "after the last server")},
 		{"bad host chars", a("info", "--zookeeper-servers", "zk 1"), nil, nil, a(`"zk 1"`, "host name")},
+
+		// secure ZooKeeper (the files are read later: zkaccess_test.go)
+		{"certificate without key", a("info", "--zookeeper-tls-cert", "c.pem"), nil, nil, a(`--zookeeper-tls-cert "c.pem"`, "--zookeeper-tls-key")},
+		{"key without certificate", a("info"), map[string]string{"BALLOT_ZOOKEEPER_TLS_KEY": "k.pem"}, nil, a(`environment BALLOT_ZOOKEEPER_TLS_KEY "k.pem"`, "--zookeeper-tls-cert")},
+		{"TLS off but a CA given", a("info", "--zookeeper-tls=false", "--zookeeper-tls-ca", "ca.pem"), nil, nil, a(`--zookeeper-tls "false" contradicts --zookeeper-tls-ca`)},
+		{"TLS off in file, server name by flag", a("info", "--config-file", "$DIR/c.json", "--zookeeper-tls-server-name", "zk"), nil,
+			map[string]string{"c.json": `{"zookeeper-tls": false}`}, a(`key "zookeeper-tls" "false" contradicts --zookeeper-tls-server-name`)},
+		{"bad TLS bool", a("info", "--zookeeper-tls=on"), nil, nil, a(`--zookeeper-tls "on"`, "true or false")},
+		{"empty CA file name", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-tls-ca": ""}`}, a(`key "zookeeper-tls-ca" ""`, "must name a file")},
+		{"CA file name not a string", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-tls-ca": ["a"]}`}, a(`key "zookeeper-tls-ca"`, "expected a string")},
+		{"bad server name", a("info", "--zookeeper-tls-server-name", "zk one"), nil, nil, a(`--zookeeper-tls-server-name "zk one"`, "not a host name")},
+		{"empty server name", a("info", "--zookeeper-tls-server-name="), nil, nil, a(`--zookeeper-tls-server-name ""`, "must not be empty")},
+		{"bad ACL", a("info", "--zookeeper-acl", "private"), nil, nil, a(`--zookeeper-acl "private"`, "open, creator, creator-world-read")},
+		{"creator ACL without credentials", runOnce("--zookeeper-acl", "creator"), nil, nil, a(`--zookeeper-acl "creator"`, "needs credentials", "--zookeeper-auth-file")},
+		{"creator-world-read ACL without credentials env", a("watch"), map[string]string{"BALLOT_ZOOKEEPER_ACL": "creator-world-read"}, nil, a(`environment BALLOT_ZOOKEEPER_ACL "creator-world-read"`, "needs credentials")},
+		{"empty auth file name", a("info", "--zookeeper-auth-file="), nil, nil, a(`--zookeeper-auth-file ""`, "must name a file")},
+		{"unknown key close to auth file", infoCfg, nil, map[string]string{"c.json": `{"zookeeper-auth": "u:p"}`}, a(`unknown key "zookeeper-auth"`, `did you mean "zookeeper-acl"`)},
 
 		// hooks, leader data, health
 		{"unterminated single quote", runOnce("--on-promote", "echo 'a"), nil, nil, a(`--on-promote "echo 'a"`, "unterminated single quote")},
@@ -805,7 +890,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 				}
 			}
 			// Temporary directory names are long; count them as "$DIR".
-			if len(strings.ReplaceAll(msg, dir, "$DIR")) > 500 && !strings.Contains(tt.name, "too big") {
+			if len(strings.ReplaceAll(msg, dir, "$DIR")) > 500 && !strings.Contains(tt.name, "too big") && !strings.Contains(msg, "known keys:") {
 				t.Errorf("message is %d bytes long: %q", len(msg), msg)
 			}
 		})
@@ -883,6 +968,9 @@ func TestParseHelpListsEveryFlag(t *testing.T) {
 			def := strings.SplitN(p.def, "\n", 2)[0]
 			if p.opt {
 				def = "none"
+			}
+			if p.shown != "" {
+				def = strings.SplitN(p.shown, "\n", 2)[0]
 			}
 			if !p.req && !strings.Contains(text, "default: "+def) {
 				t.Errorf("help for %q lacks the default of --%s", cmd, p.name)

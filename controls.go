@@ -178,8 +178,8 @@ func operator() string {
 // runStepDown is `ballot step-down`: ask the leader (with --candidate-id,
 // that candidate if it leads) to hand over; with --wait, wait until a
 // different candidate leads. Exit 0 done, 1 not possible or not in time.
-func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
-	conn, err := dialReader(set, log, nil, nil)
+func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
 		return exitFailure
@@ -208,10 +208,12 @@ func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
 	old := l.data.CandidateID
 	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
 	p := set.BasePath + "/" + stepDownName
-	if _, err := conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll)); errors.Is(err, zk.ErrNodeExists) {
+	_, err = conn.Create(p, rec, 0, acc.acl)
+	if errors.Is(err, zk.ErrNodeExists) {
 		_, err = conn.Set(p, rec, -1)
-	} else if err != nil {
-		fmt.Fprintf(os.Stderr, "ballot: step-down: cannot write %s: %v\n", p, err)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ballot: step-down: %v\n", zkFailed(err, "write", p))
 		return exitFailure
 	}
 	fmt.Fprintf(out, "asked %s to step down\n", old)
@@ -234,8 +236,8 @@ func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
 }
 
 // runPause is `ballot pause` and `ballot resume`.
-func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
-	conn, err := dialReader(set, log, nil, nil)
+func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer, pause bool) int {
+	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
 		return exitFailure
@@ -248,7 +250,7 @@ func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
 		case errors.Is(err, zk.ErrNoNode):
 			fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
 		case err != nil:
-			fmt.Fprintf(os.Stderr, "ballot: resume: cannot delete %s: %v\n", p, err)
+			fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zkFailed(err, "delete", p))
 			return exitFailure
 		default:
 			fmt.Fprintf(out, "resumed %s\n", set.BasePath)
@@ -256,17 +258,17 @@ func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
 		return 0
 	}
 	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
-	_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
+	_, err = conn.Create(p, rec, 0, acc.acl)
 	if errors.Is(err, zk.ErrNoNode) {
-		if err = createParents(conn, set.BasePath); err == nil {
-			_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
+		if err = createParents(conn, set.BasePath, acc.acl); err == nil {
+			_, err = conn.Create(p, rec, 0, acc.acl)
 		}
 	}
 	if errors.Is(err, zk.ErrNodeExists) {
 		_, err = conn.Set(p, rec, -1)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ballot: pause: cannot write %s: %v\n", p, err)
+		fmt.Fprintf(os.Stderr, "ballot: pause: %v\n", zkFailed(err, "write", p))
 		return exitFailure
 	}
 	fmt.Fprintf(out, "paused %s\n", set.BasePath)

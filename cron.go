@@ -204,7 +204,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 	for {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if st.version < 0 {
-			ops = append(ops, &zk.CreateRequest{Path: st.path, Data: data, Acl: zk.WorldACL(zk.PermAll)})
+			ops = append(ops, &zk.CreateRequest{Path: st.path, Data: data, Acl: c.s.acl})
 		} else {
 			ops = append(ops, &zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
 		}
@@ -219,7 +219,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 			return nil
 		}
 		if !retryable(err) {
-			return err
+			return zkError(err, "write", st.path)
 		}
 		// The answer was lost: the write may have happened. Read it back.
 		if err := c.s.waitOnline(r.stopping); err != nil {

@@ -113,7 +113,7 @@ func TestInfo(t *testing.T) {
 	t.Run("EmptyPath", func(t *testing.T) {
 		base := "/ballot/test/info-empty"
 		conn := zkTestConn(t, c)
-		if err := createParents(conn, base); err != nil {
+		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		inf, code := infoJSON(t, c.Servers(), base)
@@ -277,7 +277,7 @@ func TestInfo(t *testing.T) {
 	t.Run("ForeignNodes", func(t *testing.T) {
 		base := "/ballot/test/info-foreign"
 		conn := zkTestConn(t, c)
-		if err := createParents(conn, base); err != nil {
+		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		for name, data := range map[string]string{
@@ -323,7 +323,7 @@ func TestInfo(t *testing.T) {
 		// fall back to this host's clock, and a note says so.
 		base := "/ballot/test/info-readonly/election"
 		conn := zkTestConn(t, c)
-		if err := createParents(conn, base); err != nil {
+		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.SetACL("/ballot/test/info-readonly", zk.WorldACL(zk.PermRead), -1); err != nil {

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path"
 	"sort"
@@ -44,9 +43,11 @@ var (
 type session struct {
 	log       *slog.Logger
 	conn      *zk.Conn
+	acl       []zk.ACL // of every node this session creates (nodeACL)
 	requested time.Duration
 
 	servers []string
+	wire    wireAccess // TLS and credentials, for the keeper's own connection
 
 	mu      sync.Mutex
 	id      int64
@@ -63,25 +64,23 @@ type session struct {
 	wasOnline   atomic.Bool
 }
 
-// dialSession connects and waits up to wait for a session; it gives up with
-// errStopped as soon as stop is closed, so a stop signal is not held up by
-// an unreachable server.
-func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
+// dialSession connects and waits up to wait for a session, then logs in
+// with the credentials, if any; it gives up with errStopped as soon as
+// stop is closed, so a stop signal is not held up by an unreachable server.
+func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
 	s := &session{
 		log:         log,
-		servers:     servers,
+		servers:     acc.servers,
+		wire:        acc.wire,
+		acl:         acc.acl,
 		requested:   timeout,
 		established: make(chan struct{}),
 		lost:        make(chan struct{}),
 		changed:     make(chan struct{}, 1),
 	}
-	conn, _, err := zk.Connect(servers, timeout,
-		zk.WithDialer(sniffConnect(net.DialTimeout, s.learnPasswd)),
-		zk.WithLogger(zkLogger{s}),
-		zk.WithLogInfo(true),
-		zk.WithEventCallback(s.onEvent))
+	conn, diag, err := acc.connect(timeout, zkLogger{s}, true, s.onEvent, s.learnPasswd)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to ZooKeeper %s: %w", strings.Join(servers, ","), err)
+		return nil, err
 	}
 	s.conn = conn
 	t := time.NewTimer(wait)
@@ -90,10 +89,14 @@ func dialSession(log *slog.Logger, servers []string, timeout, wait time.Duration
 	case <-s.established:
 	case <-t.C:
 		go conn.Close() // never connected: nothing to clean up, do not wait for it
-		return nil, fmt.Errorf("no ZooKeeper session with %s within %s", strings.Join(servers, ","), wait)
+		return nil, withDiag(fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait), diag)
 	case <-stop:
 		go conn.Close()
 		return nil, errStopped
+	}
+	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
+		go conn.Close()
+		return nil, err
 	}
 	s.mu.Lock()
 	id, negotiated := s.id, s.timeout
@@ -204,7 +207,7 @@ func (s *session) handoff() *handoff {
 	if s.id == 0 || s.pwFor != s.id || s.isLost() {
 		return nil
 	}
-	return &handoff{Servers: s.servers, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
+	return &handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
 }
 
 func (s *session) ID() int64 {
@@ -396,20 +399,22 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 		if s.isLost() {
 			return nil, errSessionLost
 		}
-		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, s.acl)
 		switch {
 		case err == nil:
 			node = p
 		case errors.Is(err, zk.ErrNoNode):
 			if dir := path.Dir(basePath); dir != "/" {
-				if err := createParents(s.conn, dir); err != nil && !retryable(err) {
+				if err := createParents(s.conn, dir, s.acl); err != nil && !retryable(err) {
 					return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 				}
 			}
-			_, err := s.conn.Create(basePath, nil, 0, zk.WorldACL(zk.PermAll))
+			_, err := s.conn.Create(basePath, nil, 0, s.acl)
 			switch {
 			case err == nil:
 				created = true
+			case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
+				return nil, zkError(err, "create", basePath)
 			case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
 				return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 			}
@@ -424,6 +429,8 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			node = found
 		case errors.Is(err, zk.ErrSessionExpired):
 			return nil, errSessionLost
+		case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
+			return nil, zkError(err, "create a proposal under", basePath)
 		default:
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
@@ -485,14 +492,23 @@ func findTagged(s *session, basePath, tag string, stop <-chan struct{}) (string,
 	}
 }
 
-func createParents(conn *zk.Conn, path string) error {
+// createParents creates path and its missing parents with acl; nodes that
+// exist keep theirs.
+func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	p := ""
 	for _, part := range parts {
 		p += "/" + part
-		_, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := conn.Create(p, nil, 0, acl)
+		if errors.Is(err, zk.ErrNoAuth) {
+			// ZooKeeper checks the parent's ACL before it looks for the
+			// node: a node that exists is no refusal.
+			if ok, _, e := conn.Exists(p); e == nil && ok {
+				continue
+			}
+		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return err
+			return zkError(err, "create", p)
 		}
 	}
 	return nil

@@ -58,6 +58,8 @@ type snapNode struct {
 // electionSnapshot is the election as read in one pass.
 type electionSnapshot struct {
 	exists    bool
+	acl       []zk.ACL    // of the base path
+	aclErr    error       // why the ACL could not be read
 	proposals []*snapNode // election order, lowest first
 	cron      *snapNode
 	leader    *snapNode // the "leader" node
@@ -154,9 +156,10 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, zkError(err, "read", base)
 	}
 	s.exists = true
+	s.readACL(conn, base)
 	for _, c := range children {
 		raw, stat, err := conn.Get(base + "/" + c)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -164,7 +167,7 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, zkError(err, "read", base+"/"+c)
 		}
 		s.file(newSnapNode(c, raw, stat))
 	}
@@ -196,23 +199,32 @@ func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
 	sort.Slice(s.onceKeys, func(i, j int) bool { return s.onceKeys[i].StartedAt.After(s.onceKeys[j].StartedAt) })
 }
 
+// readACL reads the ACL of the base path, which ballot never changes once
+// the path exists.
+func (s *electionSnapshot) readACL(conn *zk.Conn, base string) {
+	s.acl, _, s.aclErr = conn.GetACL(base)
+	if s.aclErr != nil {
+		s.aclErr = zkError(s.aclErr, "read the ACL of", base)
+	}
+}
+
 // zkClock returns ZooKeeper's "now": the ctime of an ephemeral sequential
 // node created (and deleted at once) next to the base path. The parents are
 // created when missing.
-func zkClock(conn *zk.Conn, base string) (time.Time, error) {
+func zkClock(conn *zk.Conn, base string, acl []zk.ACL) (time.Time, error) {
 	parent := path.Dir(base)
 	prefix := parent + "/" + infoClockPrefix
 	if parent == "/" {
 		prefix = "/" + infoClockPrefix
 	}
-	p, err := conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	p, err := conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
 	if errors.Is(err, zk.ErrNoNode) && parent != "/" {
-		if err = createParents(conn, parent); err == nil {
-			p, err = conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err = createParents(conn, parent, acl); err == nil {
+			p, err = conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
 		}
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("cannot create a clock node under %s: %w", parent, err)
+		return time.Time{}, fmt.Errorf("cannot create a clock node under %s: %w", parent, zkError(err, "create a node under", parent))
 	}
 	defer func() { _ = conn.Delete(p, -1) }()
 	ok, stat, err := conn.Exists(p)
@@ -227,8 +239,8 @@ func zkClock(conn *zk.Conn, base string) (time.Time, error) {
 
 // readClock is zkClock with the fallback to this host's clock; note is
 // non-empty when the fallback was taken.
-func readClock(conn *zk.Conn, base string) (now time.Time, note string) {
-	now, err := zkClock(conn, base)
+func readClock(conn *zk.Conn, base string, acl []zk.ACL) (now time.Time, note string) {
+	now, err := zkClock(conn, base, acl)
 	if err != nil {
 		return time.Now().UTC(), "ages use this host's clock, which may not agree with the candidates' hosts: " + err.Error()
 	}
@@ -245,6 +257,7 @@ type infoElection struct {
 	ReadAt     time.Time       `json:"readAt"` // "now", from ZooKeeper's clock unless clock is "local"
 	Clock      string          `json:"clock"`  // "zookeeper" or "local"
 	Exists     bool            `json:"exists"` // the base path exists
+	ACL        []infoACL       `json:"acl,omitempty"`
 	Leader     *infoCandidate  `json:"leader"` // the lowest proposal; null when there is none
 	Candidates []infoCandidate `json:"allCandidates"`
 	Cron       *infoCron       `json:"cron,omitempty"`
@@ -255,6 +268,14 @@ type infoElection struct {
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
 	Notes      []string        `json:"notes"`
+}
+
+// infoACL is one entry of the base path's ACL; perms as ZooKeeper's
+// shell spells them (cdrwa).
+type infoACL struct {
+	Scheme string `json:"scheme"`
+	ID     string `json:"id"`
+	Perms  string `json:"perms"`
 }
 
 type infoCandidate struct {
@@ -401,6 +422,12 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 	if clockNote != "" {
 		inf.Clock = "local"
 		inf.Notes = append(inf.Notes, clockNote)
+	}
+	for _, a := range s.acl {
+		inf.ACL = append(inf.ACL, infoACL{Scheme: a.Scheme, ID: a.ID, Perms: permString(a.Perms)})
+	}
+	if s.aclErr != nil {
+		inf.Notes = append(inf.Notes, "the ACL of "+base+" cannot be read: "+s.aclErr.Error())
 	}
 	switch {
 	case !s.exists:
@@ -807,6 +834,13 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 		clock = "this host's clock"
 	}
 	fmt.Fprintf(w, "readAt: %s # %s\n", inf.ReadAt.Format(humanTime), clock)
+	if len(inf.ACL) > 0 {
+		acl := make([]string, len(inf.ACL))
+		for i, a := range inf.ACL {
+			acl[i] = a.Scheme + ":" + a.ID + " " + a.Perms
+		}
+		writeBlock(w, []kv{{k: "acl", list: acl}}, "", "")
+	}
 	if inf.Leader == nil {
 		fmt.Fprintln(w, "leader: null # no candidates")
 	} else {
@@ -939,47 +973,49 @@ func readerWait(set *Settings) time.Duration {
 	return max(set.SessionTimeout, 2*time.Second)
 }
 
-// dialReader connects and waits for a session. cb, if set, gets every event
-// (on the client's goroutine; it must not block).
-func dialReader(set *Settings, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
+// dialReader connects, waits for a session and logs in with the
+// credentials, if any. cb, if set, gets every event (on the client's
+// goroutine; it must not block).
+func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
 	servers := strings.Join(set.ZooKeeperServers, ",")
 	ready := make(chan struct{}, 1)
-	conn, _, err := zk.Connect(set.ZooKeeperServers, set.SessionTimeout,
-		zk.WithLogInfo(false),
-		zk.WithLogger(zkDebugLogger{log}),
-		zk.WithEventCallback(func(ev zk.Event) {
-			if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
-				select {
-				case ready <- struct{}{}:
-				default:
-				}
+	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, false, func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+			select {
+			case ready <- struct{}{}:
+			default:
 			}
-			if cb != nil {
-				cb(ev)
-			}
-		}))
+		}
+		if cb != nil {
+			cb(ev)
+		}
+	}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to ZooKeeper %s: %v", servers, err)
+		return nil, err
 	}
 	wait := readerWait(set)
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ready:
-		return conn, nil
 	case <-t.C:
 		go conn.Close() // may take a second with no server; nobody waits for it
-		return nil, fmt.Errorf("cannot reach ZooKeeper %s: no session within %s", servers, wait)
+		return nil, withDiag(fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait), diag)
 	case <-stop:
 		go conn.Close()
 		return nil, errStopped
 	}
+	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
+		go conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }
 
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
-func runInfo(set *Settings, log *slog.Logger) int {
-	conn, err := dialReader(set, log, nil, nil)
+func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
+	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
@@ -995,7 +1031,7 @@ func runInfo(set *Settings, log *slog.Logger) int {
 			done <- result{err: err}
 			return
 		}
-		now, note := readClock(conn, set.BasePath)
+		now, note := readClock(conn, set.BasePath, acc.acl)
 		done <- result{inf: buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)}
 	}()
 	wait := readerWait(set)

@@ -111,6 +111,23 @@ func TestInfoBuild(t *testing.T) {
 		}
 	}
 
+	// The base path's ACL, and why it could not be read.
+	s.acl = append(zk.DigestACL(zk.PermAll, "alice", "pw"), zk.WorldACL(zk.PermRead)...)
+	inf = buildInfo("/e", nil, s, now, "")
+	if len(inf.ACL) != 2 || inf.ACL[0].Scheme != "digest" || !strings.HasPrefix(inf.ACL[0].ID, "alice:") || inf.ACL[0].Perms != "cdrwa" ||
+		inf.ACL[1] != (infoACL{Scheme: "world", ID: "anyone", Perms: "r"}) {
+		t.Errorf("ACL %+v", inf.ACL)
+	}
+	b.Reset()
+	writeInfoHuman(&b, inf)
+	if want := "acl:\n- " + inf.ACL[0].Scheme + ":" + inf.ACL[0].ID + " cdrwa\n- world:anyone r\nleader:\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("human output lacks %q:\n%s", want, b.String())
+	}
+	s.acl, s.aclErr = nil, zkError(zk.ErrNoAuth, "read the ACL of", "/e")
+	if inf = buildInfo("/e", nil, s, now, ""); inf.ACL != nil || !hasNote(inf.Notes, "the ACL of /e cannot be read: not authorized to read the ACL of /e") {
+		t.Errorf("ACL %+v, notes %q", inf.ACL, inf.Notes)
+	}
+
 	local := buildInfo("/e", nil, &electionSnapshot{}, now, "ages use this host's clock")
 	if local.Clock != "local" || !hasNote(local.Notes, "this host's clock") || !hasNote(local.Notes, "does not exist") || local.Leader != nil {
 		t.Errorf("%+v", local)

@@ -24,7 +24,8 @@ package main
 //                       killing until it is all gone);
 //         "deadline T"  the tree must be gone by boot-clock nanosecond T
 //                       (0: no deadline);
-//         "session ID PASSWD TIMEOUT SERVERS" and "release PATH VERSION DATA"
+//         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
+//                       credentials, zkwire.go) and "release PATH VERSION DATA"
 //                       (hex): what ending ballot's session takes;
 //         EOF means ballot died: once the tree is reaped, the keeper gives
 //         the baton back and closes the session (zkwire.go), so the next
@@ -122,6 +123,8 @@ func keeperMain(args []string) int {
 	)
 	go func() {
 		lines := bufio.NewScanner(control)
+		// An "access" line carries a CA bundle of up to 1 MiB, in hex.
+		lines.Buffer(make([]byte, 0, 64<<10), 4*maxCredentialFile)
 		for lines.Scan() {
 			var n int64
 			switch f := strings.Fields(lines.Text()); {
@@ -131,6 +134,13 @@ func keeperMain(args []string) int {
 					h = nh
 					mu.Unlock()
 				}
+			case len(f) == 7 && f[0] == "access":
+				a, ok := parseAccess(f[1:])
+				mu.Lock()
+				if h != nil && ok {
+					h.Access = a
+				}
+				mu.Unlock()
 			case len(f) == 4 && f[0] == "release":
 				mu.Lock()
 				if h != nil {

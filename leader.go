@@ -84,7 +84,7 @@ func (r *runner) publishLeader(c *candidate) {
 	c.nodeOp(func() {
 		path := leaderPath(c.basePath)
 		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
-		create := &zk.CreateRequest{Path: path, Data: data, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}
+		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.acl, Flags: zk.FlagEphemeral}
 		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
 			_, err := c.s.conn.Multi(check, create)
 			if err == nil {
@@ -95,7 +95,7 @@ func (r *runner) publishLeader(c *candidate) {
 				if retryable(err) && c.s.waitOnline(r.stopping) == nil {
 					continue
 				}
-				r.log.Warn("cannot write the leader node", "path", path, "error", err)
+				r.log.Warn("cannot write the leader node", "path", path, "error", zkError(err, "create", path))
 				return
 			}
 			b, stat, err := c.s.conn.Get(path)
@@ -157,12 +157,12 @@ func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
 }
 
 // runLeader is `ballot leader`: print the acknowledged leader's data.
-func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
+func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
 	wait := set.SessionTimeout
 	if wait < 2*time.Second {
 		wait = 2 * time.Second
 	}
-	s, err := dialSession(log, set.ZooKeeperServers, set.SessionTimeout, wait, nil)
+	s, err := dialSession(log, acc, set.SessionTimeout, wait, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
 		return exitFailure
@@ -191,7 +191,7 @@ func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
 			return 0
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
-			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+zkError(err, "read", path).Error())
 			return exitFailure
 		}
 		if deadline == nil {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -114,12 +113,27 @@ func realMain(args []string) int {
 	if set.Debug {
 		logSources(log, set)
 	}
+	if set.Command == "leader" && !set.Debug {
+		// Its output is for scripts: only ballot's own errors on stderr.
+		log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
+	}
+
+	// Certificates, keys and credentials are read before anything
+	// connects; a bad one is a usage error.
+	acc, err := loadZKAccess(set)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		return exitUsage
+	}
+	for _, w := range acc.warnings {
+		log.Warn(w)
+	}
 
 	switch set.Command {
 	case "info":
-		return runInfo(set, log)
+		return runInfo(set, acc, log)
 	case "watch":
-		return runWatch(set, log)
+		return runWatch(set, acc, log)
 	case "run once", "run cron":
 		var sched schedule
 		if set.Command == "run cron" && len(set.Args) == 0 {
@@ -160,24 +174,20 @@ func realMain(args []string) int {
 			fmt.Fprintln(os.Stderr, "ballot: /proc is not mounted: ballot needs it to run and supervise the command (mount -t proc proc /proc)")
 			return exitFailure
 		}
-		log.Info("ballot starting", "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
-			"election", set.BasePath, "zookeeper", set.ZooKeeperServers)
-		r := newRunner(set, log)
+		log.Info("ballot starting", append([]any{"version", version, "mode", set.Command, "candidate_id", set.CandidateID,
+			"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
+		r := newRunner(set, acc, log)
 		r.sched = sched
 		if len(set.HealthCheck) > 0 {
 			r.health = newHealth(r)
 		}
 		return r.run()
 	case cmdStepDown:
-		return runStepDown(set, log, os.Stdout)
+		return runStepDown(set, acc, log, os.Stdout)
 	case cmdPause, cmdResume:
-		return runPause(set, log, os.Stdout, set.Command == cmdPause)
+		return runPause(set, acc, log, os.Stdout, set.Command == cmdPause)
 	case "leader":
-		if !set.Debug {
-			// Its output is for scripts: only ballot's own errors on stderr.
-			log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
-		}
-		return runLeader(set, log, os.Stdout)
+		return runLeader(set, acc, log, os.Stdout)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage
@@ -222,13 +232,7 @@ func checkCommand(name string) (int, error) {
 
 // scheduleSource names where --schedule came from, for its error message.
 func scheduleSource(set *Settings) string {
-	switch src := set.Sources["schedule"]; {
-	case strings.HasPrefix(src, "environment "):
-		return src
-	case strings.HasPrefix(src, "config file "):
-		return src + `: key "schedule"`
-	}
-	return "--schedule"
+	return paramSource(set, "schedule")
 }
 
 func logSources(log *slog.Logger, set *Settings) {

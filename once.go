@@ -105,8 +105,8 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 // its proposal and the baton exist. claimed is false, with the record,
 // when KEY was run (or is running) already.
 func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
-	if _, err := c.s.conn.Create(onceDir(c.basePath), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return false, nil, fmt.Errorf("cannot create %s: %w", onceDir(c.basePath), err)
+	if _, err := c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return false, nil, zkFailed(err, "create", onceDir(c.basePath))
 	}
 	p := oncePath(c.basePath, key)
 	for attempt := 0; attempt < 10; attempt++ {
@@ -126,13 +126,13 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
 			data, _ := json.Marshal(mine)
-			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: zk.WorldACL(zk.PermAll)})
+			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: c.s.acl})
 		} else {
 			mine.Attempt = rec.Attempt + 1
 			data, _ := json.Marshal(mine)
 			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
 		}
-		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral})
+		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.acl, Flags: zk.FlagEphemeral})
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
 			if rec != nil {

@@ -34,6 +34,7 @@ const (
 
 type runner struct {
 	set *Settings
+	zk  *zkAccess
 	log *slog.Logger
 
 	sess *session
@@ -67,8 +68,8 @@ type runner struct {
 	scheduled time.Time // the scheduled time of the run being started
 }
 
-func newRunner(set *Settings, log *slog.Logger) *runner {
-	r := &runner{set: set, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier()}
+func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
+	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier()}
 	go r.notify.watchdog(r.vouches, r.stopping)
 	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected)
 	sigs := make(chan os.Signal, 8)
@@ -355,7 +356,7 @@ func (r *runner) join() (*candidate, int) {
 		}
 		var err error
 		if r.sess == nil {
-			r.sess, err = dialSession(r.log, r.set.ZooKeeperServers, r.set.SessionTimeout, wait, r.stopping)
+			r.sess, err = dialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
 		}
 		if err == nil {
 			var c *candidate

@@ -321,6 +321,7 @@ func (p *linePrinter) Close() {
 
 type watcher struct {
 	set  *Settings
+	zk   *zkAccess
 	log  *slog.Logger
 	out  *linePrinter
 	stop chan struct{}
@@ -410,7 +411,7 @@ func (w *watcher) dial() error {
 		go old.Close()
 	}
 	w.childW, w.leaderW, w.cronW, w.baseW, w.leaderPath = nil, nil, nil, nil, ""
-	conn, err := dialReader(w.set, w.log, w.callback(gen), w.stop)
+	conn, err := dialReader(w.set, w.zk, w.log, w.callback(gen), w.stop)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -561,8 +562,8 @@ func (w *watcher) read(full bool) (*electionSnapshot, error) {
 
 // runWatch is `ballot watch`. It exits 0 on SIGINT/SIGTERM, 125 when
 // ZooKeeper cannot be reached at the start.
-func runWatch(set *Settings, log *slog.Logger) int {
-	w := &watcher{set: set, log: log, out: newLinePrinter(os.Stdout),
+func runWatch(set *Settings, acc *zkAccess, log *slog.Logger) int {
+	w := &watcher{set: set, zk: acc, log: log, out: newLinePrinter(os.Stdout),
 		stop: make(chan struct{}), wake: make(chan struct{}, 1), closed: make(chan struct{})}
 	defer w.out.Close()
 	defer func() {
@@ -625,6 +626,10 @@ func runWatch(set *Settings, log *slog.Logger) int {
 				}
 				w.mu.Unlock()
 				continue
+			case errors.Is(err, zk.ErrNoAuth):
+				// Retrying would only print the same refusal again.
+				fmt.Fprintln(os.Stderr, "ballot: watch: "+zkError(err, "read", set.BasePath).Error())
+				return exitFailure
 			default:
 				if !retryable(err) {
 					log.Warn("cannot read the election; retrying", "election", set.BasePath, "error", err)
@@ -653,7 +658,10 @@ func runWatch(set *Settings, log *slog.Logger) int {
 func (w *watcher) show(first bool, s *electionSnapshot) {
 	base := w.set.BasePath
 	if first {
-		now, note := readClock(w.current(), base)
+		if s.exists {
+			s.readACL(w.current(), base)
+		}
+		now, note := readClock(w.current(), base, w.zk.acl)
 		inf := buildInfo(base, w.set.ZooKeeperServers, s, now, note)
 		msg := "no candidates"
 		if l := s.leaderNode(); l != nil {

@@ -80,6 +80,11 @@ type zkOptions struct {
 	InitLimit    int           // ticks a follower may take to connect and sync to a leader; default 10
 	ExtraConfig  []string      // extra "key=value" lines appended to every zoo.cfg
 	JavaFlags    []string      // extra JVM flags
+	ClassPath    []string      // extra jars (TLS: zkNettyJars)
+	// SecurePort also serves TLS on a secureClientPort (SecureServers);
+	// the ssl.* lines and the Netty factory go in ExtraConfig. The plain
+	// clientPort stays, for readiness checks and plain clients.
+	SecurePort bool
 	// PeerProxies (N >= 2): every member reaches every other member's quorum
 	// and election ports through its own pair of harness proxies, so CutOff
 	// can silence a member's peer links while its client port stays direct.
@@ -130,6 +135,7 @@ type zkPeerLink struct {
 type zkMember struct {
 	id                                   int // myid, 1-based
 	clientPort, quorumPort, electionPort int
+	securePort                           int // 0: none
 	dir, dataDir, cfgPath, logPath       string
 
 	mu      sync.Mutex
@@ -188,6 +194,16 @@ func (c *zkCluster) Servers() []string {
 	s := make([]string, len(c.members))
 	for i, m := range c.members {
 		s[i] = m.clientAddr()
+	}
+	return s
+}
+
+// SecureServers returns the TLS client addresses ("127.0.0.1:port") of
+// all members (zkOptions.SecurePort).
+func (c *zkCluster) SecureServers() []string {
+	s := make([]string, len(c.members))
+	for i, m := range c.members {
+		s[i] = fmt.Sprintf("127.0.0.1:%d", m.securePort)
 	}
 	return s
 }
@@ -359,6 +375,11 @@ func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
 	if err := zkCheckInstalled(); err != nil {
 		return nil, err
 	}
+	for _, jar := range opts.ClassPath {
+		if _, err := os.Stat(jar); err != nil {
+			return nil, fmt.Errorf("%v; run scripts/ensure-zookeeper.sh", err)
+		}
+	}
 	c := &zkCluster{opts: opts, dir: dir}
 	for id := 1; id <= opts.N; id++ {
 		md := filepath.Join(dir, fmt.Sprintf("zk%d", id))
@@ -415,6 +436,9 @@ func (c *zkCluster) configure() error {
 	if len(c.members) > 1 {
 		per = 3
 	}
+	if c.opts.SecurePort {
+		per++
+	}
 	// Held until the proxies listen, so none of them takes a member's port.
 	ports, release, err := zkReservePorts(per * len(c.members))
 	if err != nil {
@@ -423,8 +447,11 @@ func (c *zkCluster) configure() error {
 	defer release()
 	for i, m := range c.members {
 		m.clientPort = ports[per*i]
-		if per == 3 {
+		if len(c.members) > 1 {
 			m.quorumPort, m.electionPort = ports[per*i+1], ports[per*i+2]
+		}
+		if c.opts.SecurePort {
+			m.securePort = ports[per*i+per-1]
 		}
 	}
 	c.closeLinks() // a retry has new member ports, so new targets
@@ -457,6 +484,10 @@ func (c *zkCluster) config(m *zkMember) string {
 	w("dataDir", m.dataDir)
 	w("clientPort", m.clientPort)
 	w("clientPortAddress", "127.0.0.1")
+	if m.securePort != 0 {
+		w("secureClientPort", m.securePort)
+		w("secureClientPortAddress", "127.0.0.1")
+	}
 	w("maxClientCnxns", 0)
 	w("admin.enableServer", "false")
 	w("4lw.commands.whitelist", "srvr,mntr,ruok,cons,wchc,stat")
@@ -677,6 +708,9 @@ func (c *zkCluster) javaArgs(m *zkMember) []string {
 	cp := zkJar
 	if _, err := os.Stat(zkSlf4jSimple); err == nil {
 		cp += ":" + zkSlf4jSimple
+	}
+	for _, jar := range c.opts.ClassPath {
+		cp += ":" + jar
 	}
 	args := []string{
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",

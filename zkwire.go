@@ -16,25 +16,128 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
 
 const (
 	wireOpSetData      = 5
+	wireOpAuth         = 100
 	wireOpCloseSession = -11
+	wireXidAuth        = -4 // the reserved xid of an auth packet and its reply
 )
+
+// wireAccess is how ballot reaches ZooKeeper (zkaccess.go), in a form the
+// keeper gets over its control pipe: TLS roots and client certificate as
+// bytes, so the keeper reads no file when it finally needs them.
+type wireAccess struct {
+	TLS        bool
+	ServerName string          // "": each server's host as written
+	CA         []byte          // PEM; nil: the system's roots
+	Cert       tls.Certificate // client certificate; none when empty
+	Digest     []byte          // user:password; nil: none
+}
+
+// dial connects to addr, with the TLS handshake when configured.
+func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
+	d := &net.Dialer{Deadline: deadline}
+	if !a.TLS {
+		return d.Dial("tcp", addr)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: a.ServerName}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	if a.CA != nil {
+		cfg.RootCAs = x509.NewCertPool()
+		cfg.RootCAs.AppendCertsFromPEM(a.CA)
+	}
+	if len(a.Cert.Certificate) > 0 {
+		cfg.Certificates = []tls.Certificate{a.Cert}
+	}
+	return tls.DialWithDialer(d, "tcp", addr, cfg)
+}
+
+// line is the "access" order of the keeper's control pipe:
+// "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
+// chain's certificates DER, comma-separated, and the key PKCS #8.
+func (a wireAccess) line() string {
+	field := func(b []byte) string {
+		if len(b) == 0 {
+			return "-"
+		}
+		return hex.EncodeToString(b)
+	}
+	mode := "plain"
+	if a.TLS {
+		mode = "tls"
+	}
+	chain, key := "-", "-"
+	if len(a.Cert.Certificate) > 0 {
+		if k, err := x509.MarshalPKCS8PrivateKey(a.Cert.PrivateKey); err == nil {
+			parts := make([]string, len(a.Cert.Certificate))
+			for i, der := range a.Cert.Certificate {
+				parts[i] = hex.EncodeToString(der)
+			}
+			chain, key = strings.Join(parts, ","), hex.EncodeToString(k)
+		}
+	}
+	return strings.Join([]string{"access", mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest)}, " ")
+}
+
+// parseAccess reads the fields after "access"; ok is false if any is bad.
+func parseAccess(f []string) (a wireAccess, ok bool) {
+	if len(f) != 6 || (f[0] != "tls" && f[0] != "plain") {
+		return a, false
+	}
+	field := func(s string) ([]byte, error) {
+		if s == "-" {
+			return nil, nil
+		}
+		return hex.DecodeString(s)
+	}
+	a.TLS = f[0] == "tls"
+	name, err1 := field(f[1])
+	ca, err2 := field(f[2])
+	digest, err3 := field(f[5])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return a, false
+	}
+	a.ServerName, a.CA, a.Digest = string(name), ca, digest
+	if f[3] != "-" {
+		for _, h := range strings.Split(f[3], ",") {
+			der, err := hex.DecodeString(h)
+			if err != nil {
+				return a, false
+			}
+			a.Cert.Certificate = append(a.Cert.Certificate, der)
+		}
+		k, err := field(f[4])
+		if err != nil {
+			return a, false
+		}
+		if a.Cert.PrivateKey, err = x509.ParsePKCS8PrivateKey(k); err != nil {
+			return a, false
+		}
+	}
+	return a, true
+}
 
 // handoff is what a keeper needs to end its ballot's session: the session,
 // and the baton's release if ballot holds it.
 type handoff struct {
 	Servers   []string
+	Access    wireAccess
 	SessionID int64
 	Passwd    []byte
 	TimeoutMs int32
@@ -74,7 +177,7 @@ func (h *handoff) endSession(timeout time.Duration) error {
 }
 
 func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
-	conn, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+	conn, err := h.Access.dial(addr, deadline)
 	if err != nil {
 		return err
 	}
@@ -103,6 +206,24 @@ func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
 	}
 	if id == 0 || timeout <= 0 {
 		return errSessionLost // expired: its nodes are gone already
+	}
+
+	if h.Access.Digest != nil {
+		// Before anything else, as the client library does on every
+		// connection: the record's ACL may grant only this identity.
+		var auth wireBuf
+		auth.int32(wireXidAuth)
+		auth.int32(wireOpAuth)
+		auth.int32(0) // type
+		auth.string("digest")
+		auth.buffer(h.Access.Digest)
+		code, err := wireCall(conn, auth.Bytes(), wireXidAuth)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("credentials refused: error code %d", code)
+		}
+		if err != nil {
+			return err
+		}
 	}
 
 	xid := int32(1)
