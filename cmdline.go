@@ -1,0 +1,350 @@
+package main
+
+// The command line: flags, then environment variables, then the config
+// file, then defaults, for each parameter (parseCommandLine).
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// flagValue records the raw strings given for one flag; validation happens
+// later so that every error can be worded the same way.
+type flagValue struct {
+	isBool bool
+	vals   []string
+}
+
+func (v *flagValue) String() string     { return "" }
+func (v *flagValue) Set(s string) error { v.vals = append(v.vals, s); return nil }
+func (v *flagValue) IsBoolFlag() bool   { return v != nil && v.isBool }
+
+// newFlagSet returns a FlagSet for cmd ("" for the flags before the command)
+// with the global flags and cmd's own, all recording into vals.
+func newFlagSet(cmd string, vals map[string]*flagValue) *flag.FlagSet {
+	fs := flag.NewFlagSet("ballot "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for _, p := range params {
+		if p.scope == scopeGlobal || (cmd != "" && p.scope.usedBy(cmd)) {
+			fs.Var(vals[p.name], p.name, p.help)
+		}
+	}
+	return fs
+}
+
+// sawTerminator reports whether fs.Parse(args) stopped at a "--" (which the
+// flag package swallows) rather than at a positional argument. consumed is
+// how many of args the parse used. A "--" given as a flag's value
+// (--candidate-id --) is not a terminator.
+func sawTerminator(fs *flag.FlagSet, args []string, consumed int) bool {
+	for i := 0; i < consumed; {
+		s := args[i]
+		if s == "--" {
+			return true
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "-")
+		if strings.Contains(name, "=") {
+			i++
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				i++
+				continue
+			}
+		}
+		i += 2
+	}
+	return false
+}
+
+// flagError turns an error of the flag package into a one-line usageError.
+func flagError(cmd string, err error) error {
+	prefix, hint := "", "(see ballot help)"
+	if cmd != "" {
+		prefix, hint = cmd+": ", "(see ballot help "+cmd+")"
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if p := lookupParam(name); p != nil && p.scope != scopeGlobal {
+			if cmd == "" {
+				return usagef("--%s goes after the command; it applies to %s only %s", name, p.scope.commands(), hint)
+			}
+			return usagef("%sunknown flag --%s; it applies to %s only %s", prefix, name, p.scope.commands(), hint)
+		}
+		return usagef("%sunknown flag --%s %s", prefix, name, hint)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name = strings.TrimLeft(name, "-")
+		return usagef("%s--%s needs a value, e.g. --%s=VALUE %s", prefix, name, name, hint)
+	}
+	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		return usagef("%sbad flag syntax %q; use --name value or --name=value %s", prefix, arg, hint)
+	}
+	return usagef("%s%s %s", prefix, msg, hint)
+}
+
+// strayArgs is the error for positional arguments that are not allowed.
+func strayArgs(cmd string, args []string, afterDashes bool) error {
+	hint := "(see ballot help " + cmd + ")"
+	if afterDashes {
+		return usagef("%s: takes no command to run, but got %q %s", cmd, strings.Join(args, " "), hint)
+	}
+	a := args[0]
+	if a == "true" || a == "false" {
+		return usagef(`%s: unexpected argument %q; boolean flags take their value with "=", e.g. --wrap-child-logs=false %s`, cmd, a, hint)
+	}
+	if cmd == cmdRunOnce || cmd == cmdRunCron {
+		return usagef(`%s: unexpected argument %q; put the command to run after "--" %s`, cmd, a, hint)
+	}
+	return usagef("%s: unexpected argument %q %s", cmd, a, hint)
+}
+
+// ---------------------------------------------------------------------------
+// parseCommandLine.
+
+// parseCommandLine parses os.Args[1:]-style args, with getenv standing in
+// for os.Getenv (HOME is read through it too, for the config file search).
+// It returns *usageError for usage and configuration errors and
+// *helpRequested when help was asked for.
+func parseCommandLine(args []string, getenv func(string) string) (*Settings, error) {
+	vals := make(map[string]*flagValue, len(params))
+	for _, p := range params {
+		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
+	}
+
+	// Global flags before the command.
+	gfs := newFlagSet("", vals)
+	if err := gfs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequested{text: helpText("")}
+		}
+		return nil, flagError("", err)
+	}
+	rest := gfs.Args()
+	if sawTerminator(gfs, args, len(args)-len(rest)) || len(rest) == 0 {
+		return nil, usagef("no command given; use one of %s (see ballot help)", commandList)
+	}
+
+	cmd, rest := rest[0], rest[1:]
+	switch cmd {
+	case cmdHelp:
+		return nil, helpFor(rest)
+	case "run":
+		if len(rest) == 0 {
+			return nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
+		}
+		switch rest[0] {
+		case "once", "cron":
+			cmd, rest = "run "+rest[0], rest[1:]
+		case "-h", "-help", "--help":
+			return nil, &helpRequested{text: helpText("run")}
+		default:
+			return nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
+		}
+	case cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+	default:
+		return nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)
+	}
+
+	// The command's flags, with the global flags again.
+	fs := newFlagSet(cmd, vals)
+	if cmd == cmdVersion {
+		fs = newFlagSet("", vals)
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequested{text: helpText(cmd)}
+		}
+		return nil, flagError(cmd, err)
+	}
+	pos := fs.Args()
+	dashes := sawTerminator(fs, rest, len(rest)-len(pos))
+	isRun := cmd == cmdRunOnce || cmd == cmdRunCron
+	if len(pos) > 0 && (!dashes || !isRun) {
+		return nil, strayArgs(cmd, pos, dashes)
+	}
+	if cmd == cmdVersion {
+		return &Settings{Command: cmdVersion}, nil
+	}
+	if isRun && len(pos) > 0 && pos[0] == "" {
+		return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
+	}
+
+	s := &Settings{Command: cmd, Sources: map[string]string{}}
+	if isRun && len(pos) > 0 {
+		s.Args = append([]string(nil), pos...)
+	}
+
+	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		if p.name == "config-file" || !p.scope.usedBy(cmd) {
+			continue
+		}
+		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
+			return nil, err
+		}
+	}
+
+	if err := settleZooKeeperAccess(s); err != nil {
+		return nil, err
+	}
+
+	// Without a command, a run holds leadership until stopped, which only
+	// makes sense with a hook to act on it.
+	if isRun && len(s.Args) == 0 && len(s.OnPromote) == 0 && len(s.OnDemote) == 0 {
+		example := "ballot run once --candidate-id a -- /usr/bin/myservice"
+		if cmd == cmdRunCron {
+			example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
+		}
+		return nil, usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, cmd, example)
+	}
+	return s, nil
+}
+
+// paramSource names where parameter name's value came from, the way
+// usage errors do: "--name", "environment NAME" or
+// `config file PATH: key "name"`.
+func paramSource(s *Settings, name string) string {
+	switch src := s.Sources[name]; {
+	case strings.HasPrefix(src, "environment "):
+		return src
+	case strings.HasPrefix(src, "config file "):
+		return fmt.Sprintf("%s: key %q", src, name)
+	}
+	return "--" + name
+}
+
+// settleZooKeeperAccess checks the secure-ZooKeeper parameters against each
+// other, settles the defaults that depend on others (TLS, the ACL) and
+// prepends the chroot to the base path. The files are read later, by
+// loadZKAccess.
+func settleZooKeeperAccess(s *Settings) error {
+	given := func(name string) bool { return s.Sources[name] != "" && s.Sources[name] != "default" }
+	switch {
+	case s.ZooKeeperTLSCert != "" && s.ZooKeeperTLSKey == "":
+		return usagef("%s %q: a client certificate needs its private key; set --zookeeper-tls-key too",
+			paramSource(s, "zookeeper-tls-cert"), s.ZooKeeperTLSCert)
+	case s.ZooKeeperTLSKey != "" && s.ZooKeeperTLSCert == "":
+		return usagef("%s %q: a private key needs its client certificate; set --zookeeper-tls-cert too",
+			paramSource(s, "zookeeper-tls-key"), s.ZooKeeperTLSKey)
+	}
+	for _, name := range []string{"zookeeper-tls-ca", "zookeeper-tls-cert", "zookeeper-tls-key", "zookeeper-tls-server-name"} {
+		if !given(name) {
+			continue
+		}
+		if given("zookeeper-tls") && !s.ZooKeeperTLS {
+			return usagef("%s \"false\" contradicts %s, which needs TLS; drop one of them",
+				paramSource(s, "zookeeper-tls"), paramSource(s, name))
+		}
+		if !s.ZooKeeperTLS {
+			s.ZooKeeperTLS = true
+			s.Sources["zookeeper-tls"] = "implied by " + paramSource(s, name)
+		}
+	}
+
+	// Credentials: something ZooKeeper knows ballot by, which "creator"
+	// ACLs grant their rights to.
+	credentials := s.ZooKeeperAuthFile != "" || s.ZooKeeperTLSCert != ""
+	switch {
+	case s.ZooKeeperACL == "" && credentials:
+		s.ZooKeeperACL = aclCreator
+	case s.ZooKeeperACL == "":
+		s.ZooKeeperACL = aclOpen
+	case s.ZooKeeperACL != aclOpen && !credentials:
+		return usagef("%s %q: needs credentials for ZooKeeper to know ballot by: --zookeeper-auth-file, or a client certificate (--zookeeper-tls-cert and --zookeeper-tls-key)",
+			paramSource(s, "zookeeper-acl"), s.ZooKeeperACL)
+	}
+
+	// The client library has no chroot: ballot applies it itself, so logs
+	// and info show the full path.
+	s.BasePath = s.ZooKeeperChroot + s.BasePath
+	return nil
+}
+
+// setChroot records the chroot of one --zookeeper-servers flag; repeated
+// flags may each give it, but not two different ones.
+func setChroot(s *Settings, chroot string) error {
+	switch {
+	case chroot == "":
+	case s.ZooKeeperChroot != "" && s.ZooKeeperChroot != chroot:
+		return fmt.Errorf("chroot %q differs from the chroot %q of an earlier --zookeeper-servers; give one", chroot, s.ZooKeeperChroot)
+	default:
+		s.ZooKeeperChroot = chroot
+	}
+	return nil
+}
+
+// resolve sets parameter p from the first of flag, environment, config file
+// and default that has it, recording the source in s.Sources.
+func resolve(s *Settings, p *param, flagVals []string, getenv func(string) string, cfg *configFile) error {
+	env := p.env()
+	if len(flagVals) > 0 {
+		s.Sources[p.name] = "flag"
+		if p.kind == kindList {
+			s.ZooKeeperServers = nil
+			for _, v := range flagVals {
+				hs, chroot, err := parseServerList(v)
+				if err == nil {
+					err = setChroot(s, chroot)
+				}
+				if err != nil {
+					return usagef("--%s %q: %v", p.name, v, err)
+				}
+				s.ZooKeeperServers = append(s.ZooKeeperServers, hs...)
+			}
+			return nil
+		}
+		v := flagVals[len(flagVals)-1]
+		if err := p.apply(s, v); err != nil {
+			return usagef("--%s %q: %v", p.name, v, err)
+		}
+		return nil
+	}
+
+	if v, env := p.lookupEnv(getenv); v != "" {
+		s.Sources[p.name] = "environment " + env
+		var err error
+		if p.kind == kindList {
+			s.ZooKeeperServers, s.ZooKeeperChroot, err = parseServerList(v)
+		} else {
+			err = p.apply(s, v)
+		}
+		if err != nil {
+			return usagef("environment %s %q: %v", env, v, err)
+		}
+		return nil
+	}
+
+	if raw, ok := cfg.get(p.name); ok {
+		s.Sources[p.name] = "config file " + cfg.path
+		return cfg.apply(s, p, raw)
+	}
+
+	s.Sources[p.name] = "default"
+	if p.opt {
+		return nil
+	}
+	if p.scope == scopeCandidate && s.Command == cmdStepDown {
+		return nil // step-down: any leader
+	}
+	if p.req {
+		return usagef("%s: --%s is required (or set %s, or %q in the config file)", s.Command, p.name, env, p.name)
+	}
+	if p.kind == kindList {
+		s.ZooKeeperServers, _ = parseServers(p.def)
+		return nil
+	}
+	if err := p.apply(s, p.def); err != nil {
+		panic("ballot: bad default for " + p.name + ": " + err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package main
+
+// ballot help: the texts, built from the parameter table.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// helpFor answers "ballot help [cmd...]".
+func helpFor(args []string) error {
+	topic := strings.Join(args, " ")
+	switch topic {
+	case "", "help", "-h", "-help", "--help":
+		return &helpRequested{text: helpText("")}
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+		return &helpRequested{text: helpText(topic)}
+	}
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, step-down, pause, resume, version (see ballot help)", topic)
+}
+
+const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
+--zookeeper-base-path, --zookeeper-session-timeout, --zookeeper-tls, --zookeeper-tls-ca,
+--zookeeper-tls-cert, --zookeeper-tls-key, --zookeeper-tls-server-name,
+--zookeeper-auth-file, --zookeeper-acl, --log-level, --log-format, --debug
+`
+
+const helpPrecedence = `Every flag can also be set by its environment variable, BALLOT_ and the flag
+name in capitals (empty means unset), or by its key in the JSON config file
+(key = flag name). A flag beats the environment, which beats the config file,
+which beats the default. For compatibility, ZOOKEEPER_SERVERS,
+ZOOKEEPER_BASE_PATH, ZOOKEEPER_SESSION_TIMEOUT, LOG_LEVEL and LOG_FORMAT are
+read too (the BALLOT_ name wins); no other unprefixed variable is.
+`
+
+const helpHooks = `Hooks:
+  --on-promote, --on-demote and --health-check take a command line, split into
+  words as a shell would ('...', "...", \ escapes) but run without a shell:
+  nothing is expanded, so $VAR, *, ~, |, ; and > are passed as they are (use
+  sh -c '...' for those). In the config file they are a string split the same
+  way, or an array of strings taken as the arguments as they are.
+  With --on-promote or --on-demote, the command after "--" may be left out:
+  ballot then holds leadership until stopped, running only the hooks.
+`
+
+const helpPolicies = `Policies:
+  on-child-success, on-child-error (after the command ends):
+    rerun       run once: stay leader and run the command again
+                run cron: stay leader and run it at the next scheduled time
+    reelect     run once: resign, stand for election again, run the command if elected
+                run cron: resign after each run (runs spread across hosts)
+    exit        exit ballot with the command's exit code
+    ignore      run once: stay leader and do not act on the command's result
+                run cron: stay leader and run it at the next scheduled time
+  on-election-failure (the election cannot be held, e.g. ZooKeeper is unreachable):
+    retry       keep trying
+    run-anyway  run the command without being elected
+    exit        exit with code 125
+  on-connection-loss (the connection to ZooKeeper is lost while leading):
+    reelect     stop the command before the session can expire, then stand again
+    exit        the same stop, then exit with code 125
+    ignore      keep the command running until the session is known to be
+                expired (risks two commands at once under a network partition)
+`
+
+const helpExitCodes = `Exit codes:
+  0    success
+  N    run: the command's own exit code, when a policy is exit;
+       128+N when it died of signal N
+  1    info: there is no leader; leader: no leader has acknowledged
+       (within --wait); step-down: no leader, --candidate-id does not lead,
+       nobody else in line, or nobody else leads within --wait
+  2    usage or config error
+  75   run once --no-wait: another candidate leads
+  125  ballot failed: election failure or connection loss under the exit
+       policy, or info could not read ZooKeeper
+  126  the command is not executable
+  127  the command was not found
+`
+
+// flagHelp lists the flags of the given scopes.
+func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
+	fmt.Fprintf(b, "%s:\n", title)
+	for _, p := range params {
+		if !slices.Contains(scopes, p.scope) {
+			continue
+		}
+		fmt.Fprintf(b, "  --%s", p.name)
+		if p.arg != "" {
+			fmt.Fprintf(b, " %s", p.arg)
+		}
+		def := p.def
+		if p.req || p.opt {
+			def = "none"
+		}
+		if p.shown != "" {
+			def = p.shown
+		}
+		sep := ";"
+		if strings.HasSuffix(def, ";") {
+			sep = ""
+		}
+		help := strings.ReplaceAll(p.help, "\n", "\n      ")
+		fmt.Fprintf(b, "\n      %s\n      default: %s%s env %s\n", help, def, sep, p.env())
+	}
+}
+
+// helpText is the help for cmd: "" for the overview, "run", or a command.
+func helpText(cmd string) string {
+	var b strings.Builder
+	switch cmd {
+	case "":
+		b.WriteString(`ballot runs a command on only one machine of a fleet, chosen by ZooKeeper leader election.
+
+Usage:
+  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
+  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
+  ballot [global flags] info [--output human|json]
+  ballot [global flags] watch [--output human|json]
+  ballot [global flags] leader [--wait DURATION] [--output human|json]
+  ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
+  ballot [global flags] pause [--reason TEXT]
+  ballot [global flags] resume
+  ballot version
+  ballot help [command]
+
+Commands:
+  run once  stand for election; run the command while leader
+  run cron  stand for election; run the command on a schedule while leader
+  info      print the election's current leader and candidates
+  watch     print the election's leader and candidates as they change
+  leader    print the current leader's published data (--leader-data)
+  step-down ask the leader to hand over to the next candidate
+  pause     stop the election's command everywhere until resume; resume undoes it
+  version   print ballot's version
+  help      print help; "ballot help run once" or "ballot run once --help" for a command
+
+`)
+		flagHelp(&b, "Global flags (also accepted after the command)", scopeGlobal)
+		b.WriteString("\n" + helpPrecedence + "\n" + helpExitCodes)
+	case "run", cmdRunOnce, cmdRunCron:
+		switch cmd {
+		case "run":
+			b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
+				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n" +
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
+		case cmdRunOnce:
+			b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
+				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n\n")
+		case cmdRunCron:
+			b.WriteString("ballot run cron: stand for election and, while this machine is leader,\nrun the command at the times of a cron schedule.\n\nUsage:\n" +
+				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
+		}
+		b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
+			"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
+		flagHelp(&b, "Flags", scopeCandidate, scopeRun)
+		if cmd != cmdRunCron {
+			b.WriteString("\n")
+			flagHelp(&b, "Once flags (run once only)", scopeOnce)
+		}
+		if cmd != cmdRunOnce {
+			b.WriteString("\n")
+			flagHelp(&b, "Cron flags (run cron only)", scopeCron)
+		}
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
+	case cmdInfo, cmdWatch:
+		if cmd == cmdInfo {
+			b.WriteString("ballot info: print the election's current leader and candidates, then exit\n(exit code 1 when there is no leader).\n\n")
+		} else {
+			b.WriteString("ballot watch: print the election's leader and candidates, and again each time\nthey change, until interrupted.\n\n")
+		}
+		fmt.Fprintf(&b, "Usage:\n  ballot [global flags] %s [--output human|json]\n\n", cmd)
+		flagHelp(&b, "Flags", scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdLeader:
+		b.WriteString("ballot leader: print the current leader's published data (--leader-data of its\n" +
+			"run) and exit 0, or exit 1 when no leader has acknowledged; --wait blocks up to\n" +
+			"DURATION for one.\n\n" +
+			"Usage:\n  ballot [global flags] leader [--wait DURATION] [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdStepDown:
+		b.WriteString("ballot step-down: ask the leader (with --candidate-id, that candidate if it leads)\n" +
+			"to hand over: it stops its command as on SIGTERM and stands again at the back of\n" +
+			"the line. Exit 0 once asked (with --wait, once another candidate leads); 1 if\n" +
+			"there is no leader, --candidate-id does not lead, no other candidate is in line,\n" +
+			"or nobody else leads within --wait.\n\n" +
+			"Usage:\n  ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]\n\n")
+		flagHelp(&b, "Flags", scopeCandidate, scopeLeader)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdPause, cmdResume:
+		b.WriteString("ballot pause: while an election is paused its leader runs nothing: run once stops\n" +
+			"its command, run cron skips its scheduled times; candidates keep their places. The\n" +
+			"pause lives in ZooKeeper and survives restarts. ballot resume ends it.\n\n" +
+			"Usage:\n  ballot [global flags] pause [--reason TEXT]\n  ballot [global flags] resume\n\n")
+		flagHelp(&b, "Flags", scopePause)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdVersion:
+		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,381 @@
+package main
+
+// The parameter table: every flag, environment variable and config file
+// key, with its help text and how it sets Settings. Each group is a
+// function so that help texts may refer back to params.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// params is every parameter, in help order. Built in init because the help
+// texts refer back to it.
+var params []*param
+
+func init() {
+	params = slices.Concat(zookeeperParams(), logParams(), runParams(), hookParams(),
+		onceParams(), metricsParams(), cronParams(), readerParams())
+}
+
+// zookeeperParams: how to reach ZooKeeper, and the election's path.
+func zookeeperParams() []*param {
+	return []*param{
+		{name: "config-file", scope: scopeGlobal, arg: "PATH",
+			def:  "the first that exists of $HOME/.config/ballot/ballot.json,\n        /etc/ballot/ballot.json, ./ballot.json;",
+			help: "JSON config file; a named file must exist"},
+		{name: "zookeeper-servers", scope: scopeGlobal, kind: kindList, arg: "HOST[:PORT],...",
+			def: "localhost:2181",
+			help: "ZooKeeper servers; port 2181 if omitted; flag may repeat; a chroot suffix\n" +
+				"(zk1,zk2/app) is prepended to the base path"},
+		{name: "zookeeper-base-path", scope: scopeGlobal, arg: "PATH", def: "/ballot/election",
+			help: "ZooKeeper node under which the election is held",
+			apply: func(s *Settings, v string) error {
+				if err := checkZKPath(v); err != nil {
+					return err
+				}
+				s.BasePath = v
+				return nil
+			}},
+		{name: "zookeeper-session-timeout", scope: scopeGlobal, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "ZooKeeper session timeout, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.SessionTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "zookeeper-tls", scope: scopeGlobal, kind: kindBool, def: "false",
+			help: "connect to ZooKeeper with TLS (the servers' secureClientPort); implied by the\n" +
+				"--zookeeper-tls-* options",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLS, err = parseBool(v)
+				return err
+			}},
+		{name: "zookeeper-tls-ca", scope: scopeGlobal, arg: "FILE", opt: true, shown: "the system's CA certificates",
+			help: "PEM file of the CA certificates that sign the ZooKeeper servers' certificates",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSCA, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-cert", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "PEM file of a client certificate, for servers with ssl.clientAuth=need;\n" +
+				"needs --zookeeper-tls-key",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSCert, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-key", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "PEM file of the client certificate's private key",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperTLSKey, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-tls-server-name", scope: scopeGlobal, arg: "NAME", opt: true,
+			shown: "each server's host as written in --zookeeper-servers",
+			help:  "the name the servers' certificates must be valid for",
+			apply: func(s *Settings, v string) error {
+				if err := checkServerName(v); err != nil {
+					return err
+				}
+				s.ZooKeeperTLSServerName = v
+				return nil
+			}},
+		{name: "zookeeper-auth-file", scope: scopeGlobal, arg: "FILE", opt: true,
+			help: "file holding user:password for ZooKeeper's digest scheme, sent on every\n" +
+				"connection (credentials are never taken from the command line or the environment)",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperAuthFile, err = fileName(v)
+				return err
+			}},
+		{name: "zookeeper-acl", scope: scopeGlobal, arg: "ACL", opt: true,
+			shown: "creator with credentials (--zookeeper-auth-file or a client certificate),\n        open without",
+			help: "ACL of every node ballot creates: open (anyone may do anything), creator (only\n" +
+				"ballot's identity: its digest user, its client certificate), creator-world-read\n" +
+				"(the same, and anyone may read: info, watch and leader work without credentials)",
+			apply: func(s *Settings, v string) (err error) {
+				s.ZooKeeperACL, err = oneOf(v, "", aclValues...)
+				return err
+			}},
+	}
+}
+
+// logParams: ballot's own log.
+func logParams() []*param {
+	return []*param{
+		{name: "log-level", scope: scopeGlobal, arg: "LEVEL", def: "info",
+			help: "trace, debug, info, warn, error, fatal or panic",
+			apply: func(s *Settings, v string) error {
+				for i, n := range logLevelNames {
+					if strings.EqualFold(v, n) {
+						s.LogLevel = logLevels[i]
+						return nil
+					}
+				}
+				return fmt.Errorf("not a log level; use one of %s", strings.Join(logLevelNames, ", "))
+			}},
+		{name: "log-format", scope: scopeGlobal, arg: "FORMAT", def: "human",
+			help: "human, json or raw",
+			apply: func(s *Settings, v string) (err error) {
+				s.LogFormat, err = oneOf(v, "not a log format; ", "human", "json", "raw")
+				return err
+			}},
+		{name: "debug", scope: scopeGlobal, kind: kindBool, def: "false",
+			help: "log debugging details, such as where each setting came from",
+			apply: func(s *Settings, v string) (err error) {
+				s.Debug, err = parseBool(v)
+				return err
+			}},
+	}
+}
+
+// runParams: who the candidate is and what ends or restarts its command.
+func runParams() []*param {
+	return []*param{
+		{name: "candidate-id", scope: scopeCandidate, arg: "ID", req: true,
+			help: "this machine's name in the election (required by run; step-down: the candidate\n" +
+				"to step down, only if it leads)",
+			apply: func(s *Settings, v string) error {
+				switch {
+				case v == "":
+					return errors.New("must not be empty")
+				case strings.ContainsAny(v, "\n\r\x00"):
+					return errors.New("must not contain a newline or NUL character")
+				}
+				s.CandidateID = v
+				return nil
+			}},
+		{name: "on-child-success", scope: scopeRun, arg: "POLICY", def: policyReelect,
+			help: "when the command exits 0: rerun, reelect, exit or ignore",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
+				return err
+			}},
+		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: policyReelect,
+			help: "when the command fails: rerun, reelect, exit or ignore",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnChildError, err = oneOf(v, "", policyValues...)
+				return err
+			}},
+		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: electionRetry,
+			help: "when the election cannot be held: retry, run-anyway or exit",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnElectionFailure, err = oneOf(v, "", electionValues...)
+				return err
+			}},
+		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: lossReelect,
+			help: "when the connection to ZooKeeper is lost while leading: reelect = stop the command\n" +
+				"before the session can expire, then stand again; exit = the same stop, then exit 125;\n" +
+				"ignore = keep the command running until the session is known to be expired\n" +
+				"(risks two commands at once under a network partition)",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnConnectionLoss, err = oneOf(v, "", lossValues...)
+				return err
+			}},
+		{name: "wrap-child-logs", scope: scopeRun, kind: kindBool, def: "true",
+			help: "log the command's output lines in ballot's log format; =false passes them through",
+			apply: func(s *Settings, v string) (err error) {
+				s.WrapChildLogs, err = parseBool(v)
+				return err
+			}},
+		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
+			help: "time between SIGTERM and SIGKILL when stopping the command",
+			apply: func(s *Settings, v string) (err error) {
+				s.StopGracePeriod, err = parseDuration(v, false)
+				return err
+			}},
+	}
+}
+
+// hookParams: hooks, the leader node's data and health checks.
+func hookParams() []*param {
+	return []*param{
+		{name: "on-promote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run when this candidate becomes leader, before the command",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnPromote, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "on-demote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run when this candidate stops being leader, after the command is gone",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnDemote, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "hook-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
+			help: "a hook still running after this is killed, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HookTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "leader-data", scope: scopeRun, arg: "DATA|@PATH", opt: true,
+			help: "text published for observers (ballot leader) once leading; @PATH: the content of\n" +
+				"file PATH (at most 512 KiB); @@ for a literal leading @",
+			apply: func(s *Settings, v string) (err error) {
+				s.LeaderData, err = leaderData(v)
+				return err
+			}},
+		{name: "health-check", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "command line run every --health-interval; the candidate stands for election only\n" +
+				"while it passes (exits 0), and withdraws after --health-failures failures in a row",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthCheck, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "health-interval", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "time between health checks, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthInterval, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "health-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "5s",
+			help: "a health check still running after this is killed and counts as failed, > 0",
+			apply: func(s *Settings, v string) (err error) {
+				s.HealthTimeout, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "health-failures", scope: scopeRun, kind: kindInt, arg: "N", def: "3",
+			help: "failed health checks in a row before withdrawing, >= 1",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use a number such as 3")
+				case n < 1:
+					return errors.New("must be at least 1")
+				}
+				s.HealthFailures = n
+				return nil
+			}},
+	}
+}
+
+// onceParams: run once's keyed runs.
+func onceParams() []*param {
+	return []*param{
+		{name: "once-key", scope: scopeOnce, arg: "KEY", opt: true,
+			help: "run the command at most once per KEY across the election, whoever starts it and\n" +
+				"when (e.g. \"$(date +%F)\" from every host's crontab); a candidate that finds KEY\n" +
+				"recorded exits 0 without running anything. ballot exits after the command with its\n" +
+				"exit code: the on-child-* policies do not apply",
+			apply: func(s *Settings, v string) error {
+				switch {
+				case v == "":
+					return errors.New("must not be empty")
+				case len(v) > onceKeyMax:
+					return fmt.Errorf("longer than %d bytes", onceKeyMax)
+				case strings.ContainsAny(v, "\n\r\x00"):
+					return errors.New("must not contain a newline or NUL character")
+				}
+				s.OnceKey = v
+				return nil
+			}},
+		{name: "once-retry-unfinished", scope: scopeOnce, kind: kindBool, def: "false",
+			help: "with --once-key: run a KEY whose runner's session ended before the run finished\n" +
+				"(never while that session lives); without it such a KEY is never run again",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnceRetryUnfinished, err = parseBool(v)
+				return err
+			}},
+		{name: "no-wait", scope: scopeOnce, kind: kindBool, def: "false",
+			help: "if another candidate leads now, exit 75 at once instead of waiting in line\n" +
+				"(like flock -n)",
+			apply: func(s *Settings, v string) (err error) {
+				s.NoWait, err = parseBool(v)
+				return err
+			}},
+	}
+}
+
+// metricsParams: the metrics file.
+func metricsParams() []*param {
+	return []*param{
+		{name: "metrics-file", scope: scopeRun, arg: "PATH", opt: true,
+			help: "keep a Prometheus text-format file of this candidate's state at PATH (for\n" +
+				"node_exporter's textfile collector); its directory must exist",
+			apply: func(s *Settings, v string) error {
+				if v == "" || strings.HasSuffix(v, "/") {
+					return errors.New("must name a file, such as /var/lib/node_exporter/textfile_collector/ballot.prom")
+				}
+				s.MetricsFile = v
+				return nil
+			}},
+	}
+}
+
+// cronParams: run cron's schedule.
+func cronParams() []*param {
+	return []*param{
+		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
+			help: `cron expression, e.g. "*/5 * * * *" or @hourly (required)`,
+			apply: func(s *Settings, v string) error {
+				if strings.TrimSpace(v) == "" {
+					return errors.New("must not be empty; use a cron expression such as \"*/5 * * * *\"")
+				}
+				s.Schedule = v
+				return nil
+			}},
+		{name: "timezone", scope: scopeCron, arg: "ZONE", def: "UTC",
+			help: "time zone of the schedule: an IANA name such as Europe/Berlin, or Local",
+			apply: func(s *Settings, v string) error {
+				loc, err := loadLocation(v)
+				if err != nil {
+					return err
+				}
+				s.Timezone = loc
+				return nil
+			}},
+		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "a scheduled time missed (no leader at that moment) is still run by a new leader\n" +
+				"if it is less than this late; 0: missed times are skipped and logged",
+			apply: func(s *Settings, v string) (err error) {
+				s.StartingDeadline, err = parseDuration(v, false)
+				return err
+			}},
+		{name: "timeout", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "stop a run that lasts longer than this; 0: no limit",
+			apply: func(s *Settings, v string) (err error) {
+				s.Timeout, err = parseDuration(v, false)
+				return err
+			}},
+	}
+}
+
+// readerParams: info, watch, leader and the operators' commands.
+func readerParams() []*param {
+	return []*param{
+		{name: "output", scope: scopeOutput, arg: "FORMAT", def: "human",
+			help: "human or json",
+			apply: func(s *Settings, v string) (err error) {
+				s.Output, err = oneOf(v, "not an output format; ", "human", "json")
+				return err
+			}},
+
+		{name: "reason", scope: scopePause, arg: "TEXT", opt: true,
+			help: "why the election is paused, shown by info, watch and the leader's log",
+			apply: func(s *Settings, v string) error {
+				if strings.ContainsAny(v, "\n\r\x00") {
+					return errors.New("must be one line")
+				}
+				s.Reason = v
+				return nil
+			}},
+		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "leader: wait up to this long for a leader to acknowledge; step-down: for another\n" +
+				"candidate to lead; 0: do not wait",
+			apply: func(s *Settings, v string) (err error) {
+				s.Wait, err = parseDuration(v, false)
+				return err
+			}},
+	}
+}
+
+func lookupParam(name string) *param {
+	for _, p := range params {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
