@@ -73,7 +73,7 @@ func zookeeperParams() []*param {
 				return err
 			}},
 		{name: "zookeeper-tls-server-name", scope: scopeGlobal, arg: "NAME", opt: true,
-			shown: "each server's host as written in --zookeeper-servers",
+			shown: "each server's host as written in\n        --zookeeper-servers",
 			help:  "the name the servers' certificates must be valid for",
 			apply: func(s *Settings, v string) error {
 				if err := checkServerName(v); err != nil {
