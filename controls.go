@@ -190,7 +190,7 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
 		return exitFailure
 	}
-	l := s.leaderNode()
+	l := s.lowestProposal()
 	switch {
 	case l == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: no candidate leads %s\n", set.BasePath)
@@ -224,7 +224,7 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	for time.Now().Before(deadline) {
 		s, err := readElection(conn, set.BasePath)
 		if err == nil {
-			if l := s.leaderNode(); l != nil && l.data != nil && l.data.CandidateID != old && l.data.State == stateLeading {
+			if l := s.lowestProposal(); l != nil && l.data != nil && l.data.CandidateID != old && l.data.State == stateLeading {
 				fmt.Fprintf(out, "%s leads\n", l.data.CandidateID)
 				return 0
 			}

@@ -42,172 +42,6 @@ const infoClockPrefix = ".ballot-clock-"
 // infoRawLimit caps raw node data shown for unparsable or foreign nodes.
 const infoRawLimit = 300
 
-// ---------------------------------------------------------------------------
-// What was read from ZooKeeper.
-
-// snapNode is one child of the base path as read.
-type snapNode struct {
-	name     string
-	seq      int64 // proposals only
-	stat     zk.Stat
-	raw      []byte
-	data     *proposalData // proposals whose data parses
-	parseErr string        // proposals whose data does not
-}
-
-// electionSnapshot is the election as read in one pass.
-type electionSnapshot struct {
-	exists    bool
-	acl       []zk.ACL    // of the base path
-	aclErr    error       // why the ACL could not be read
-	proposals []*snapNode // election order, lowest first
-	cron      *snapNode
-	leader    *snapNode // the "leader" node
-	baton     *snapNode // baton.go
-	handover  *snapNode
-	pause     *snapNode // ballot pause (controls.go)
-	stepDown  *snapNode
-	once      *snapNode     // run once --once-key (once.go)
-	onceKeys  []*onceRecord // its records, read by info only
-	onceBusy  map[string]bool
-	others    []*snapNode
-	vanished  []string // listed, but gone before their data was read
-}
-
-// leaderNode is the lowest proposal, nil when there is none.
-func (s *electionSnapshot) leaderNode() *snapNode {
-	if s == nil || len(s.proposals) == 0 {
-		return nil
-	}
-	return s.proposals[0]
-}
-
-func newSnapNode(name string, raw []byte, stat *zk.Stat) *snapNode {
-	n := &snapNode{name: name, raw: raw}
-	if stat != nil {
-		n.stat = *stat
-	}
-	if seq, ok := proposalSeq(name); ok {
-		n.seq = seq
-		n.data, n.parseErr = parseProposalData(raw)
-	}
-	return n
-}
-
-// parseProposalData reads a proposal node's data; a node of another tool,
-// or a bad write, gives an error text instead.
-func parseProposalData(raw []byte) (*proposalData, string) {
-	if len(raw) == 0 {
-		return nil, "no data"
-	}
-	var d proposalData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err.Error()
-	}
-	if d.CandidateID == "" {
-		return nil, "no candidateId in the data"
-	}
-	return &d, ""
-}
-
-// sortSnapshot puts proposals in election order and the rest by name.
-func sortSnapshot(s *electionSnapshot) {
-	sort.SliceStable(s.proposals, func(i, j int) bool { return s.proposals[i].seq < s.proposals[j].seq })
-	sort.Slice(s.others, func(i, j int) bool { return s.others[i].name < s.others[j].name })
-}
-
-// file files a node read under the base path into the snapshot.
-func (s *electionSnapshot) file(n *snapNode) {
-	switch {
-	case isProposal(n.name):
-		s.proposals = append(s.proposals, n)
-	case n.name == infoCronNode:
-		s.cron = n
-	case n.name == infoLeaderNode:
-		s.leader = n
-	case n.name == batonName:
-		s.baton = n
-	case n.name == handoverName:
-		s.handover = n
-	case n.name == "once":
-		s.once = n
-	case n.name == pauseName:
-		s.pause = n
-	case n.name == stepDownName:
-		s.stepDown = n
-	case strings.HasPrefix(n.name, infoClockPrefix):
-		// Another reader's clock node (this is the parent of an election
-		// path): gone in a moment.
-	default:
-		s.others = append(s.others, n)
-	}
-}
-
-func isProposal(name string) bool {
-	_, ok := proposalSeq(name)
-	return ok
-}
-
-// readElection reads base and all its children without watches.
-func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
-	s := &electionSnapshot{}
-	children, _, err := conn.Children(base)
-	if errors.Is(err, zk.ErrNoNode) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, zkError(err, "read", base)
-	}
-	s.exists = true
-	s.readACL(conn, base)
-	for _, c := range children {
-		raw, stat, err := conn.Get(base + "/" + c)
-		if errors.Is(err, zk.ErrNoNode) {
-			s.vanished = append(s.vanished, c)
-			continue
-		}
-		if err != nil {
-			return nil, zkError(err, "read", base+"/"+c)
-		}
-		s.file(newSnapNode(c, raw, stat))
-	}
-	if s.once != nil {
-		readOnceKeys(conn, base, s)
-	}
-	sortSnapshot(s)
-	return s, nil
-}
-
-// readOnceKeys reads the records of run once --once-key, newest first.
-func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
-	names, _, err := conn.Children(onceDir(base))
-	if err != nil {
-		return
-	}
-	s.onceBusy = map[string]bool{}
-	for _, n := range names {
-		raw, _, err := conn.Get(onceDir(base) + "/" + n)
-		var rec onceRecord
-		if err != nil || json.Unmarshal(raw, &rec) != nil {
-			continue
-		}
-		if ok, _, _ := conn.Exists(onceDir(base) + "/" + n + "/running"); ok {
-			s.onceBusy[rec.Key] = true
-		}
-		s.onceKeys = append(s.onceKeys, &rec)
-	}
-	sort.Slice(s.onceKeys, func(i, j int) bool { return s.onceKeys[i].StartedAt.After(s.onceKeys[j].StartedAt) })
-}
-
-// readACL reads the ACL of the base path, which ballot never changes once
-// the path exists.
-func (s *electionSnapshot) readACL(conn *zk.Conn, base string) {
-	s.acl, _, s.aclErr = conn.GetACL(base)
-	if s.aclErr != nil {
-		s.aclErr = zkError(s.aclErr, "read the ACL of", base)
-	}
-}
-
 // zkClock returns ZooKeeper's "now": the ctime of an ephemeral sequential
 // node created (and deleted at once) next to the base path. The parents are
 // created when missing.
@@ -481,7 +315,7 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		var sd stepDownRecord
 		if json.Unmarshal(n.raw, &sd) == nil {
 			inf.StepDown = &sd
-			if l := s.leaderNode(); l != nil && base+"/"+l.name == sd.Proposal {
+			if l := s.lowestProposal(); l != nil && base+"/"+l.name == sd.Proposal {
 				inf.Notes = append(inf.Notes, fmt.Sprintf("the leader was asked to step down by %s", orNone(sd.By)))
 			}
 		}
@@ -501,7 +335,7 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 	if b := inf.Baton; b != nil && b.Note != "" {
 		inf.Notes = append(inf.Notes, b.Note)
 	}
-	if n := s.leader; n != nil {
+	if n := s.ackNode; n != nil {
 		inf.LeaderNode = &infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
 			AgeMs: ageMs(now, n.stat.Mtime), Note: "the leader node (see ballot leader); shown raw"}
 	}
@@ -617,7 +451,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 	case s.baton != nil:
 		_ = json.Unmarshal(s.baton.raw, &rec)
 		b = &infoBaton{State: "held", SessionID: fmt.Sprintf("0x%x", s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
-		if l := s.leaderNode(); l == nil || l.stat.EphemeralOwner != s.baton.stat.EphemeralOwner {
+		if l := s.lowestProposal(); l == nil || l.stat.EphemeralOwner != s.baton.stat.EphemeralOwner {
 			b.Note = fmt.Sprintf("the baton is held by %s, which is not the lowest proposal: the next leader starts only once that candidate's command is gone and it gives the baton back, or its session ends", orNone(rec.CandidateID))
 		}
 	case s.handover != nil:
@@ -960,58 +794,6 @@ func writeInfo(w io.Writer, format string, inf *infoElection) error {
 // ---------------------------------------------------------------------------
 // Connecting, and `ballot info` itself.
 
-// zkDebugLogger sends the ZooKeeper client's messages to the log at debug.
-type zkDebugLogger struct{ log *slog.Logger }
-
-func (l zkDebugLogger) Printf(format string, a ...any) {
-	l.log.Debug(fmt.Sprintf(format, a...), "component", "zookeeper-client")
-}
-
-// readerWait is how long info and watch wait for a session, and for info's
-// reads: the session timeout, at least 2s.
-func readerWait(set *Settings) time.Duration {
-	return max(set.SessionTimeout, 2*time.Second)
-}
-
-// dialReader connects, waits for a session and logs in with the
-// credentials, if any. cb, if set, gets every event (on the client's
-// goroutine; it must not block).
-func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
-	servers := strings.Join(set.ZooKeeperServers, ",")
-	ready := make(chan struct{}, 1)
-	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, false, func(ev zk.Event) {
-		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
-			select {
-			case ready <- struct{}{}:
-			default:
-			}
-		}
-		if cb != nil {
-			cb(ev)
-		}
-	}, nil)
-	if err != nil {
-		return nil, err
-	}
-	wait := readerWait(set)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ready:
-	case <-t.C:
-		go conn.Close() // may take a second with no server; nobody waits for it
-		return nil, withDiag(fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait), diag)
-	case <-stop:
-		go conn.Close()
-		return nil, errStopped
-	}
-	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
-		go conn.Close()
-		return nil, err
-	}
-	return conn, nil
-}
-
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
 func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
@@ -1034,7 +816,7 @@ func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
 		now, note := readClock(conn, set.BasePath, acc.acl)
 		done <- result{inf: buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)}
 	}()
-	wait := readerWait(set)
+	wait := connectWait(set)
 	var r result
 	select {
 	case r = <-done:

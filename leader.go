@@ -158,10 +158,7 @@ func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
 
 // runLeader is `ballot leader`: print the acknowledged leader's data.
 func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
-	wait := set.SessionTimeout
-	if wait < 2*time.Second {
-		wait = 2 * time.Second
-	}
+	wait := connectWait(set)
 	s, err := dialSession(log, acc, set.SessionTimeout, wait, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())

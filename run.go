@@ -342,10 +342,7 @@ func (r *runner) dropSessionIfLost() {
 // join makes a proposal, in the current session or a new one. It returns
 // a candidate, or nil and -1 for run-anyway, or an exit code.
 func (r *runner) join() (*candidate, int) {
-	wait := r.set.SessionTimeout
-	if wait < 2*time.Second {
-		wait = 2 * time.Second
-	}
+	wait := connectWait(r.set)
 	backoff := time.Second
 	for {
 		if !r.health.Healthy() {

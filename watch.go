@@ -154,7 +154,7 @@ func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
 			evs = append(evs, watchEvent{Event: evJoined, Candidate: eventCandidate(base, n, i+1), Message: msg})
 		}
 	}
-	pl, cl := prev.leaderNode(), cur.leaderNode()
+	pl, cl := prev.lowestProposal(), cur.lowestProposal()
 	switch {
 	case pl == nil && cl == nil:
 	case pl == nil || cl == nil || pl.name != cl.name:
@@ -464,100 +464,85 @@ func (w *watcher) current() *zk.Conn {
 func (w *watcher) read(full bool) (*electionSnapshot, error) {
 	conn := w.current()
 	base := w.set.BasePath
-	s := &electionSnapshot{}
-	var children []string
-	for {
-		var err error
-		if w.childW != nil {
-			children, _, err = conn.Children(base)
-			if errors.Is(err, zk.ErrNoNode) {
-				return s, nil // deleted: the children watch fires and is re-armed
-			}
-			if err != nil {
-				return nil, err
-			}
-			break
-		}
-		var ch <-chan zk.Event
-		children, _, ch, err = conn.ChildrenW(base)
-		if err == nil {
-			w.childW, w.baseW = ch, nil
-			break
-		}
-		if !errors.Is(err, zk.ErrNoNode) {
-			return nil, err
-		}
-		if w.baseW != nil {
-			return s, nil
-		}
-		ok, _, ev, err := conn.ExistsW(base)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			w.baseW = ev
-			return s, nil
-		}
-		// Created in the meantime: list it (ev is a data watch; dropped).
-	}
-	s.exists = true
-
 	var cached map[string]*snapNode
 	if w.prev != nil && !full {
 		cached = map[string]*snapNode{}
 		for _, n := range w.prev.proposals {
 			cached[n.name] = n
 		}
-		if w.prev.cron != nil {
-			cached[w.prev.cron.name] = w.prev.cron
-		}
-		if w.prev.leader != nil {
-			cached[w.prev.leader.name] = w.prev.leader
+		for _, n := range []*snapNode{w.prev.cron, w.prev.ackNode} {
+			if n != nil {
+				cached[n.name] = n
+			}
 		}
 		for _, n := range w.prev.others {
 			cached[n.name] = n
 		}
 	}
-	line := sortedProposals(children)
-	leaderName := ""
-	if len(line) > 0 {
-		leaderName = line[0]
-	}
-	for _, c := range children {
-		p := base + "/" + c
-		var (
-			raw  []byte
-			stat *zk.Stat
-			err  error
-		)
-		switch {
-		case c == leaderName && (w.leaderW == nil || w.leaderPath != p):
-			var ev <-chan zk.Event
-			if raw, stat, ev, err = conn.GetW(p); err == nil {
-				w.leaderW, w.leaderPath = ev, p
+	return readSnapshot(snapshotSource{
+		children: func() ([]string, bool, error) { return w.listWatched(conn, base) },
+		node: func(name string, lowest bool) (*snapNode, error) {
+			p := base + "/" + name
+			var (
+				raw  []byte
+				stat *zk.Stat
+				ev   <-chan zk.Event
+				err  error
+			)
+			switch {
+			case lowest && (w.leaderW == nil || w.leaderPath != p):
+				if raw, stat, ev, err = conn.GetW(p); err == nil {
+					w.leaderW, w.leaderPath = ev, p
+				}
+			case name == infoCronNode && w.cronW == nil:
+				if raw, stat, ev, err = conn.GetW(p); err == nil {
+					w.cronW = ev
+				}
+			case cached[name] != nil:
+				return cached[name], nil // its watch has not fired, or nothing is watched
+			default:
+				raw, stat, err = conn.Get(p)
 			}
-		case c == infoCronNode && w.cronW == nil:
-			var ev <-chan zk.Event
-			if raw, stat, ev, err = conn.GetW(p); err == nil {
-				w.cronW = ev
+			if err != nil {
+				return nil, err
 			}
-		case cached[c] != nil:
-			s.file(cached[c]) // its watch has not fired, or nothing is watched
-			continue
-		default:
-			raw, stat, err = conn.Get(p)
+			return newSnapNode(name, raw, stat), nil
+		},
+	})
+}
+
+// listWatched lists base with a children watch, or, while base does not
+// exist, watches for its creation.
+func (w *watcher) listWatched(conn *zk.Conn, base string) ([]string, bool, error) {
+	for {
+		if w.childW != nil {
+			children, _, err := conn.Children(base)
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, false, nil // deleted: the children watch fires and is re-armed
+			}
+			return children, err == nil, err
 		}
-		if errors.Is(err, zk.ErrNoNode) {
-			s.vanished = append(s.vanished, c) // the children watch fires
-			continue
+		children, _, ch, err := conn.ChildrenW(base)
+		if err == nil {
+			w.childW, w.baseW = ch, nil
+			return children, true, nil
 		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, false, err
+		}
+		if w.baseW != nil {
+			return nil, false, nil
+		}
+		ok, _, ev, err := conn.ExistsW(base)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		s.file(newSnapNode(c, raw, stat))
+		if !ok {
+			w.baseW = ev
+			return nil, false, nil
+		}
+		// Created in the meantime: list it (ev is a data watch; dropped).
 	}
-	sortSnapshot(s)
-	return s, nil
 }
 
 // runWatch is `ballot watch`. It exits 0 on SIGINT/SIGTERM, 125 when
@@ -664,7 +649,7 @@ func (w *watcher) show(first bool, s *electionSnapshot) {
 		now, note := readClock(w.current(), base, w.zk.acl)
 		inf := buildInfo(base, w.set.ZooKeeperServers, s, now, note)
 		msg := "no candidates"
-		if l := s.leaderNode(); l != nil {
+		if l := s.lowestProposal(); l != nil {
 			msg = fmt.Sprintf("leader %s, %d candidate(s)", label(l), len(s.proposals))
 		}
 		w.emit(watchEvent{Event: evSnapshot, Election: inf, Message: msg})

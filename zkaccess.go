@@ -244,7 +244,7 @@ func (a *zkAccess) readAuthFile(set *Settings) error {
 func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo bool, cb func(zk.Event), learned func(id int64, passwd []byte)) (*zk.Conn, *zkDiag, error) {
 	hosts := &zkHosts{}
 	diag := &zkDiag{reasons: map[string]string{}, probed: map[string]bool{}}
-	dial := a.dialer(hosts, diag, max(2*time.Second, timeout/2))
+	dial := a.dialer(hosts, diag, max(minConnectWait, timeout/2))
 	if learned != nil {
 		dial = sniffConnect(dial, learned)
 	}

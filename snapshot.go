@@ -1,0 +1,229 @@
+package main
+
+// A snapshot of an election: its children as read in one pass, filed by
+// what they are. info reads one without watches; watch keeps reading them
+// as its watches fire (watch.go).
+
+// ballot info: one look at an election, read from ZooKeeper in one session.
+//
+// Facts come from ZooKeeper: which proposals exist, their order (the lowest
+// leads), their czxid (the leader's fencing token), their owner session and
+// their ctime/mtime. Everything else is what each candidate says about
+// itself in its proposal data (proposalData in election.go), and is shown
+// as such. Ages never compare this host's clock with another host's: "now"
+// is ZooKeeper's own, read as the ctime of a throwaway node, and the *Ms
+// fields a candidate writes are ages at the moment of its write, to which
+// the age of that write (now - mtime) is added.
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// snapNode is one child of the base path as read.
+type snapNode struct {
+	name     string
+	seq      int64 // proposals only
+	stat     zk.Stat
+	raw      []byte
+	data     *proposalData // proposals whose data parses
+	parseErr string        // proposals whose data does not
+}
+
+// electionSnapshot is the election as read in one pass.
+type electionSnapshot struct {
+	exists    bool
+	acl       []zk.ACL    // of the base path
+	aclErr    error       // why the ACL could not be read
+	proposals []*snapNode // election order, lowest first
+	cron      *snapNode
+	ackNode   *snapNode // the "leader" node: the leader's acknowledgement (ballot leader)
+	baton     *snapNode // baton.go
+	handover  *snapNode
+	pause     *snapNode // ballot pause (controls.go)
+	stepDown  *snapNode
+	once      *snapNode     // run once --once-key (once.go)
+	onceKeys  []*onceRecord // its records, read by info only
+	onceBusy  map[string]bool
+	others    []*snapNode
+	vanished  []string // listed, but gone before their data was read
+}
+
+// lowestProposal is the proposal that leads, or is next to lead once the
+// baton is free (the "leader" node is something else: ackNode); nil when
+// there is none.
+func (s *electionSnapshot) lowestProposal() *snapNode {
+	if s == nil || len(s.proposals) == 0 {
+		return nil
+	}
+	return s.proposals[0]
+}
+
+func newSnapNode(name string, raw []byte, stat *zk.Stat) *snapNode {
+	n := &snapNode{name: name, raw: raw}
+	if stat != nil {
+		n.stat = *stat
+	}
+	if seq, ok := proposalSeq(name); ok {
+		n.seq = seq
+		n.data, n.parseErr = parseProposalData(raw)
+	}
+	return n
+}
+
+// parseProposalData reads a proposal node's data; a node of another tool,
+// or a bad write, gives an error text instead.
+func parseProposalData(raw []byte) (*proposalData, string) {
+	if len(raw) == 0 {
+		return nil, "no data"
+	}
+	var d proposalData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err.Error()
+	}
+	if d.CandidateID == "" {
+		return nil, "no candidateId in the data"
+	}
+	return &d, ""
+}
+
+// sortSnapshot puts proposals in election order and the rest by name.
+func sortSnapshot(s *electionSnapshot) {
+	sort.SliceStable(s.proposals, func(i, j int) bool { return s.proposals[i].seq < s.proposals[j].seq })
+	sort.Slice(s.others, func(i, j int) bool { return s.others[i].name < s.others[j].name })
+}
+
+// file files a node read under the base path into the snapshot.
+func (s *electionSnapshot) file(n *snapNode) {
+	switch {
+	case isProposal(n.name):
+		s.proposals = append(s.proposals, n)
+	case n.name == infoCronNode:
+		s.cron = n
+	case n.name == infoLeaderNode:
+		s.ackNode = n
+	case n.name == batonName:
+		s.baton = n
+	case n.name == handoverName:
+		s.handover = n
+	case n.name == "once":
+		s.once = n
+	case n.name == pauseName:
+		s.pause = n
+	case n.name == stepDownName:
+		s.stepDown = n
+	case strings.HasPrefix(n.name, infoClockPrefix):
+		// Another reader's clock node (this is the parent of an election
+		// path): gone in a moment.
+	default:
+		s.others = append(s.others, n)
+	}
+}
+
+func isProposal(name string) bool {
+	_, ok := proposalSeq(name)
+	return ok
+}
+
+// snapshotSource is how a snapshot's nodes are read: info reads each once,
+// watch arms watches and reuses the nodes whose watch has not fired.
+type snapshotSource struct {
+	// children lists the base path; exists is false if it does not exist.
+	children func() (names []string, exists bool, err error)
+	// node reads one child; lowest says it is the lowest proposal (watch
+	// watches its data). zk.ErrNoNode: it went after the listing.
+	node func(name string, lowest bool) (*snapNode, error)
+}
+
+// readSnapshot reads the election in one pass.
+func readSnapshot(src snapshotSource) (*electionSnapshot, error) {
+	s := &electionSnapshot{}
+	children, exists, err := src.children()
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return s, nil
+	}
+	s.exists = true
+	lowest := ""
+	if line := sortedProposals(children); len(line) > 0 {
+		lowest = line[0]
+	}
+	for _, c := range children {
+		n, err := src.node(c, c == lowest)
+		if errors.Is(err, zk.ErrNoNode) {
+			s.vanished = append(s.vanished, c) // a children watch fires
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.file(n)
+	}
+	sortSnapshot(s)
+	return s, nil
+}
+
+// readElection reads base and all its children without watches, and the
+// base path's ACL and the once keys' records.
+func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
+	s, err := readSnapshot(snapshotSource{
+		children: func() ([]string, bool, error) {
+			children, _, err := conn.Children(base)
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, false, nil
+			}
+			return children, err == nil, zkError(err, "read", base)
+		},
+		node: func(name string, _ bool) (*snapNode, error) {
+			raw, stat, err := conn.Get(base + "/" + name)
+			if err != nil {
+				return nil, zkError(err, "read", base+"/"+name)
+			}
+			return newSnapNode(name, raw, stat), nil
+		},
+	})
+	if err != nil || !s.exists {
+		return s, err
+	}
+	s.readACL(conn, base)
+	if s.once != nil {
+		readOnceKeys(conn, base, s)
+	}
+	return s, nil
+}
+
+// readOnceKeys reads the records of run once --once-key, newest first.
+func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
+	names, _, err := conn.Children(onceDir(base))
+	if err != nil {
+		return
+	}
+	s.onceBusy = map[string]bool{}
+	for _, n := range names {
+		raw, _, err := conn.Get(onceDir(base) + "/" + n)
+		var rec onceRecord
+		if err != nil || json.Unmarshal(raw, &rec) != nil {
+			continue
+		}
+		if ok, _, _ := conn.Exists(onceDir(base) + "/" + n + "/running"); ok {
+			s.onceBusy[rec.Key] = true
+		}
+		s.onceKeys = append(s.onceKeys, &rec)
+	}
+	sort.Slice(s.onceKeys, func(i, j int) bool { return s.onceKeys[i].StartedAt.After(s.onceKeys[j].StartedAt) })
+}
+
+// readACL reads the ACL of the base path, which ballot never changes once
+// the path exists.
+func (s *electionSnapshot) readACL(conn *zk.Conn, base string) {
+	s.acl, _, s.aclErr = conn.GetACL(base)
+	if s.aclErr != nil {
+		s.aclErr = zkError(s.aclErr, "read the ACL of", base)
+	}
+}

@@ -1,0 +1,314 @@
+package main
+
+// The ZooKeeper layer: sessions (a candidate's, which must not outlive
+// its expiry) and readers' connections (info, watch, leader, the operators'
+// commands), the client library's logging, and what counts as retryable.
+// TLS, credentials and ACLs are in zkaccess.go; the keeper's own tiny
+// client in zkwire.go.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// session is one ZooKeeper session. The go-zookeeper client reconnects
+// within a session by itself, but after an expiry it quietly opens a new
+// one; ballot treats that as the end of this session.
+type session struct {
+	log       *slog.Logger
+	conn      *zk.Conn
+	acl       []zk.ACL // of every node this session creates (nodeACL)
+	requested time.Duration
+
+	servers []string
+	wire    wireAccess // TLS and credentials, for the keeper's own connection
+
+	mu      sync.Mutex
+	id      int64
+	timeout time.Duration // negotiated by the server
+	passwd  []byte        // the session's password, read off the wire
+	pwFor   int64         // the session passwd belongs to
+
+	established chan struct{} // closed at the first authenticated session
+	lost        chan struct{} // closed once the session is known to be gone
+	lostOnce    sync.Once
+	lostWhy     atomic.Value  // string
+	changed     chan struct{} // pinged on every connection state change
+	connected   atomic.Bool
+	wasOnline   atomic.Bool
+}
+
+// dialSession connects and waits up to wait for a session, then logs in
+// with the credentials, if any; it gives up with errStopped as soon as
+// stop is closed, so a stop signal is not held up by an unreachable server.
+func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
+	s := &session{
+		log:         log,
+		servers:     acc.servers,
+		wire:        acc.wire,
+		acl:         acc.acl,
+		requested:   timeout,
+		established: make(chan struct{}),
+		lost:        make(chan struct{}),
+		changed:     make(chan struct{}, 1),
+	}
+	conn, diag, err := acc.connect(timeout, zkLogger{s}, true, s.onEvent, s.learnPasswd)
+	if err != nil {
+		return nil, err
+	}
+	s.conn = conn
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-s.established:
+	case <-t.C:
+		go conn.Close() // never connected: nothing to clean up, do not wait for it
+		return nil, withDiag(fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait), diag)
+	case <-stop:
+		go conn.Close()
+		return nil, errStopped
+	}
+	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
+		go conn.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	id, negotiated := s.id, s.timeout
+	s.mu.Unlock()
+	log.Info("ZooKeeper session established", "session", fmt.Sprintf("0x%x", id),
+		"server", conn.Server(), "session_timeout", negotiated)
+	if negotiated != timeout {
+		log.Warn("ZooKeeper negotiated a different session timeout than requested; the server allows 2 to 20 times its tickTime",
+			"requested", timeout, "negotiated", negotiated)
+	}
+	return s, nil
+}
+
+// zkLogger routes the client's log lines to debug level, and reads the one
+// line that tells the negotiated timeout and the session id (the client
+// exports neither reliably).
+type zkLogger struct{ s *session }
+
+func (l zkLogger) Printf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	var id int64
+	var ms int
+	if n, _ := fmt.Sscanf(msg, "authenticated: id=%d, timeout=%d", &id, &ms); n == 2 {
+		l.s.authenticated(id, time.Duration(ms)*time.Millisecond)
+	}
+	l.s.log.Debug(msg, "component", "zookeeper-client")
+}
+
+func (s *session) authenticated(id int64, timeout time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.id == 0:
+		s.id, s.timeout = id, timeout
+		close(s.established)
+	case s.id != id:
+		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
+	case timeout < s.timeout:
+		// A member with a lower maxSessionTimeout: the quorum now expires
+		// the session sooner than the lease was counted for.
+		s.markLost(fmt.Sprintf("a reconnect renegotiated the session timeout from %s down to %s", s.timeout, timeout))
+	case timeout > s.timeout:
+		// Keep counting with the smallest timeout ever negotiated.
+		s.log.Warn("a reconnect renegotiated a longer session timeout; leases keep counting with the shorter one",
+			"session_timeout", s.timeout, "renegotiated", timeout)
+	}
+}
+
+// onEvent runs on the client's goroutine for every event; it must not block.
+func (s *session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		s.connected.Store(true)
+		if s.wasOnline.Swap(true) {
+			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
+		}
+	case zk.StateDisconnected:
+		if s.connected.Swap(false) && !s.isLost() {
+			s.log.Info("connection to ZooKeeper lost", "server", ev.Server)
+		}
+	case zk.StateExpired:
+		s.connected.Store(false)
+		s.markLost("session expired")
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (s *session) markLost(why string) {
+	s.lostOnce.Do(func() {
+		s.lostWhy.Store(why)
+		close(s.lost)
+	})
+}
+
+func (s *session) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *session) lostReason() string {
+	if w, ok := s.lostWhy.Load().(string); ok {
+		return w
+	}
+	return "closed"
+}
+
+func (s *session) learnPasswd(id int64, passwd []byte) {
+	s.mu.Lock()
+	s.pwFor, s.passwd = id, passwd
+	s.mu.Unlock()
+}
+
+// handoff is what the keeper needs to end this session should ballot die
+// (zkwire.go); nil if the password is not known.
+func (s *session) handoff() *handoff {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == 0 || s.pwFor != s.id || s.isLost() {
+		return nil
+	}
+	return &handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
+}
+
+func (s *session) ID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Timeout is the negotiated session timeout (the smallest, if a reconnect
+// negotiated another).
+func (s *session) Timeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.timeout
+}
+
+// Close ends the session; the server deletes its ephemeral nodes at once
+// when it can be reached.
+func (s *session) Close() {
+	s.markLost("closed")
+	s.conn.Close()
+}
+
+// waitOnline waits for the next connection state change; used after a
+// request failed because the connection is down.
+func (s *session) waitOnline(stop <-chan struct{}) error {
+	for !s.connected.Load() {
+		select {
+		case <-s.changed:
+		case <-s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// retryable reports whether a request failed only because the connection
+// was down; such requests are retried within the session.
+func retryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// createParents creates path and its missing parents with acl; nodes that
+// exist keep theirs.
+func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	p := ""
+	for _, part := range parts {
+		p += "/" + part
+		_, err := conn.Create(p, nil, 0, acl)
+		if errors.Is(err, zk.ErrNoAuth) {
+			// ZooKeeper checks the parent's ACL before it looks for the
+			// node: a node that exists is no refusal.
+			if ok, _, e := conn.Exists(p); e == nil && ok {
+				continue
+			}
+		}
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return zkError(err, "create", p)
+		}
+	}
+	return nil
+}
+
+// zkDebugLogger sends the ZooKeeper client's messages to the log at debug.
+type zkDebugLogger struct{ log *slog.Logger }
+
+func (l zkDebugLogger) Printf(format string, a ...any) {
+	l.log.Debug(fmt.Sprintf(format, a...), "component", "zookeeper-client")
+}
+
+// minConnectWait is the least ballot waits for a first session, whatever
+// the session timeout: connecting includes a TCP (and TLS) handshake with
+// each server tried, which a short timeout such as 1s does not cover.
+const minConnectWait = 2 * time.Second
+
+// connectWait is how long ballot waits for a first session (and info for
+// its reads): the session timeout, at least minConnectWait.
+func connectWait(set *Settings) time.Duration {
+	return max(set.SessionTimeout, minConnectWait)
+}
+
+// dialReader connects, waits for a session and logs in with the
+// credentials, if any. cb, if set, gets every event (on the client's
+// goroutine; it must not block).
+func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
+	servers := strings.Join(set.ZooKeeperServers, ",")
+	ready := make(chan struct{}, 1)
+	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, false, func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+		if cb != nil {
+			cb(ev)
+		}
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	wait := connectWait(set)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+		go conn.Close() // may take a second with no server; nobody waits for it
+		return nil, withDiag(fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait), diag)
+	case <-stop:
+		go conn.Close()
+		return nil, errStopped
+	}
+	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
+		go conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
