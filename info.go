@@ -15,16 +15,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -270,26 +266,8 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		inf.Notes = append(inf.Notes, "no candidates")
 	}
 
-	ids := map[string]int{}
-	for i, n := range s.proposals {
-		c := buildCandidate(base, n, i, now)
-		if c.ID != "" {
-			ids[c.ID]++
-		}
-		inf.Candidates = append(inf.Candidates, c)
-	}
-	for i := range inf.Candidates {
-		if k := ids[inf.Candidates[i].ID]; k > 1 {
-			inf.Candidates[i].Notes = append(inf.Candidates[i].Notes, fmt.Sprintf("%d candidates share the id %s", k, inf.Candidates[i].ID))
-		}
-	}
 	var dups []string
-	for id, k := range ids {
-		if k > 1 {
-			dups = append(dups, fmt.Sprintf("%d candidates share the id %s", k, id))
-		}
-	}
-	sort.Strings(dups)
+	inf.Candidates, dups = buildCandidates(base, s, now)
 	inf.Notes = append(inf.Notes, dups...)
 	if len(inf.Candidates) > 0 {
 		inf.Leader = &inf.Candidates[0]
@@ -303,6 +281,50 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		inf.Cron = buildCron(base, n, now)
 	}
 	inf.Baton = buildBaton(s, now)
+	addControls(inf, base, s)
+	inf.OnceKeys = buildOnceKeys(s)
+	if b := inf.Baton; b != nil && b.Note != "" {
+		inf.Notes = append(inf.Notes, b.Note)
+	}
+	if n := s.ackNode; n != nil {
+		inf.LeaderNode = &infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
+			AgeMs: ageMs(now, n.stat.Mtime), Note: "the leader node (see ballot leader); shown raw"}
+	}
+	for _, n := range s.others {
+		inf.OtherNodes = append(inf.OtherNodes, infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
+			AgeMs: ageMs(now, n.stat.Mtime), Note: "not a proposal, not ballot's: ignored by the election"})
+	}
+	return inf
+}
+
+// buildCandidates lists the proposals in election order, and notes, for
+// each and for the election, candidate ids that more than one shares.
+func buildCandidates(base string, s *electionSnapshot, now time.Time) (cands []infoCandidate, dups []string) {
+	cands = []infoCandidate{}
+	ids := map[string]int{}
+	for i, n := range s.proposals {
+		c := buildCandidate(base, n, i, now)
+		if c.ID != "" {
+			ids[c.ID]++
+		}
+		cands = append(cands, c)
+	}
+	for i := range cands {
+		if k := ids[cands[i].ID]; k > 1 {
+			cands[i].Notes = append(cands[i].Notes, fmt.Sprintf("%d candidates share the id %s", k, cands[i].ID))
+		}
+	}
+	for id, k := range ids {
+		if k > 1 {
+			dups = append(dups, fmt.Sprintf("%d candidates share the id %s", k, id))
+		}
+	}
+	sort.Strings(dups)
+	return cands, dups
+}
+
+// addControls shows the operators' pause and step-down (controls.go).
+func addControls(inf *infoElection, base string, s *electionSnapshot) {
 	if n := s.pause; n != nil {
 		inf.Paused = &pauseRecord{}
 		if json.Unmarshal(n.raw, inf.Paused) != nil {
@@ -320,6 +342,11 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 			}
 		}
 	}
+}
+
+// buildOnceKeys shows run once --once-key records, newest first.
+func buildOnceKeys(s *electionSnapshot) []infoOnceKey {
+	var keys []infoOnceKey
 	for _, r := range s.onceKeys {
 		k := infoOnceKey{Key: r.Key, State: "finished", CandidateID: r.CandidateID, Host: r.Host, FencingToken: r.FencingToken,
 			Attempt: r.Attempt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, ExitCode: r.ExitCode}
@@ -330,20 +357,9 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		default:
 			k.State = "unfinished"
 		}
-		inf.OnceKeys = append(inf.OnceKeys, k)
+		keys = append(keys, k)
 	}
-	if b := inf.Baton; b != nil && b.Note != "" {
-		inf.Notes = append(inf.Notes, b.Note)
-	}
-	if n := s.ackNode; n != nil {
-		inf.LeaderNode = &infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
-			AgeMs: ageMs(now, n.stat.Mtime), Note: "the leader node (see ballot leader); shown raw"}
-	}
-	for _, n := range s.others {
-		inf.OtherNodes = append(inf.OtherNodes, infoRawNode{Name: n.name, Path: base + "/" + n.name, Data: cut(n.raw),
-			AgeMs: ageMs(now, n.stat.Mtime), Note: "not a proposal, not ballot's: ignored by the election"})
-	}
-	return inf
+	return keys
 }
 
 func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidate {
@@ -495,300 +511,6 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 		c.CandidateID, c.Host, c.Proposal, c.FencingToken = rec.CandidateID, rec.Host, rec.Proposal, rec.FencingToken
 	}
 	return c
-}
-
-// ---------------------------------------------------------------------------
-// Human format: YAML-like.
-
-// fmtMs prints a duration in ms the way people read ages: 850ms, 2.2s,
-// 32s, 3m2s, 2h5m.
-func fmtMs(ms int64) string {
-	d := time.Duration(ms) * time.Millisecond
-	sign := ""
-	if d < 0 {
-		sign, d = "-", -d
-	}
-	var s string
-	switch {
-	case d < time.Second:
-		s = d.String()
-	case d < 10*time.Second:
-		s = d.Round(100 * time.Millisecond).String()
-	case d < time.Hour:
-		s = d.Round(time.Second).String()
-	default:
-		s = strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-	}
-	return sign + s
-}
-
-const humanTime = "2006-01-02T15:04:05.000Z07:00"
-
-func fmtTime(t *time.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.UTC().Format(humanTime)
-}
-
-// yq quotes a scalar when YAML would not read it back as the same string.
-func yq(s string) string {
-	if s == "" {
-		return `""`
-	}
-	plain := !strings.ContainsAny(s, "\"'#{}[],&*!|>%@`\n\r\t\\") &&
-		!strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
-		s == strings.TrimSpace(s) && !strings.HasPrefix(s, "- ") && !strings.HasPrefix(s, "?")
-	switch strings.ToLower(s) {
-	case "true", "false", "yes", "no", "on", "off", "null", "~":
-		plain = false
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		plain = false
-	}
-	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
-		plain = false
-	}
-	if plain {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-type kv struct {
-	k, v string
-	list []string // a list value instead of v
-}
-
-// writeBlock prints kvs as a YAML mapping; first is the prefix of the first
-// line ("" or "- "), indent the prefix of the others.
-func writeBlock(w io.Writer, kvs []kv, first, indent string) {
-	for i, p := range kvs {
-		pre := indent
-		if i == 0 {
-			pre = first
-		}
-		if p.list != nil {
-			if len(p.list) == 0 {
-				fmt.Fprintf(w, "%s%s: []\n", pre, p.k)
-				continue
-			}
-			fmt.Fprintf(w, "%s%s:\n", pre, p.k)
-			for _, s := range p.list { // notes: plain text, as people read it
-				if strings.ContainsAny(s, "\n\r") {
-					s = strconv.Quote(s)
-				}
-				fmt.Fprintf(w, "%s- %s\n", indent, s)
-			}
-			continue
-		}
-		fmt.Fprintf(w, "%s%s: %s\n", pre, p.k, p.v)
-	}
-}
-
-func candidateKVs(c *infoCandidate) []kv {
-	id := yq(c.ID)
-	if c.ID == "" {
-		id = "null # unknown: the data cannot be parsed"
-	}
-	kvs := []kv{{k: "id", v: id}}
-	add := func(k, v string) { kvs = append(kvs, kv{k: k, v: v}) }
-	if c.Host != "" {
-		add("host", yq(c.Host))
-	}
-	if c.PID != 0 {
-		add("pid", strconv.Itoa(c.PID))
-	}
-	add("proposalNode", yq(c.ProposalNode))
-	add("sequence", strconv.FormatInt(c.Sequence, 10))
-	if c.FencingToken != 0 {
-		add("fencingToken", strconv.FormatInt(c.FencingToken, 10))
-	} else {
-		add("czxid", strconv.FormatInt(c.Czxid, 10))
-	}
-	add("sessionId", c.SessionID)
-	if c.SessionTimeout != "" {
-		add("sessionTimeout", yq(c.SessionTimeout))
-	}
-	if c.ProposalTime != nil {
-		add("proposalTime", fmtTime(c.ProposalTime))
-	}
-	add("proposalAge", fmtMs(c.ProposalAgeMs))
-	add("lastStateChange", fmtMs(c.LastWriteAgeMs)+" ago")
-	if c.ParseError == "" {
-		state := c.State
-		if state == "" {
-			state = "null # not reported"
-		}
-		add("state", state)
-	}
-	if c.Mode != "" {
-		add("mode", yq(c.Mode))
-	}
-	if c.Version != "" {
-		add("version", yq(c.Version))
-	}
-	if m := c.Command; m != nil {
-		v := fmt.Sprintf("{pid: %d, runningFor: %s", m.PID, fmtMs(m.RunningForMs))
-		if m.ScheduledTime != "" {
-			v += ", scheduledTime: " + m.ScheduledTime
-		}
-		add("command", v+"}")
-	} else if c.State == "leading" {
-		add("command", "null # not running")
-	}
-	if e := c.LastExit; e != nil {
-		add("lastExit", fmt.Sprintf("{status: %d, ago: %s, duration: %s}", e.Code, fmtMs(e.AgoMs), fmtMs(e.DurationMs)))
-	}
-	if n := c.NextRun; n != nil {
-		in := "in " + fmtMs(n.InMs)
-		if n.InMs < 0 {
-			in = "overdue by " + fmtMs(-n.InMs)
-		}
-		add("nextRun", fmt.Sprintf("{time: %s, %s}", n.Time, yq(in)))
-	}
-	if h := c.Health; h != nil {
-		v := fmt.Sprintf("{healthy: %v, consecutiveFailures: %d", h.Healthy, h.ConsecutiveFailures)
-		if h.LastCheckAgoMs >= 0 {
-			v += ", lastCheck: " + fmtMs(h.LastCheckAgoMs) + " ago"
-		}
-		add("health", v+"}")
-	}
-	if c.ParseError != "" {
-		add("data", rawData(c.RawData))
-	}
-	return append(kvs, kv{k: "notes", list: c.Notes})
-}
-
-func writeInfoHuman(w io.Writer, inf *infoElection) {
-	fmt.Fprintf(w, "election: %s\n", yq(inf.Election))
-	fmt.Fprintf(w, "zookeeper: %s\n", yq(strings.Join(inf.ZooKeeper, ",")))
-	clock := "ZooKeeper's clock"
-	if inf.Clock == "local" {
-		clock = "this host's clock"
-	}
-	fmt.Fprintf(w, "readAt: %s # %s\n", inf.ReadAt.Format(humanTime), clock)
-	if len(inf.ACL) > 0 {
-		acl := make([]string, len(inf.ACL))
-		for i, a := range inf.ACL {
-			acl[i] = a.Scheme + ":" + a.ID + " " + a.Perms
-		}
-		writeBlock(w, []kv{{k: "acl", list: acl}}, "", "")
-	}
-	if inf.Leader == nil {
-		fmt.Fprintln(w, "leader: null # no candidates")
-	} else {
-		fmt.Fprintln(w, "leader:")
-		writeBlock(w, candidateKVs(inf.Leader), "  ", "  ")
-	}
-	if len(inf.Candidates) == 0 {
-		fmt.Fprintln(w, "allCandidates: []")
-	} else {
-		fmt.Fprintln(w, "allCandidates:")
-		for i := range inf.Candidates {
-			c := &inf.Candidates[i]
-			kvs := append([]kv{{k: "position", v: strconv.Itoa(c.Position)}}, candidateKVs(c)...)
-			writeBlock(w, kvs, "- ", "  ")
-		}
-	}
-	if c := inf.Cron; c != nil {
-		fmt.Fprintln(w, "cron:")
-		kvs := []kv{{k: "path", v: yq(c.Path)}}
-		if c.ParseError != "" {
-			kvs = append(kvs, kv{k: "parseError", v: yq(c.ParseError)}, kv{k: "data", v: rawData(c.RawData)})
-		} else {
-			kvs = append(kvs,
-				kv{k: "lastScheduledRun", v: fmtTime(c.ScheduledTime)},
-				kv{k: "startedBy", v: yq(c.CandidateID)},
-			)
-			if c.Host != "" {
-				kvs = append(kvs, kv{k: "host", v: yq(c.Host)})
-			}
-			kvs = append(kvs, kv{k: "startedAt", v: fmtTime(c.StartedAt)},
-				kv{k: "fencingToken", v: strconv.FormatInt(c.FencingToken, 10)})
-		}
-		kvs = append(kvs, kv{k: "recorded", v: fmtMs(c.RecordedAgoMs) + " ago"})
-		writeBlock(w, kvs, "  ", "  ")
-	}
-	if p := inf.Paused; p != nil {
-		fmt.Fprintln(w, "paused:")
-		writeBlock(w, []kv{{k: "reason", v: yq(p.Reason)}, {k: "by", v: yq(p.By)}, {k: "since", v: p.Since.UTC().Format(humanTime)}}, "  ", "  ")
-	}
-	if b := inf.Baton; b != nil {
-		fmt.Fprintln(w, "baton:")
-		kvs := []kv{{k: "state", v: b.State}}
-		if b.CandidateID != "" {
-			kvs = append(kvs, kv{k: "candidate", v: yq(b.CandidateID)})
-		}
-		if b.Proposal != "" {
-			kvs = append(kvs, kv{k: "proposal", v: yq(b.Proposal)})
-		}
-		if b.SessionID != "" {
-			kvs = append(kvs, kv{k: "session", v: b.SessionID})
-		}
-		if b.FencingToken != 0 {
-			kvs = append(kvs, kv{k: "fencingToken", v: strconv.FormatInt(b.FencingToken, 10)})
-		}
-		kvs = append(kvs, kv{k: "since", v: fmtMs(b.SinceAgoMs) + " ago"})
-		if b.SuccessorWaitMs > 0 {
-			kvs = append(kvs, kv{k: "successorWaits", v: fmtMs(b.SuccessorWaitMs)})
-		}
-		writeBlock(w, kvs, "  ", "  ")
-	}
-	if len(inf.OnceKeys) > 0 {
-		fmt.Fprintf(w, "onceKeys: # newest first, %d kept at most\n", onceKeep)
-		for i, k := range inf.OnceKeys {
-			if i == 10 {
-				fmt.Fprintf(w, "# … %d more (--output json lists them all)\n", len(inf.OnceKeys)-10)
-				break
-			}
-			kvs := []kv{{k: "key", v: yq(k.Key)}, {k: "state", v: k.State}, {k: "by", v: yq(k.CandidateID)},
-				{k: "started", v: k.StartedAt.UTC().Format(humanTime)}}
-			if k.ExitCode != nil {
-				kvs = append(kvs, kv{k: "exitCode", v: strconv.Itoa(*k.ExitCode)})
-			}
-			writeBlock(w, kvs, "- ", "  ")
-		}
-	}
-	if n := inf.LeaderNode; n != nil {
-		fmt.Fprintln(w, "leaderNode:")
-		writeBlock(w, rawKVs(n), "  ", "  ")
-	}
-	if len(inf.OtherNodes) > 0 {
-		fmt.Fprintln(w, "otherNodes:")
-		for i := range inf.OtherNodes {
-			writeBlock(w, rawKVs(&inf.OtherNodes[i]), "- ", "  ")
-		}
-	}
-	writeBlock(w, []kv{{k: "notes", list: inf.Notes}}, "", "")
-}
-
-// rawData shows node data: JSON as it is (YAML reads it as flow style),
-// anything else quoted.
-func rawData(s string) string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) == nil && !strings.ContainsAny(s, "\n\r") {
-		if _, ok := v.(map[string]any); ok {
-			return s
-		}
-	}
-	return yq(s)
-}
-
-func rawKVs(n *infoRawNode) []kv {
-	return []kv{{k: "name", v: yq(n.Name)}, {k: "path", v: yq(n.Path)}, {k: "data", v: rawData(n.Data)},
-		{k: "lastWrite", v: fmtMs(n.AgeMs) + " ago"}, {k: "note", v: yq(n.Note)}}
-}
-
-func writeInfo(w io.Writer, format string, inf *infoElection) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(inf)
-	}
-	writeInfoHuman(w, inf)
-	return nil
 }
 
 // ---------------------------------------------------------------------------
