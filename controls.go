@@ -235,8 +235,8 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	return 1
 }
 
-// runPause is `ballot pause` and `ballot resume`.
-func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer, pause bool) int {
+// runResume is `ballot resume`: the leader starts its command again.
+func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
 	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
@@ -244,19 +244,29 @@ func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer, pau
 	}
 	defer conn.Close()
 	p := set.BasePath + "/" + pauseName
-	if !pause {
-		err := conn.Delete(p, -1)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
-		case err != nil:
-			fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zkFailed(err, "delete", p))
-			return exitFailure
-		default:
-			fmt.Fprintf(out, "resumed %s\n", set.BasePath)
-		}
-		return 0
+	err = conn.Delete(p, -1)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zkFailed(err, "delete", p))
+		return exitFailure
+	default:
+		fmt.Fprintf(out, "resumed %s\n", set.BasePath)
 	}
+	return 0
+}
+
+// runPause is `ballot pause`: the leader stops its command and holds the
+// lead running nothing until `ballot resume`.
+func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+	conn, err := dialReader(set, acc, log, nil, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
+		return exitFailure
+	}
+	defer conn.Close()
+	p := set.BasePath + "/" + pauseName
 	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
 	_, err = conn.Create(p, rec, 0, acc.acl)
 	if errors.Is(err, zk.ErrNoNode) {

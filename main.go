@@ -101,7 +101,7 @@ func realMain(args []string) int {
 		return exitUsage
 	}
 
-	if set.Command == "version" {
+	if set.Command == cmdVersion {
 		fmt.Printf("ballot %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
 	}
@@ -113,7 +113,7 @@ func realMain(args []string) int {
 	if set.Debug {
 		logSources(log, set)
 	}
-	if set.Command == "leader" && !set.Debug {
+	if set.Command == cmdLeader && !set.Debug {
 		// Its output is for scripts: only ballot's own errors on stderr.
 		log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
 	}
@@ -130,67 +130,80 @@ func realMain(args []string) int {
 	}
 
 	switch set.Command {
-	case "info":
+	case cmdInfo:
 		return runInfo(set, acc, log)
-	case "watch":
+	case cmdWatch:
 		return runWatch(set, acc, log)
-	case "run once", "run cron":
-		var sched schedule
-		if set.Command == "run cron" && len(set.Args) == 0 {
-			fmt.Fprintln(os.Stderr, `ballot: run cron: no command given; put it after "--" (hooks alone are for run once)`)
-			return exitUsage
-		}
-		if set.Command == "run cron" {
-			if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
-				fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
-				return exitUsage
-			}
-		}
-		if f := set.MetricsFile; f != "" {
-			if st, err := os.Stat(filepath.Dir(f)); err != nil || !st.IsDir() {
-				fmt.Fprintf(os.Stderr, "ballot: --metrics-file %q: its directory %s does not exist; create it, or name a file in an existing one\n", f, filepath.Dir(f))
-				return exitUsage
-			}
-		}
-		if err := checkOnce(set); err != nil {
-			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
-			return exitUsage
-		}
-		for _, c := range []struct {
-			what string
-			argv []string
-		}{{"", set.Args}, {"--on-promote ", set.OnPromote}, {"--on-demote ", set.OnDemote}, {"--health-check ", set.HealthCheck}} {
-			if len(c.argv) == 0 {
-				continue
-			}
-			if code, err := checkCommand(c.argv[0]); err != nil {
-				fmt.Fprintln(os.Stderr, "ballot: "+c.what+err.Error())
-				return code
-			}
-		}
-		if _, err := os.Stat("/proc/self/exe"); err != nil {
-			// The keeper is ballot re-executed, and it finds escaped
-			// descendants in /proc: without it nothing can be supervised.
-			fmt.Fprintln(os.Stderr, "ballot: /proc is not mounted: ballot needs it to run and supervise the command (mount -t proc proc /proc)")
-			return exitFailure
-		}
-		log.Info("ballot starting", append([]any{"version", version, "mode", set.Command, "candidate_id", set.CandidateID,
-			"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
-		r := newRunner(set, acc, log)
-		r.sched = sched
-		if len(set.HealthCheck) > 0 {
-			r.health = newHealth(r)
-		}
-		return r.run()
+	case cmdRunOnce, cmdRunCron:
+		return startRun(set, acc, log)
 	case cmdStepDown:
 		return runStepDown(set, acc, log, os.Stdout)
-	case cmdPause, cmdResume:
-		return runPause(set, acc, log, os.Stdout, set.Command == cmdPause)
-	case "leader":
+	case cmdPause:
+		return runPause(set, acc, log, os.Stdout)
+	case cmdResume:
+		return runResume(set, acc, log, os.Stdout)
+	case cmdLeader:
 		return runLeader(set, acc, log, os.Stdout)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage
+}
+
+// startRun is run once and run cron: the checks that need more than one
+// parameter or the file system, then the runner. Nothing is started and
+// nothing is left behind when a check fails.
+func startRun(set *Settings, acc *zkAccess, log *slog.Logger) int {
+	sched, code, err := checkRun(set)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		return code
+	}
+	log.Info("ballot starting", append([]any{"version", version, "mode", set.Command, "candidate_id", set.CandidateID,
+		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
+	r := newRunner(set, acc, log)
+	r.sched = sched
+	if len(set.HealthCheck) > 0 {
+		r.health = newHealth(r)
+	}
+	return r.run()
+}
+
+// checkRun returns the schedule of run cron, or the exit code and error of
+// the first check that fails.
+func checkRun(set *Settings) (sched schedule, code int, err error) {
+	if set.Command == cmdRunCron {
+		if len(set.Args) == 0 {
+			return nil, exitUsage, errors.New(`run cron: no command given; put it after "--" (hooks alone are for run once)`)
+		}
+		if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
+			return nil, exitUsage, err
+		}
+	}
+	if f := set.MetricsFile; f != "" {
+		if st, err := os.Stat(filepath.Dir(f)); err != nil || !st.IsDir() {
+			return nil, exitUsage, fmt.Errorf("--metrics-file %q: its directory %s does not exist; create it, or name a file in an existing one", f, filepath.Dir(f))
+		}
+	}
+	if err := checkOnce(set); err != nil {
+		return nil, exitUsage, err
+	}
+	for _, c := range []struct {
+		what string
+		argv []string
+	}{{"", set.Args}, {"--on-promote ", set.OnPromote}, {"--on-demote ", set.OnDemote}, {"--health-check ", set.HealthCheck}} {
+		if len(c.argv) == 0 {
+			continue
+		}
+		if code, err := checkCommand(c.argv[0]); err != nil {
+			return nil, code, errors.New(c.what + err.Error())
+		}
+	}
+	if _, err := os.Stat("/proc/self/exe"); err != nil {
+		// The keeper is ballot re-executed, and it finds escaped
+		// descendants in /proc: without it nothing can be supervised.
+		return nil, exitFailure, errors.New("/proc is not mounted: ballot needs it to run and supervise the command (mount -t proc proc /proc)")
+	}
+	return sched, 0, nil
 }
 
 // checkOnce refuses flags that contradict --once-key.
