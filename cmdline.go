@@ -131,25 +131,9 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		return nil, usagef("no command given; use one of %s (see ballot help)", commandList)
 	}
 
-	cmd, rest := rest[0], rest[1:]
-	switch cmd {
-	case cmdHelp:
-		return nil, helpFor(rest)
-	case "run":
-		if len(rest) == 0 {
-			return nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
-		}
-		switch rest[0] {
-		case "once", "cron":
-			cmd, rest = "run "+rest[0], rest[1:]
-		case "-h", "-help", "--help":
-			return nil, &helpRequested{text: helpText("run")}
-		default:
-			return nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
-		}
-	case cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
-	default:
-		return nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)
+	cmd, rest, err := parseCommandName(rest)
+	if err != nil {
+		return nil, err
 	}
 
 	// The command's flags, with the global flags again.
@@ -181,33 +165,71 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 		s.Args = append([]string(nil), pos...)
 	}
 
-	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
-	if err != nil {
+	if err := resolveAll(s, vals, getenv); err != nil {
 		return nil, err
 	}
-	for _, p := range params {
-		if p.name == "config-file" || !p.scope.usedBy(cmd) {
-			continue
-		}
-		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
-			return nil, err
-		}
-	}
-
 	if err := settleZooKeeperAccess(s); err != nil {
 		return nil, err
 	}
-
-	// Without a command, a run holds leadership until stopped, which only
-	// makes sense with a hook to act on it.
-	if isRun && len(s.Args) == 0 && len(s.OnPromote) == 0 && len(s.OnDemote) == 0 {
-		example := "ballot run once --candidate-id a -- /usr/bin/myservice"
-		if cmd == cmdRunCron {
-			example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
-		}
-		return nil, usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, cmd, example)
+	if err := checkHasCommand(s); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// parseCommandName takes the command (run takes a mode too) off args.
+func parseCommandName(args []string) (cmd string, rest []string, err error) {
+	cmd, rest = args[0], args[1:]
+	switch cmd {
+	case cmdHelp:
+		return "", nil, helpFor(rest)
+	case "run":
+		if len(rest) == 0 {
+			return "", nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
+		}
+		switch rest[0] {
+		case "once", "cron":
+			return "run " + rest[0], rest[1:], nil
+		case "-h", "-help", "--help":
+			return "", nil, &helpRequested{text: helpText("run")}
+		}
+		return "", nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
+	case cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+		return cmd, rest, nil
+	}
+	return "", nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)
+}
+
+// resolveAll sets every parameter the command uses from its flags, the
+// environment, the config file or its default.
+func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) string) error {
+	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
+	if err != nil {
+		return err
+	}
+	for _, p := range params {
+		if p.name == "config-file" || !p.scope.usedBy(s.Command) {
+			continue
+		}
+		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHasCommand: without a command, a run holds leadership until
+// stopped, which only makes sense with a hook to act on it.
+func checkHasCommand(s *Settings) error {
+	isRun := s.Command == cmdRunOnce || s.Command == cmdRunCron
+	if !isRun || len(s.Args) > 0 || len(s.OnPromote) > 0 || len(s.OnDemote) > 0 {
+		return nil
+	}
+	example := "ballot run once --candidate-id a -- /usr/bin/myservice"
+	if s.Command == cmdRunCron {
+		example = `ballot run cron --candidate-id a --schedule "@hourly" -- /usr/bin/myjob`
+	}
+	return usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, s.Command, example)
 }
 
 // paramSource names where parameter name's value came from, the way

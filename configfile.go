@@ -37,33 +37,7 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 	got := describeJSON(raw)
 	switch p.kind {
 	case kindList:
-		var list []string
-		if err := json.Unmarshal(raw, &list); err != nil || list == nil {
-			return usagef(`%s: expected an array of strings such as ["zk1:2181", "zk2:2181"], got %s`, prefix, got)
-		}
-		if len(list) == 0 {
-			return usagef("%s: the list is empty; name at least one server", prefix)
-		}
-		s.ZooKeeperServers = nil
-		for i, e := range list {
-			if strings.TrimSpace(e) == "" {
-				return usagef("%s: entry %q: empty server entry; use host or host:port", prefix, e)
-			}
-			server, chroot, err := splitChroot(strings.TrimSpace(e))
-			if err == nil && chroot != "" && i < len(list)-1 {
-				err = errors.New(`a chroot suffix goes after the last server, e.g. ["zk1:2181", "zk2:2181/app"]`)
-			}
-			if err != nil {
-				return usagef("%s: entry %q: %v", prefix, e, err)
-			}
-			hp, err := normalizeServer(server)
-			if err != nil {
-				return usagef("%s: entry %q: %v", prefix, e, err)
-			}
-			s.ZooKeeperServers = append(s.ZooKeeperServers, hp)
-			s.ZooKeeperChroot = chroot
-		}
-		return nil
+		return applyServerList(s, prefix, raw, got)
 	case kindBool:
 		var b bool
 		if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
@@ -112,6 +86,38 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 	}
 	if err := p.apply(s, v); err != nil {
 		return usagef("%s %q: %v", prefix, v, err)
+	}
+	return nil
+}
+
+// applyServerList is zookeeper-servers from the file: an array of strings,
+// the last of which may carry the chroot.
+func applyServerList(s *Settings, prefix string, raw json.RawMessage, got string) error {
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+		return usagef(`%s: expected an array of strings such as ["zk1:2181", "zk2:2181"], got %s`, prefix, got)
+	}
+	if len(list) == 0 {
+		return usagef("%s: the list is empty; name at least one server", prefix)
+	}
+	s.ZooKeeperServers = nil
+	for i, e := range list {
+		if strings.TrimSpace(e) == "" {
+			return usagef("%s: entry %q: empty server entry; use host or host:port", prefix, e)
+		}
+		server, chroot, err := splitChroot(strings.TrimSpace(e))
+		if err == nil && chroot != "" && i < len(list)-1 {
+			err = errors.New(`a chroot suffix goes after the last server, e.g. ["zk1:2181", "zk2:2181/app"]`)
+		}
+		if err != nil {
+			return usagef("%s: entry %q: %v", prefix, e, err)
+		}
+		hp, err := normalizeServer(server)
+		if err != nil {
+			return usagef("%s: entry %q: %v", prefix, e, err)
+		}
+		s.ZooKeeperServers = append(s.ZooKeeperServers, hp)
+		s.ZooKeeperChroot = chroot
 	}
 	return nil
 }

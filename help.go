@@ -106,12 +106,7 @@ func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
 	}
 }
 
-// helpText is the help for cmd: "" for the overview, "run", or a command.
-func helpText(cmd string) string {
-	var b strings.Builder
-	switch cmd {
-	case "":
-		b.WriteString(`ballot runs a command on only one machine of a fleet, chosen by ZooKeeper leader election.
+const helpOverview = `ballot runs a command on only one machine of a fleet, chosen by ZooKeeper leader election.
 
 Usage:
   ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
@@ -136,33 +131,18 @@ Commands:
   version   print ballot's version
   help      print help; "ballot help run once" or "ballot run once --help" for a command
 
-`)
+`
+
+// helpText is the help for cmd: "" for the overview, "run", or a command.
+func helpText(cmd string) string {
+	var b strings.Builder
+	switch cmd {
+	case "":
+		b.WriteString(helpOverview)
 		flagHelp(&b, "Global flags (also accepted after the command)", scopeGlobal)
 		b.WriteString("\n" + helpPrecedence + "\n" + helpExitCodes)
 	case "run", cmdRunOnce, cmdRunCron:
-		switch cmd {
-		case "run":
-			b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
-				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n" +
-				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
-		case cmdRunOnce:
-			b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
-				"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n\n")
-		case cmdRunCron:
-			b.WriteString("ballot run cron: stand for election and, while this machine is leader,\nrun the command at the times of a cron schedule.\n\nUsage:\n" +
-				"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
-		}
-		b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
-			"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
-		flagHelp(&b, "Flags", scopeCandidate, scopeRun)
-		if cmd != cmdRunCron {
-			b.WriteString("\n")
-			flagHelp(&b, "Once flags (run once only)", scopeOnce)
-		}
-		if cmd != cmdRunOnce {
-			b.WriteString("\n")
-			flagHelp(&b, "Cron flags (run cron only)", scopeCron)
-		}
+		writeRunHelp(&b, cmd)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdInfo, cmdWatch:
 		if cmd == cmdInfo {
@@ -200,4 +180,31 @@ Commands:
 		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")
 	}
 	return b.String()
+}
+
+// writeRunHelp is the part of run's help that differs between its modes.
+func writeRunHelp(b *strings.Builder, cmd string) {
+	switch cmd {
+	case "run":
+		b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
+			"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n" +
+			"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
+	case cmdRunOnce:
+		b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
+			"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n\n")
+	case cmdRunCron:
+		b.WriteString("ballot run cron: stand for election and, while this machine is leader,\nrun the command at the times of a cron schedule.\n\nUsage:\n" +
+			"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
+	}
+	b.WriteString("Everything after \"--\" is the command and its arguments. It may be left out\n" +
+		"when --on-promote or --on-demote is set: ballot then holds leadership until stopped.\n\n")
+	flagHelp(b, "Flags", scopeCandidate, scopeRun)
+	if cmd != cmdRunCron {
+		b.WriteString("\n")
+		flagHelp(b, "Once flags (run once only)", scopeOnce)
+	}
+	if cmd != cmdRunOnce {
+		b.WriteString("\n")
+		flagHelp(b, "Cron flags (run cron only)", scopeCron)
+	}
 }
