@@ -194,16 +194,16 @@ func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
 	switch {
 	case l == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: no candidate leads %s\n", set.BasePath)
-		return 1
+		return exitNo
 	case l.data == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: the lowest proposal under %s is not ballot's\n", set.BasePath)
-		return 1
+		return exitNo
 	case set.CandidateID != "" && l.data.CandidateID != set.CandidateID:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: --candidate-id %s does not lead %s (%s does)\n", set.CandidateID, set.BasePath, l.data.CandidateID)
-		return 1
+		return exitNo
 	case len(s.proposals) < 2:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: %s leads %s and no other candidate is in line to take over\n", l.data.CandidateID, set.BasePath)
-		return 1
+		return exitNo
 	}
 	old := l.data.CandidateID
 	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
@@ -216,7 +216,7 @@ func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
 	}
 	fmt.Fprintf(out, "asked %s to step down\n", old)
 	if set.Wait <= 0 {
-		return 0
+		return exitOK
 	}
 	deadline := time.Now().Add(set.Wait)
 	for time.Now().Before(deadline) {
@@ -224,13 +224,13 @@ func runStepDown(set *Settings, log *slog.Logger, out io.Writer) int {
 		if err == nil {
 			if l := s.leaderNode(); l != nil && l.data != nil && l.data.CandidateID != old && l.data.State == stateLeading {
 				fmt.Fprintf(out, "%s leads\n", l.data.CandidateID)
-				return 0
+				return exitOK
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: step-down: no other candidate leads %s within %s\n", set.BasePath, set.Wait)
-	return 1
+	return exitNo
 }
 
 // runPause is `ballot pause` and `ballot resume`.
@@ -253,7 +253,7 @@ func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
 		default:
 			fmt.Fprintf(out, "resumed %s\n", set.BasePath)
 		}
-		return 0
+		return exitOK
 	}
 	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
 	_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
@@ -270,5 +270,5 @@ func runPause(set *Settings, log *slog.Logger, out io.Writer, pause bool) int {
 		return exitFailure
 	}
 	fmt.Fprintf(out, "paused %s\n", set.BasePath)
-	return 0
+	return exitOK
 }

@@ -188,7 +188,7 @@ func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
 			} else {
 				fmt.Fprintln(out, rec.Data)
 			}
-			return 0
+			return exitOK
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
@@ -196,7 +196,7 @@ func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
 		}
 		if deadline == nil {
 			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
-			return 1
+			return exitNo
 		}
 		ok, _, w, err := s.conn.ExistsW(path)
 		if err != nil {
@@ -210,7 +210,7 @@ func runLeader(set *Settings, log *slog.Logger, out io.Writer) int {
 		case <-w:
 		case <-deadline:
 			fmt.Fprintf(os.Stderr, "ballot: no leader acknowledged at %s within %s\n", set.BasePath, set.Wait)
-			return 1
+			return exitNo
 		}
 	}
 }

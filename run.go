@@ -15,7 +15,10 @@ import (
 
 // exit codes of ballot itself
 const (
-	exitOK      = 0
+	exitOK = 0
+	// exitNo: step-down and leader could not do what was asked (no
+	// leader, nobody to take over, not in time); nothing failed.
+	exitNo      = 1
 	exitUsage   = 2
 	exitFailure = 125
 )
