@@ -253,9 +253,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 				return resignation("promote-failed", exitWith(ex.Code))
 			}
 			// reelect, and rerun: stand again, which runs the hook again
-			end := resignation("promote-failed", rejoin())
-			end.ex, end.backoff = ex, true
-			return end
+			return reelection("promote-failed", ex)
 		}
 	}
 	r.publishLeader(c)
@@ -460,6 +458,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
 		return resignation("command-exited", exitWith(ex.Code)), true
 	case policyReelect:
+		// No back-off here: the next run waits for its scheduled time.
 		return resignation("command-exited", rejoin()), true
 	}
 	return end, false

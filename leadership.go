@@ -89,6 +89,12 @@ func resignation(reason string, then verdict) leaderEnd {
 	return leaderEnd{how: leaderResigns, reason: reason, then: then}
 }
 
+// reelection is a resignation to stand again, after backing off if ex
+// (the run that made the leader resign) failed quickly.
+func reelection(reason string, ex childExit) leaderEnd {
+	return leaderEnd{how: leaderResigns, reason: reason, then: rejoin(), ex: ex, backoff: true}
+}
+
 // run is `ballot run once` and `ballot run cron`. It returns ballot's exit
 // code.
 func (r *runner) run() int {

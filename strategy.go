@@ -143,9 +143,7 @@ func (w onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) 
 		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
 		return resignation(reason, exitWith(ex.Code)), true
 	case policyReelect:
-		end := resignation(reason, rejoin())
-		end.ex, end.backoff = ex, true
-		return end, true
+		return reelection(reason, ex), true
 	case policyIgnore:
 		r.log.Info("keeping leadership without the command (policy ignore)")
 		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
