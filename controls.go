@@ -194,16 +194,16 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	switch {
 	case l == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: no candidate leads %s\n", set.BasePath)
-		return 1
+		return exitNo
 	case l.data == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: the lowest proposal under %s is not ballot's\n", set.BasePath)
-		return 1
+		return exitNo
 	case set.CandidateID != "" && l.data.CandidateID != set.CandidateID:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: --candidate-id %s does not lead %s (%s does)\n", set.CandidateID, set.BasePath, l.data.CandidateID)
-		return 1
+		return exitNo
 	case len(s.proposals) < 2:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: %s leads %s and no other candidate is in line to take over\n", l.data.CandidateID, set.BasePath)
-		return 1
+		return exitNo
 	}
 	old := l.data.CandidateID
 	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
@@ -218,7 +218,7 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	}
 	fmt.Fprintf(out, "asked %s to step down\n", old)
 	if set.Wait <= 0 {
-		return 0
+		return exitOK
 	}
 	deadline := time.Now().Add(set.Wait)
 	for time.Now().Before(deadline) {
@@ -226,13 +226,13 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 		if err == nil {
 			if l := s.lowestProposal(); l != nil && l.data != nil && l.data.CandidateID != old && l.data.State == stateLeading {
 				fmt.Fprintf(out, "%s leads\n", l.data.CandidateID)
-				return 0
+				return exitOK
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: step-down: no other candidate leads %s within %s\n", set.BasePath, set.Wait)
-	return 1
+	return exitNo
 }
 
 // runResume is `ballot resume`: the leader starts its command again.
@@ -254,7 +254,7 @@ func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 	default:
 		fmt.Fprintf(out, "resumed %s\n", set.BasePath)
 	}
-	return 0
+	return exitOK
 }
 
 // runPause is `ballot pause`: the leader stops its command and holds the
@@ -282,5 +282,5 @@ func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int
 		return exitFailure
 	}
 	fmt.Fprintf(out, "paused %s\n", set.BasePath)
-	return 0
+	return exitOK
 }

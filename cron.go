@@ -237,184 +237,231 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 	}
 }
 
-// leadCron is the leader state of run cron. done reports that ballot should
-// exit with code.
-func (r *runner) leadCron(c *candidate, taken bootTime) (code int, done bool) {
-	l := r.elected(c, taken)
-	defer l.Stop()
+// cronWork is run cron's part of a leadership: the promote hook, then the
+// command at each scheduled time, until something ends the leadership.
+type cronWork struct{ r *runner }
+
+func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
+	r := w.r
 	if len(r.set.OnPromote) > 0 {
 		how, ex := r.runPromote(c, l)
 		if how != childEnded {
-			return r.leaderEnded(c, how, ex)
+			return endedBy(how, ex)
 		}
 		if !ex.Success() && r.set.OnChildError != policyIgnore {
-			switch r.set.OnChildError {
-			case policyExit:
-				return r.resign(c, ex, true, "promote-failed")
-			default: // reelect, and rerun: stand again, which runs the hook again
-				r.resign(c, ex, false, "promote-failed")
-				r.pause(ex)
-				return 0, false
+			if r.set.OnChildError == policyExit {
+				return resignation("promote-failed", exitWith(ex.Code))
 			}
+			// reelect, and rerun: stand again, which runs the hook again
+			return reelection("promote-failed", ex)
 		}
 	}
 	r.publishLeader(c)
 	st, err := r.readRecord(c)
 	if errors.Is(err, errStopped) {
-		return r.leaderEnded(c, stopRequested, childExit{})
+		return endedBy(stopRequested, childExit{})
 	}
 	if err != nil {
-		return r.leaderEnded(c, sessionLost, childExit{})
+		return endedBy(sessionLost, childExit{})
 	}
 	if !st.last.IsZero() {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
 	}
-
-	var (
-		ch          *child
-		runFor      time.Time // the scheduled time of the run going on
-		runDeadline time.Time // when a run is stopped by --timeout
-		timedOut    bool
-		announced   time.Time // the next time already logged
-		skipped     time.Time // the latest time already logged as skipped
-	)
+	cl := &cronLeader{r: r, c: c, l: l, st: st}
 	for {
 		now := time.Now()
-		due, err := r.sched.Latest(now)
-		if err == nil && due.After(st.last) && due.After(skipped) && !due.Equal(runFor) {
-			late := now.Sub(due)
-			switch {
-			case ch != nil:
-				r.log.Info("scheduled run skipped: the previous run is still going",
-					"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(runFor))
-				r.metrics.CronSkipped("overlap")
-				skipped = due
-			case late >= onTimeTolerance && late >= r.set.StartingDeadline && st.last.IsZero():
-				// Nothing was ever recorded: this time was not missed by a
-				// failover, the election is simply new.
-				skipped = due
-			case late >= onTimeTolerance && late >= r.set.StartingDeadline:
-				reason := "missed and no starting-deadline is set"
-				if r.set.StartingDeadline > 0 {
-					reason = "missed by more than the starting-deadline"
-				}
-				r.logMissed(laterOf(st.last, skipped), due, late, reason)
-				r.metrics.CronSkipped("missed")
-				skipped = due
-			case l.ctl.Paused() != nil:
-				p := l.ctl.Paused()
-				r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)",
-					"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
-				r.metrics.CronSkipped("paused")
-				skipped = due
-			default:
-				if !st.last.IsZero() {
-					r.logMissed(laterOf(st.last, skipped), due, late, "")
-				}
-				if !l.Fresh() {
-					return r.leaderEnded(c, leaseLost, childExit{})
-				}
-				if err := r.record(c, &st, due); err != nil {
-					if errors.Is(err, errStopped) {
-						return r.leaderEnded(c, stopRequested, childExit{})
-					}
-					r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
-					return r.leaderEnded(c, sessionLost, childExit{})
-				}
-				if !l.Fresh() {
-					// The write may have waited out a partition: the time is
-					// recorded (so never run twice) but not run.
-					r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
-					return r.leaderEnded(c, leaseLost, childExit{})
-				}
-				ch, err = r.startScheduled(c, l, due)
-				if err != nil {
-					r.log.Error("ballot failed", "error", err)
-					r.resign(c, childExit{}, true, "ballot-failed")
-					return exitFailure, true
-				}
-				runFor, timedOut = due, false
-				runDeadline = time.Time{}
-				if r.set.Timeout > 0 {
-					runDeadline = time.Now().Add(r.set.Timeout)
-				}
-			}
+		if end, over := cl.startDue(now); over {
+			return end
 		}
-
-		next, err := r.sched.Next(laterOf(now, st.last))
-		if err != nil {
-			r.log.Error("the schedule has no more times; exiting", "error", err)
-			if ch != nil {
-				r.stopChild(ch, r.killByFor(l))
-			}
-			return r.resign(c, childExit{}, true, "schedule-ended")
-		}
-		if !next.Equal(announced) {
-			r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
-			announced = next
-			c.pub.update(func(d *proposalData) { d.NextRun = &scheduledNext{Time: next.Format(time.RFC3339)} })
-		}
-		// Wake at the next time, the run's deadline, and at least every
-		// few seconds so a stepped wall clock is noticed.
-		wake := laterOf(next, now)
-		if d := now.Add(5 * time.Second); d.Before(wake) {
-			wake = d
-		}
-		if !runDeadline.IsZero() && runDeadline.Before(wake) {
-			wake = runDeadline
+		wake, end, over := cl.nextWake(now)
+		if over {
+			return end
 		}
 		var how outcome
-		if ch != nil && ch.pid == 0 {
+		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
 		} else {
-			how = r.supervise(c, l, ch, wake)
+			how = r.supervise(c, l, cl.cmd, wake)
 		}
 		switch how {
 		case wakeUp:
-			if ch != nil && !runDeadline.IsZero() && !time.Now().Before(runDeadline) {
-				ex, stopped := ch.Stop(syscall.SIGTERM, r.set.StopGracePeriod, l.KillBy)
-				r.log.Warn("run timed out", "scheduled_time", r.fmtTime(runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
-				timedOut = true
-				runDeadline = time.Time{}
-			}
+			cl.timeOut()
 			continue
 		case childEnded:
 		default:
 			ex := childExit{}
-			if ch != nil {
-				ex = ch.Exit()
-				r.forget(ch)
+			if cl.cmd != nil {
+				ex = cl.cmd.Exit()
+				r.forget(cl.cmd)
 			}
-			return r.leaderEnded(c, how, ex)
+			return endedBy(how, ex)
 		}
-		// The run ended.
-		ex := ch.Exit()
-		r.forget(ch)
-		r.published(c, ex)
-		ch, runDeadline = nil, time.Time{}
-		if timedOut && ex.Code == 0 {
-			ex.Code = exitFailure
+		if end, over := cl.runEnded(); over {
+			return end
 		}
-		if ex.Started {
-			r.log.Info("scheduled run ended", "scheduled_time", r.fmtTime(runFor), "exit_code", ex.Code,
-				"duration", ex.Duration.Round(time.Millisecond), "timed_out", timedOut)
-		}
-		if timedOut {
-			ex.Started = false // a timed-out run is an error, whatever its status
-		}
-		if ex.Success() {
-			r.metrics.CronSucceeded(runFor)
-		}
-		switch policy := r.policyFor(ex); policy {
-		case policyExit:
-			r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
-			return r.resign(c, ex, true, "command-exited")
-		case policyReelect:
-			r.resign(c, ex, false, "command-exited")
-			return 0, false
-		}
-		// rerun and ignore: stay leader for the next scheduled time.
 	}
+}
+
+// cronLeader is what a cron leader keeps track of while it leads.
+type cronLeader struct {
+	r *runner
+	c *candidate
+	l *lease
+
+	st          cronState
+	cmd         *child
+	runFor      time.Time // the scheduled time of the run going on
+	runDeadline time.Time // when a run is stopped by --timeout
+	timedOut    bool
+	announced   time.Time // the next time already logged
+	skipped     time.Time // the latest time already logged as skipped
+}
+
+// startDue starts the latest scheduled time if it is due, not run yet and
+// not to be skipped. over reports that the leadership ends with end.
+func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
+	r, l := cl.r, cl.l
+	due, err := r.sched.Latest(now)
+	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
+		return end, false
+	}
+	late := now.Sub(due)
+	switch {
+	case cl.cmd != nil:
+		r.log.Info("scheduled run skipped: the previous run is still going",
+			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
+		r.metrics.CronSkipped("overlap")
+		cl.skipped = due
+	case late >= onTimeTolerance && late >= r.set.StartingDeadline && cl.st.last.IsZero():
+		// Nothing was ever recorded: this time was not missed by a
+		// failover, the election is simply new.
+		cl.skipped = due
+	case late >= onTimeTolerance && late >= r.set.StartingDeadline:
+		reason := "missed and no starting-deadline is set"
+		if r.set.StartingDeadline > 0 {
+			reason = "missed by more than the starting-deadline"
+		}
+		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
+		r.metrics.CronSkipped("missed")
+		cl.skipped = due
+	case l.ctl.Paused() != nil:
+		p := l.ctl.Paused()
+		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)",
+			"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
+		r.metrics.CronSkipped("paused")
+		cl.skipped = due
+	default:
+		if !cl.st.last.IsZero() {
+			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
+		}
+		return cl.start(due)
+	}
+	return end, false
+}
+
+// start records the scheduled time due, then runs it, on a fresh lease.
+func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
+	r, c, l := cl.r, cl.c, cl.l
+	if !l.Fresh() {
+		return endedBy(leaseLost, childExit{}), true
+	}
+	if err := r.record(c, &cl.st, due); err != nil {
+		if errors.Is(err, errStopped) {
+			return endedBy(stopRequested, childExit{}), true
+		}
+		r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
+		return endedBy(sessionLost, childExit{}), true
+	}
+	if !l.Fresh() {
+		// The write may have waited out a partition: the time is
+		// recorded (so never run twice) but not run.
+		r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
+		return endedBy(leaseLost, childExit{}), true
+	}
+	cmd, err := r.startScheduled(c, l, due)
+	if err != nil {
+		r.log.Error("ballot failed", "error", err)
+		return resignation("ballot-failed", exitWith(exitFailure)), true
+	}
+	cl.cmd, cl.runFor, cl.timedOut = cmd, due, false
+	cl.runDeadline = time.Time{}
+	if r.set.Timeout > 0 {
+		cl.runDeadline = time.Now().Add(r.set.Timeout)
+	}
+	return end, false
+}
+
+// nextWake announces the next scheduled time and says when to wake for
+// it. over reports that the schedule has ended, and the leadership with it.
+func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, over bool) {
+	r, c := cl.r, cl.c
+	next, err := r.sched.Next(laterOf(now, cl.st.last))
+	if err != nil {
+		r.log.Error("the schedule has no more times; exiting", "error", err)
+		if cl.cmd != nil {
+			r.stopChild(cl.cmd, r.killByFor(cl.l))
+		}
+		return wake, resignation("schedule-ended", exitWith(exitOK)), true
+	}
+	if !next.Equal(cl.announced) {
+		r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
+		cl.announced = next
+		c.pub.update(func(d *proposalData) { d.NextRun = &scheduledNext{Time: next.Format(time.RFC3339)} })
+	}
+	// Wake at the next time, the run's deadline, and at least every
+	// few seconds so a stepped wall clock is noticed.
+	wake = laterOf(next, now)
+	if d := now.Add(5 * time.Second); d.Before(wake) {
+		wake = d
+	}
+	if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
+		wake = cl.runDeadline
+	}
+	return wake, end, false
+}
+
+// timeOut stops a run that outlived --timeout.
+func (cl *cronLeader) timeOut() {
+	r := cl.r
+	if cl.cmd != nil && !cl.runDeadline.IsZero() && !time.Now().Before(cl.runDeadline) {
+		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, cl.l.KillBy)
+		r.log.Warn("run timed out", "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+		cl.timedOut = true
+		cl.runDeadline = time.Time{}
+	}
+}
+
+// runEnded records the end of a run and applies on-child-success /
+// on-child-error: exit and reelect end the leadership (over); rerun and
+// ignore stay leader for the next scheduled time.
+func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
+	r := cl.r
+	ex := cl.cmd.Exit()
+	r.forget(cl.cmd)
+	r.published(cl.c, ex)
+	cl.cmd, cl.runDeadline = nil, time.Time{}
+	if cl.timedOut && ex.Code == 0 {
+		ex.Code = exitFailure
+	}
+	if ex.Started {
+		r.log.Info("scheduled run ended", "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
+			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut)
+	}
+	if cl.timedOut {
+		ex.Started = false // a timed-out run is an error, whatever its status
+	}
+	if ex.Success() {
+		r.metrics.CronSucceeded(cl.runFor)
+	}
+	switch policy := r.policyFor(ex); policy {
+	case policyExit:
+		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+		return resignation("command-exited", exitWith(ex.Code)), true
+	case policyReelect:
+		// No back-off here: the next run waits for its scheduled time.
+		return resignation("command-exited", rejoin()), true
+	}
+	return end, false
 }
 
 func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {

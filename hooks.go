@@ -25,24 +25,24 @@ func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
 	if !l.Fresh() {
 		return leaseLost, childExit{}
 	}
-	ch, err := r.startHook(c, l, "on-promote", r.set.OnPromote, "leader", "")
+	hook, err := r.startHook(c, l, "on-promote", r.set.OnPromote, "leader", "")
 	if err != nil {
 		r.log.Error("cannot start the on-promote hook", "error", err)
 		return childEnded, childExit{Code: exitFailure}
 	}
-	if ch.pid == 0 {
-		return childEnded, ch.Exit()
+	if hook.pid == 0 {
+		return childEnded, hook.Exit()
 	}
 	deadline := time.Now().Add(r.set.HookTimeout)
 	for {
-		how := r.supervise(c, l, ch, deadline)
+		how := r.supervise(c, l, hook, deadline)
 		if how != wakeUp {
-			ex := ch.Exit()
+			ex := hook.Exit()
 			r.log.Info("on-promote hook ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 			return how, ex
 		}
 		if !time.Now().Before(deadline) {
-			ex, stopped := ch.Stop(syscall.SIGTERM, r.set.StopGracePeriod, l.KillBy)
+			ex, stopped := hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, l.KillBy)
 			r.log.Warn("on-promote hook timed out", "timeout", r.set.HookTimeout, "how", stopped)
 			ex.Started = false // a hook that timed out failed, whatever its status
 			return childEnded, ex
@@ -60,7 +60,7 @@ func (r *runner) demote(c *candidate, reason string) {
 	if len(r.set.OnDemote) == 0 {
 		return
 	}
-	ch, err := r.startHook(c, nil, "on-demote", r.set.OnDemote, "follower", reason)
+	hook, err := r.startHook(c, nil, "on-demote", r.set.OnDemote, "follower", reason)
 	if err != nil {
 		r.log.Error("cannot start the on-demote hook", "error", err)
 		return
@@ -68,14 +68,14 @@ func (r *runner) demote(c *candidate, reason string) {
 	t := time.NewTimer(r.set.HookTimeout)
 	defer t.Stop()
 	select {
-	case <-ch.Done():
+	case <-hook.Done():
 	case <-t.C:
-		ch.Stop(syscall.SIGTERM, r.set.StopGracePeriod, nil)
+		hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, nil)
 		r.log.Warn("on-demote hook timed out", "timeout", r.set.HookTimeout)
 	case <-r.hurry:
-		ch.Kill()
+		hook.Kill()
 	}
-	ex := ch.Exit()
+	ex := hook.Exit()
 	r.log.Info("on-demote hook ended", "reason", reason, "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 }
 
@@ -86,22 +86,22 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 	if reason != "" {
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
-	ch, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
+	hook, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c)})
 	if err != nil {
 		return nil, err
 	}
-	if ch.pid == 0 {
-		<-ch.Done()
-		r.log.Error("cannot execute the "+name+" hook", "command", argv[0], "reason", ch.Exit().Reason, "exit_code", ch.Exit().Code)
-		return ch, nil
+	if hook.pid == 0 {
+		<-hook.Done()
+		r.log.Error("cannot execute the "+name+" hook", "command", argv[0], "reason", hook.Exit().Reason, "exit_code", hook.Exit().Code)
+		return hook, nil
 	}
-	r.log.Info(name+" hook started", "pid", ch.pid, "command", argv[0])
+	r.log.Info(name+" hook started", "pid", hook.pid, "command", argv[0])
 	r.mu.Lock()
-	r.current = ch
+	r.current = hook
 	r.mu.Unlock()
-	go func() { <-ch.Done(); r.forget(ch) }()
-	return ch, nil
+	go func() { <-hook.Done(); r.forget(hook) }()
+	return hook, nil
 }
 
 // health runs the health check every interval. A candidate is healthy after

@@ -5,7 +5,7 @@ package main
 // Facts come from ZooKeeper: which proposals exist, their order (the lowest
 // leads), their czxid (the leader's fencing token), their owner session and
 // their ctime/mtime. Everything else is what each candidate says about
-// itself in its proposal data (proposalData in election.go), and is shown
+// itself in its proposal data (proposalData in publisher.go), and is shown
 // as such. Ages never compare this host's clock with another host's: "now"
 // is ZooKeeper's own, read as the ctime of a throwaway node, and the *Ms
 // fields a candidate writes are ages at the moment of its write, to which

@@ -2,17 +2,6 @@ package main
 
 // ballot info's human format: YAML-like, the same fields as the JSON.
 
-// ballot info: one look at an election, read from ZooKeeper in one session.
-//
-// Facts come from ZooKeeper: which proposals exist, their order (the lowest
-// leads), their czxid (the leader's fencing token), their owner session and
-// their ctime/mtime. Everything else is what each candidate says about
-// itself in its proposal data (proposalData in election.go), and is shown
-// as such. Ages never compare this host's clock with another host's: "now"
-// is ZooKeeper's own, read as the ctime of a throwaway node, and the *Ms
-// fields a candidate writes are ages at the moment of its write, to which
-// the age of that write (now - mtime) is added.
-
 import (
 	"encoding/json"
 	"fmt"

@@ -185,7 +185,7 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 			} else {
 				fmt.Fprintln(out, rec.Data)
 			}
-			return 0
+			return exitOK
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+zkError(err, "read", path).Error())
@@ -193,7 +193,7 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 		}
 		if deadline == nil {
 			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
-			return 1
+			return exitNo
 		}
 		ok, _, w, err := s.conn.ExistsW(path)
 		if err != nil {
@@ -207,7 +207,7 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 		case <-w:
 		case <-deadline:
 			fmt.Fprintf(os.Stderr, "ballot: no leader acknowledged at %s within %s\n", set.BasePath, set.Wait)
-			return 1
+			return exitNo
 		}
 	}
 }

@@ -1,0 +1,202 @@
+package main
+
+// A candidate: one proposal in one session, its place in line, and its
+// withdrawal.
+
+import (
+	"errors"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// candidate is one proposal in one session.
+type candidate struct {
+	log      *slog.Logger
+	s        *session
+	basePath string
+	id       string
+	node     string // full path of the proposal node
+	seq      int64
+	token    int64 // the proposal's czxid: grows from one leadership to the next
+	pub      *publisher
+
+	leading   bool // elected; the demote hook is owed
+	published bool // the leader node was written (or is being written)
+
+	holdsBaton      bool  // took the baton and has not given it back
+	maybeBaton      bool  // a take's answer was lost: a baton of ours may exist
+	handoverVersion int32 // the handover record's version after our take
+	createdElection bool  // this candidate created the election path
+
+	onFollowing func(place int, leader string) // told each new place in line (systemd status)
+
+	ops     chan func() // leader-node writes, in order (leader.go)
+	opsOnce sync.Once
+
+	done     chan struct{} // closed when the candidacy is over
+	doneOnce sync.Once
+}
+
+const proposalPrefix = "proposal-"
+
+// proposalSeq extracts the sequence number of a proposal node name, such
+// as "_c_<guid>-proposal-0000000012"; ok is false for any other node.
+func proposalSeq(name string) (int64, bool) {
+	i := strings.LastIndex(name, proposalPrefix)
+	if i < 0 {
+		return 0, false
+	}
+	digits := name[i+len(proposalPrefix):]
+	if len(digits) != 10 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// sortedProposals returns the proposal node names among children, lowest
+// sequence first.
+func sortedProposals(children []string) []string {
+	var out []string
+	for _, c := range children {
+		if _, ok := proposalSeq(c); ok {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := proposalSeq(out[i])
+		b, _ := proposalSeq(out[j])
+		return a < b
+	})
+	return out
+}
+
+// awaitLeadership is the follower state: it returns once this proposal is
+// the lowest (the baton comes next: baton.go). It keeps its place in line
+// across reconnects and watch losses.
+func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
+	following := ""
+	for {
+		if c.s.isLost() {
+			return errSessionLost
+		}
+		children, _, err := c.s.conn.Children(c.basePath)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return err
+			}
+			continue
+		}
+		line := sortedProposals(children)
+		me := -1
+		for i, n := range line {
+			if c.basePath+"/"+n == c.node {
+				me = i
+			}
+		}
+		if me < 0 {
+			return errProposalGone
+		}
+		if me == 0 {
+			if c.s.isLost() || !c.s.connected.Load() {
+				continue
+			}
+			return nil
+		}
+		pred := c.basePath + "/" + line[me-1]
+		exists, _, watch, err := c.s.conn.ExistsW(pred)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return err
+			}
+			continue
+		}
+		if !exists {
+			continue
+		}
+		if following != pred {
+			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
+			following = pred
+			if c.onFollowing != nil {
+				c.onFollowing(me+1, c.basePath+"/"+line[0])
+			}
+		}
+	wait:
+		select {
+		case ev := <-watch:
+			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {
+				// The lowest proposal went and ours was next: sequence
+				// numbers only grow, so ours is the lowest now. No need to
+				// list the election again (the baton's take checks that
+				// our proposal still exists).
+				return nil
+			}
+			if ev.Type == zk.EventNodeDataChanged {
+				// The predecessor's state changed: it still exists, so
+				// our place cannot have changed; just watch it again.
+				ok, _, w, err := c.s.conn.ExistsW(pred)
+				if err == nil && ok {
+					watch = w
+					goto wait
+				}
+			}
+		case <-c.s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
+	}
+}
+
+func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
+	switch {
+	case retryable(err):
+		return c.s.waitOnline(stop)
+	case errors.Is(err, zk.ErrSessionExpired):
+		c.s.markLost("session expired")
+		return errSessionLost
+	default:
+		// Unexpected (ACLs, a deleted base path): wait a moment, retry.
+		c.log.Warn("ZooKeeper request failed; retrying", "error", err)
+		select {
+		case <-time.After(500 * time.Millisecond):
+			return nil
+		case <-c.s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
+	}
+}
+
+// withdraw deletes the proposal, and gives the baton back if this
+// candidate holds it, in one multi-op, so the next candidate can lead at
+// once. It reports whether that is confirmed; when it is not (the
+// connection dropped, or the baton could not be released), the caller
+// must end the session, or the proposal would stay in line, led by nobody,
+// or the baton held, for as long as the session lives.
+func (c *candidate) withdraw(extra ...any) bool {
+	c.pub.stop()
+	c.retire()
+	if c.s.isLost() {
+		return true // the session, and its nodes, are gone
+	}
+	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps()...)
+	released, err := c.retireMulti(ops)
+	if err != nil || !released || c.maybeBaton {
+		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
+		return false
+	}
+	return true
+}
+
+// retire ends the candidacy's helpers (the leader-node worker).
+func (c *candidate) retire() {
+	c.doneOnce.Do(func() { close(c.done) })
+}

@@ -1,0 +1,199 @@
+package main
+
+// Starting the command (as leader, or unelected with run-anyway), and what
+// its end means: on-child-success / on-child-error, and backing off a
+// command that keeps failing at once.
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func (r *runner) childEnv(c *candidate) []string {
+	env := []string{
+		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
+		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
+	}
+	if r.sched != nil {
+		env = append(env, "BALLOT_SCHEDULED_TIME="+r.scheduled.In(r.set.Timezone).Format(time.RFC3339))
+	}
+	if c == nil {
+		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
+	}
+	return append(env,
+		"BALLOT_PROPOSAL_NODE="+c.node,
+		"BALLOT_FENCING_TOKEN="+strconv.FormatInt(c.token, 10),
+		"BALLOT_SESSION_ID="+fmt.Sprintf("0x%x", c.s.ID()),
+		"BALLOT_ELECTED=true")
+}
+
+// startCommand runs the command, as leader under the lease l (nil: not
+// elected, run-anyway).
+func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
+	cmd, err := startChild(r.log, childSpec{
+		Argv:     r.set.Args,
+		Env:      r.childEnv(c),
+		Wrap:     r.set.WrapChildLogs,
+		Grace:    r.set.StopGracePeriod,
+		Deadline: r.keeperDeadline(l),
+		Handoff:  handoffFor(c),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cmd.pid == 0 {
+		<-cmd.Done()
+		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", cmd.Exit().Reason, "exit_code", cmd.Exit().Code)
+		return cmd, nil
+	}
+	r.mu.Lock()
+	r.current = cmd
+	r.mu.Unlock()
+	r.log.Info("command started", "pid", cmd.pid, "command", r.set.Args[0])
+	r.metrics.CommandRunning(true)
+	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
+	if c != nil {
+		st := &childStatus{PID: cmd.pid, Since: cmd.started}
+		if r.sched != nil {
+			st.ScheduledTime = r.scheduled.In(r.set.Timezone).Format(time.RFC3339)
+		}
+		c.pub.update(func(d *proposalData) { d.Child = st })
+	}
+	return cmd, nil
+}
+
+// killByFor is the lease's kill time for a stop's grace period; nil (no
+// limit) with on-connection-loss=ignore.
+func (r *runner) killByFor(l *lease) func() time.Time {
+	if r.set.OnConnectionLoss == lossIgnore {
+		return nil
+	}
+	return l.KillBy
+}
+
+// keeperDeadline is the lease's kill time for the keeper to enforce; none
+// without a lease, or with on-connection-loss=ignore, which keeps the
+// command running whatever happens to the session.
+func (r *runner) keeperDeadline(l *lease) bootTime {
+	if l == nil || r.set.OnConnectionLoss == lossIgnore {
+		return 0
+	}
+	return l.KillAt()
+}
+
+// handoffFor is what a keeper needs to end c's session and give its baton
+// back should ballot die; nil when not elected.
+func handoffFor(c *candidate) *handoff {
+	if c == nil {
+		return nil
+	}
+	h := c.s.handoff()
+	if h != nil && c.holdsBaton {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+	}
+	return h
+}
+
+// published records the end of a run in the proposal node.
+func (r *runner) published(c *candidate, ex childExit) {
+	c.pub.update(func(d *proposalData) {
+		d.Child = nil
+		d.LastExit = &exitStatus{Code: ex.Code, At: time.Now(), DurationMs: ex.Duration.Milliseconds()}
+	})
+}
+
+func (r *runner) forget(cmd *child) {
+	r.mu.Lock()
+	if r.current == cmd {
+		r.current = nil
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) logEnd(ex childExit) {
+	if ex.Started {
+		r.log.Info("command ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+	}
+}
+
+// runUnelected runs the command once with no election (run-anyway).
+func (r *runner) runUnelected() childExit {
+	if len(r.set.Args) == 0 {
+		r.log.Info("no command to run without election (hooks only); waiting for a stop signal")
+		<-r.stopping
+		return childExit{}
+	}
+	cmd, err := r.startCommand(nil, nil)
+	if err != nil {
+		r.log.Error("ballot failed", "error", err)
+		return childExit{Code: exitFailure}
+	}
+	defer r.forget(cmd)
+	select {
+	case <-cmd.Done():
+	case <-r.stopping:
+		r.stopChild(cmd, nil)
+	}
+	ex := cmd.Exit()
+	r.logEnd(ex)
+	return ex
+}
+
+// afterUnelected applies on-child-success / on-child-error outside
+// leadership (run-anyway).
+func (r *runner) afterUnelected(ex childExit) verdict {
+	if r.stopRequested() {
+		return exitWith(ex.Code)
+	}
+	switch r.policyFor(ex) {
+	case policyExit:
+		return exitWith(ex.Code)
+	case policyIgnore:
+		// Unelected there is no leadership to keep: wait for a stop signal.
+		<-r.stopping
+		return exitWith(exitOK)
+	}
+	r.backOff(ex)
+	return rejoin()
+}
+
+func (r *runner) policyFor(ex childExit) string {
+	if ex.Success() {
+		return r.set.OnChildSuccess
+	}
+	return r.set.OnChildError
+}
+
+// backoffFor spaces out reruns of a command that keeps failing at once, so a
+// broken command does not spin.
+func (r *runner) backoffFor(ex childExit) time.Duration {
+	if ex.Success() || ex.Duration > 10*time.Second {
+		r.quickFailures = 0
+		return 0
+	}
+	if ex.Duration > time.Second {
+		return 0
+	}
+	r.quickFailures++
+	if r.quickFailures <= 1 {
+		return 0
+	}
+	d := 100 * time.Millisecond << min(r.quickFailures-2, 7)
+	if d > 10*time.Second {
+		d = 10 * time.Second
+	}
+	return d
+}
+
+// backOff waits before standing again after a run that failed quickly
+// (backoffFor), or until a stop signal.
+func (r *runner) backOff(ex childExit) {
+	if d := r.backoffFor(ex); d > 0 {
+		r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+		select {
+		case <-time.After(d):
+		case <-r.stopping:
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+// Before and while a candidate waits in line: --once-key and --no-wait
+// checks, and what makes a follower leave the line.
+
+import "fmt"
+
+// beforeFollowing is run once per proposal: with --once-key, a key already
+// run ends ballot (exit 0); with --no-wait, another leader does (exit 75).
+// With --once-retry-unfinished, a key still running is waited for in line:
+// once its runner's session is gone, this candidate may lead and retry it
+// (or find it finished).
+func (r *runner) beforeFollowing(c *candidate) verdict {
+	if key := r.set.OnceKey; key != "" {
+		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
+		if err == nil && rec != nil && (rec.FinishedAt != nil || !r.set.OnceRetryUnfinished) {
+			c.withdraw()
+			r.logOnceDone(c, "")
+			return exitWith(exitOK)
+		}
+	}
+	if r.set.NoWait {
+		children, _, err := c.s.conn.Children(c.basePath)
+		if line := sortedProposals(children); err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node {
+			c.withdraw()
+			r.log.Info("another candidate leads: not waiting in line (--no-wait)", "leader_proposal", c.basePath+"/"+line[0], "exit_code", exitBusy)
+			return exitWith(exitBusy)
+		}
+	}
+	return verdict{}
+}
+
+// logOnceDone says who ran --once-key's key, and that this ballot runs
+// nothing.
+func (r *runner) logOnceDone(c *candidate, how string) {
+	rec, _, running, err := readOnce(c.s.conn, c.basePath, r.set.OnceKey)
+	what := "unknown (the record cannot be read)"
+	if err == nil && rec != nil {
+		what = rec.String()
+		if rec.FinishedAt == nil && running {
+			what += ", still running"
+		} else if rec.FinishedAt == nil {
+			what += " (its runner's session ended: see --once-retry-unfinished)"
+		}
+	}
+	msg := "once key already run: exiting without running anything"
+	if how != "" {
+		msg += " (" + how + ")"
+	}
+	r.log.Info(msg, "once_key", r.set.OnceKey, "run", what)
+}
+
+// followStop is standDown, also closed when --once-key's key gets recorded
+// by another candidate while this one waits (onceRun is closed then).
+// With --once-retry-unfinished the candidate keeps its place instead: the
+// key may yet need a retry, which it decides once elected.
+func (r *runner) followStop(c *candidate) (stop, onceRun <-chan struct{}, release func()) {
+	standDown, stopStanding := r.standDown()
+	if r.set.OnceKey == "" || r.set.OnceRetryUnfinished {
+		return standDown, nil, stopStanding
+	}
+	seen, unwatch := c.watchOnce(r.set.OnceKey)
+	merged, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-standDown:
+		case <-seen:
+		case <-done:
+			return
+		}
+		close(merged)
+	}()
+	return merged, seen, func() { close(done); unwatch(); stopStanding() }
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// standDown is closed when a follower must leave the line: a stop signal,
+// or the health check failing.
+func (r *runner) standDown() (<-chan struct{}, func()) {
+	if r.health == nil {
+		return r.stopping, func() {}
+	}
+	ch, done := make(chan struct{}), make(chan struct{})
+	bad := r.health.Bad()
+	go func() {
+		select {
+		case <-r.stopping:
+		case <-bad:
+		case <-done:
+			return
+		}
+		close(ch)
+	}()
+	return ch, func() { close(done) }
+}
+
+// notifyFollowing tells systemd this candidate's place and who leads: the
+// lowest proposal's candidate (it may not have acknowledged yet with the
+// leader node).
+func (r *runner) notifyFollowing(c *candidate, place int, lowestProposal string) {
+	if r.notify.conn == nil {
+		return
+	}
+	leader := lowestProposal
+	if b, _, err := c.s.conn.Get(lowestProposal); err == nil {
+		if d, _ := parseProposalData(b); d != nil {
+			leader = d.CandidateID
+		}
+	}
+	r.notify.Status(fmt.Sprintf("following, %s in line", ordinal(place)) + statusLine("", leader, 0))
+}

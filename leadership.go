@@ -1,0 +1,436 @@
+package main
+
+// The life of a candidate running a command, top to bottom (candidacy):
+//
+//   joining   → a session and a proposal (on-election-failure decides what a
+//               failure means)
+//   following → wait until our proposal is the lowest, then take the baton
+//   leading   → the leader's work, run once's or run cron's (strategy.go,
+//               cron.go), under a lease; on-child-success/error decide what
+//               a run's end means; connection loss and session expiry stop it
+//   resigning → the command is gone and reaped, then the proposal is deleted
+//               (or, the leadership lost, the session is ended)
+//
+// Every transition is logged once at info.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Why a follower left the line: its stop channel (errStopped) closes for
+// any of these.
+var (
+	errStopSignal = errors.New("stop requested")
+	errUnhealthy  = errors.New("health check failing")
+	errOnceKeyRun = errors.New("the once key was run by another candidate")
+)
+
+// phase is where a candidate is in its life.
+type phase string
+
+const (
+	phaseJoining   phase = "joining"
+	phaseFollowing phase = "following"
+	phaseLeading   phase = "leading"
+	phasePaused    phase = "leading-paused" // ballot pause: the lead kept, nothing run
+	phaseResigning phase = "resigning"
+	phaseLost      phase = "leadership-lost"
+	phaseUnelected phase = "unelected" // on-election-failure=run-anyway
+)
+
+// enter moves to phase p. The existing info lines ("proposal made",
+// "following", "elected leader", "resigning", ...) tell operators; this
+// one, at debug, names the phase.
+func (r *runner) enter(p phase) {
+	if r.phase != p {
+		r.log.Debug("candidate phase", "phase", string(p), "was", string(r.phase))
+		r.phase = p
+	}
+}
+
+// verdict is what follows a step of a candidacy.
+type verdict struct {
+	next step
+	code int // ballot's exit code, with exitBallot
+}
+
+type step int
+
+const (
+	goOn         step = iota // the candidacy goes on
+	standAgain               // this candidacy is over: a new one begins
+	exitBallot               // ballot exits with code
+	runUnelected             // on-election-failure=run-anyway: run the command without an election
+)
+
+func exitWith(code int) verdict { return verdict{next: exitBallot, code: code} }
+func rejoin() verdict           { return verdict{next: standAgain} }
+
+// leaderEnd is why a leadership ends, as the leader's work reports it.
+type leaderEnd struct {
+	how outcome   // what ended it; leaderResigns: the leader's own choice
+	ex  childExit // the last run's end: ballot's exit code after a stop
+
+	// With leaderResigns:
+	reason  string  // command-exited, promote-failed, once-key-run, ...
+	then    verdict // stand again or exit
+	backoff bool    // before standing again, back off if ex failed quickly
+}
+
+// endedBy is a leadership ended by something else than the leader's
+// choice (supervise's outcome); the command is already gone.
+func endedBy(how outcome, ex childExit) leaderEnd { return leaderEnd{how: how, ex: ex} }
+
+// resignation is a leadership the leader itself ends.
+func resignation(reason string, then verdict) leaderEnd {
+	return leaderEnd{how: leaderResigns, reason: reason, then: then}
+}
+
+// reelection is a resignation to stand again, after backing off if ex
+// (the run that made the leader resign) failed quickly.
+func reelection(reason string, ex childExit) leaderEnd {
+	return leaderEnd{how: leaderResigns, reason: reason, then: rejoin(), ex: ex, backoff: true}
+}
+
+// run is `ballot run once` and `ballot run cron`. It returns ballot's exit
+// code.
+func (r *runner) run() int {
+	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
+	go r.metrics.loop(metricsStop, metricsDone)
+	defer func() {
+		if r.sess != nil {
+			r.sess.Close()
+		}
+		close(metricsStop)
+		<-metricsDone // ballot_up 0 is written before ballot exits
+	}()
+	work := r.leaderWork()
+	for {
+		if v := r.candidacy(work); v.next == exitBallot {
+			return v.code
+		}
+	}
+}
+
+// candidacy is one candidate's whole life, for run once and run cron
+// alike: join, follow, take the baton, lead (work's part), then resign or
+// lose the leadership. It says whether ballot stands again or exits.
+func (r *runner) candidacy(work leaderWork) verdict {
+	if r.stopRequested() {
+		return exitWith(exitOK)
+	}
+	r.enter(phaseJoining)
+	c, v := r.join()
+	switch {
+	case v.next == runUnelected:
+		r.enter(phaseUnelected)
+		return r.afterUnelected(r.runUnelected())
+	case v.next != goOn:
+		return v
+	}
+	if v := r.beforeFollowing(c); v.next != goOn {
+		return v
+	}
+	r.enter(phaseFollowing)
+	taken, v := r.follow(c)
+	if v.next != goOn {
+		return v
+	}
+	r.enter(phaseLeading)
+	l := r.elected(c, taken)
+	defer l.Stop()
+	end := work.lead(c, l)
+	return r.endLeadership(c, end)
+}
+
+// join makes a proposal, in the current session or a new one. Without
+// one, the verdict says what next: exit, or run-anyway.
+func (r *runner) join() (*candidate, verdict) {
+	wait := connectWait(r.set)
+	backoff := time.Second
+	for {
+		if !r.health.Healthy() {
+			r.log.Info("waiting for a passing health check before standing for election")
+			if !r.health.WaitHealthy(r.stopping) {
+				return nil, exitWith(exitOK)
+			}
+		}
+		var err error
+		if r.sess == nil {
+			r.sess, err = dialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
+		}
+		if err == nil {
+			var c *candidate
+			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.stopping)
+			if err == nil {
+				r.setCandidate(c)
+				r.publishHealth()
+				return c, verdict{}
+			}
+			if errors.Is(err, errStopped) {
+				return nil, exitWith(exitOK)
+			}
+			if errors.Is(err, errSessionLost) {
+				// Lost between dialing and proposing (say, while waiting to
+				// be healthy): not an election failure; start afresh.
+				r.log.Info("session lost before the proposal was made; starting a new one", "reason", r.sess.lostReason())
+				r.dropSessionIfLost()
+				continue
+			}
+			r.dropSessionIfLost()
+		}
+		if r.stopRequested() {
+			return nil, exitWith(exitOK)
+		}
+		switch r.set.OnElectionFailure {
+		case electionExit:
+			r.log.Error("cannot join the election; exiting (on-election-failure=exit)", "error", err)
+			return nil, exitWith(exitFailure)
+		case electionRunAnyway:
+			r.log.Error("cannot join the election: RUNNING THE COMMAND WITHOUT ELECTION; mutual exclusion is given up (on-election-failure=run-anyway)", "error", err)
+			return nil, verdict{next: runUnelected}
+		}
+		r.log.Warn("cannot join the election; retrying", "error", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-r.stopping:
+			return nil, exitWith(exitOK)
+		}
+		if backoff < 10*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// follow waits in line until this proposal is the lowest, then takes the
+// baton. It returns the take's send time (the lease starts there), or a
+// verdict that ends the candidacy.
+func (r *runner) follow(c *candidate) (bootTime, verdict) {
+	r.notify.Ready("following")
+	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
+	standDown, onceRun, release := r.followStop(c)
+	err := c.awaitLeadership(standDown)
+	var taken bootTime
+	if err == nil {
+		taken, err = c.takeBaton(standDown, r.wary)
+	}
+	release()
+	if errors.Is(err, errStopped) {
+		err = r.whyStandDown(onceRun)
+	}
+	switch {
+	case err == nil:
+		r.wary = false
+		return taken, verdict{}
+	case errors.Is(err, errOnceKeyRun):
+		c.withdraw()
+		r.logOnceDone(c, "another candidate ran it while this one waited in line")
+		return 0, exitWith(exitOK)
+	case errors.Is(err, errUnhealthy):
+		if !c.withdraw() {
+			r.endSession()
+		}
+		r.setCandidate(nil)
+		r.log.Info("withdrew from the election while unhealthy", "proposal", c.node)
+		return 0, rejoin()
+	case errors.Is(err, errStopSignal):
+		c.withdraw()
+		r.log.Info("withdrew from the election", "proposal", c.node)
+		return 0, exitWith(exitOK)
+	}
+	r.log.Info("candidacy ended", "reason", r.why(err))
+	if errors.Is(err, errProposalGone) {
+		r.wary = true
+	}
+	if c.maybeBaton {
+		r.endSession() // a baton of ours may exist: it goes with the session
+	}
+	r.dropSessionIfLost()
+	return 0, rejoin()
+}
+
+// whyStandDown tells why a follower's stop channel closed, checked in
+// this order: the once key run by another, the health check, a stop.
+func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
+	switch {
+	case isClosed(onceRun):
+		return errOnceKeyRun
+	case !r.stopRequested():
+		return errUnhealthy
+	}
+	return errStopSignal
+}
+
+// elected is the edge from follower to leader, once the baton is taken:
+// the lease starts, the proposal node says so.
+func (r *runner) elected(c *candidate, taken bootTime) *lease {
+	l := c.holdLease(taken)
+	r.lease.Store(l)
+	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
+	r.metrics.Leader(true)
+	c.leading = true
+	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
+		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
+	c.pub.update(func(d *proposalData) {
+		d.State = stateLeading
+		d.FencingToken = c.token
+	})
+	return l
+}
+
+// endLeadership ends a leadership as end says: a resignation (the
+// leader's choice, a stop, a step-down, a failing health check) or a loss
+// (lease, session or proposal gone). The command is already gone.
+func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
+	switch end.how {
+	case leaderResigns:
+		v := r.resign(c, end.reason, end.then)
+		if end.backoff {
+			r.backOff(end.ex)
+		}
+		return v
+	case stopRequested:
+		return r.resign(c, "stop-requested", exitWith(end.ex.Code))
+	case unhealthy:
+		return r.resign(c, "unhealthy", rejoin())
+	case steppedDown:
+		if r.onceClaimed {
+			c.clearStepDown()
+			r.finishOnceRun(c, end.ex, "step-down")
+			return r.resign(c, "step-down", exitWith(end.ex.Code))
+		}
+		v := r.resign(c, "step-down", rejoin())
+		c.clearStepDown()
+		return v
+	case proposalGone:
+		return r.lostLeadership(c, "proposal-deleted", end.ex)
+	case sessionLost:
+		return r.lostLeadership(c, "session-expired", end.ex)
+	}
+	return r.lostLeadership(c, "connection-lost", end.ex)
+}
+
+// finishOnceRun records a --once-key run an operator cut short (pause,
+// step-down) as finished with the command's code; ballot then exits with
+// it, as after any once run.
+func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
+	c.finishOnce(r.set.OnceKey, ex)
+	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
+		"reason", reason, "exit_code", ex.Code)
+}
+
+// resign ends a leadership in order: the leader node goes, the demote hook
+// runs (the command is already gone), then the proposal is deleted so the
+// next candidate leads at once. When then exits ballot, the session is
+// closed too.
+func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
+	r.enter(phaseResigning)
+	exiting := then.next == exitBallot
+	r.log.Info("resigning", "proposal", c.node, "reason", reason)
+	r.lease.Store(nil)
+	r.notify.Status("resigning (" + reason + ")")
+	r.metrics.Leader(false)
+	c.pub.update(func(d *proposalData) { d.State = stateResigning })
+	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
+		r.unpublishLeader(c)
+		if c.ops != nil {
+			// Observers should see the leader node go before the next
+			// leader is elected; off the supervision path, waiting a
+			// little is fine.
+			c.flushNodeOps(c.s.Timeout() / 2)
+		}
+		r.demote(c, reason)
+		if !c.withdraw() && !exiting {
+			r.endSession() // or the unconfirmed proposal would stay in line
+		}
+	}
+	c.leading = false
+	r.setCandidate(nil)
+	if exiting {
+		r.endSession()
+	}
+	return then
+}
+
+// lostLeadership handles a leader that lost its lease, session or proposal:
+// the command is already gone; rejoin or exit per on-connection-loss.
+func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdict {
+	r.enter(phaseLost)
+	r.lease.Store(nil)
+	r.notify.Status("leadership lost (" + reason + ")")
+	r.metrics.Leader(false)
+	r.demote(c, reason)
+	r.setCandidate(nil)
+	r.releaseLost(c)
+	c.pub.stop()
+	c.retire()
+	// Whatever happened, this session cannot be trusted any more: a new one
+	// gives a new proposal and a new fencing token.
+	r.endSession()
+	switch {
+	case r.stopRequested():
+		// A stop signal came while the command was being stopped.
+		return exitWith(ex.Code)
+	case r.set.OnConnectionLoss == lossExit:
+		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
+		return exitWith(exitFailure)
+	case r.onceClaimed:
+		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
+		return exitWith(exitFailure)
+	}
+	r.log.Info("rejoining the election as a new candidate", "reason", reason)
+	return rejoin()
+}
+
+// releaseLost gives the baton back after a lost leadership, if the session
+// still answers soon: the command is gone, so a successor need not wait
+// for this leader's lease to run out. Otherwise the session is closed
+// below and the baton goes with it, dropped.
+func (r *runner) releaseLost(c *candidate) {
+	if !c.holdsBaton || c.s.isLost() {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The proposal goes too: the session is about to end anyway.
+		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)); err == nil && released {
+			r.log.Info("baton given back", "proposal", c.node)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(c.s.Timeout() / 4):
+	}
+}
+
+func (r *runner) why(err error) string {
+	if errors.Is(err, errSessionLost) && r.sess != nil {
+		return r.sess.lostReason()
+	}
+	return err.Error()
+}
+
+func (r *runner) dropSessionIfLost() {
+	if r.sess != nil && r.sess.isLost() {
+		r.sess.Close()
+		r.sess = nil
+	}
+}
+
+// endSession closes the current session; the next candidacy opens a new one.
+func (r *runner) endSession() {
+	if r.sess != nil {
+		r.sess.Close()
+		r.sess = nil
+	}
+}
+
+func (r *runner) setCandidate(c *candidate) {
+	r.mu.Lock()
+	r.cand = c
+	r.mu.Unlock()
+}

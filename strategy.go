@@ -1,0 +1,160 @@
+package main
+
+// What a leader does while it leads: the one part of a candidacy in which
+// run once and run cron differ.
+
+import "time"
+
+// leaderWork is a leader's part of a candidacy, between elected and
+// resigning: it runs the promote hook and the command under the lease l,
+// and reports why the leadership ends; candidacy resigns or gives it up.
+type leaderWork interface {
+	lead(c *candidate, l *lease) leaderEnd
+}
+
+func (r *runner) leaderWork() leaderWork {
+	if r.sched != nil {
+		return cronWork{r}
+	}
+	return onceWork{r}
+}
+
+// onceWork is run once's: the promote hook, then the command, run again or
+// not as on-child-* says, until something ends the leadership.
+type onceWork struct{ r *runner }
+
+func (w onceWork) lead(c *candidate, l *lease) leaderEnd {
+	r := w.r
+	promoted := len(r.set.OnPromote) == 0
+	for {
+		if r.stopRequested() {
+			return endedBy(stopRequested, childExit{})
+		}
+		if p := l.ctl.Paused(); p != nil && len(r.set.Args) > 0 {
+			if how := r.waitOutPause(c, l, p); how != controlsChanged {
+				return endedBy(how, childExit{})
+			}
+			continue
+		}
+		if !promoted {
+			how, ex := r.runPromote(c, l)
+			switch {
+			case how == paused:
+				continue // the hook runs again on resume
+			case how != childEnded:
+				return endedBy(how, childExit{}) // the command never ran
+			case ex.Success() || r.set.OnChildError == policyIgnore:
+				promoted = true
+			default:
+				// A failing promote hook is a command error.
+				if end, over := w.afterRun(c, l, ex, "promote-failed"); over {
+					return end
+				}
+				continue
+			}
+		}
+		if len(r.set.Args) == 0 {
+			// Hooks only: hold the leadership until something ends it.
+			r.publishLeader(c)
+			r.log.Info("holding leadership (no command; hooks only)")
+			return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{})
+		}
+		ex, end, over := w.runCommand(c, l)
+		switch {
+		case over:
+			return end
+		case end.how == paused:
+			continue
+		}
+		if r.set.OnceKey != "" {
+			// Once per key: record how it ended, exit with its code.
+			c.finishOnce(r.set.OnceKey, ex)
+			r.log.Info("once key run; exiting with the command's exit code", "once_key", r.set.OnceKey, "exit_code", ex.Code)
+			return resignation("command-exited", exitWith(ex.Code))
+		}
+		if end, over := w.afterRun(c, l, ex, "command-exited"); over {
+			return end
+		}
+	}
+}
+
+// runCommand runs the command once, on a fresh lease, after recording
+// --once-key's key. over reports that the leadership ends with end;
+// otherwise the command ended by itself (ex), or was paused (end.how).
+func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEnd, over bool) {
+	r := w.r
+	if !l.Fresh() {
+		// Never start a command on a lease that may be gone (the
+		// host was frozen, or the connection dropped, just now).
+		return ex, endedBy(leaseLost, childExit{}), true
+	}
+	if key := r.set.OnceKey; key != "" {
+		claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
+		switch {
+		case err != nil:
+			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
+			return ex, resignation("once-key-failed", exitWith(exitFailure)), true
+		case !claimed:
+			r.logOnceDone(c, "found when elected")
+			return ex, resignation("once-key-run", exitWith(exitOK)), true
+		}
+		r.onceClaimed = true
+		if !l.Fresh() {
+			// The record waited out a partition: the key is taken
+			// (so never run twice) but not run.
+			r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
+			return ex, endedBy(leaseLost, childExit{}), true
+		}
+	}
+	cmd, err := r.startCommand(c, l)
+	if err != nil {
+		r.log.Error("ballot failed", "error", err)
+		return ex, resignation("ballot-failed", exitWith(exitFailure)), true
+	}
+	how := childEnded
+	if cmd.pid != 0 {
+		r.publishLeader(c)
+		how = r.supervise(c, l, cmd, time.Time{})
+		r.forget(cmd)
+	}
+	ex = cmd.Exit()
+	r.published(c, ex)
+	switch how {
+	case childEnded:
+		r.logEnd(ex)
+		return ex, leaderEnd{}, false
+	case paused:
+		if r.onceClaimed {
+			r.finishOnceRun(c, ex, "paused")
+			return ex, resignation("paused", exitWith(ex.Code)), true
+		}
+		return ex, endedBy(paused, ex), false
+	}
+	return ex, endedBy(how, ex), true
+}
+
+// afterRun applies on-child-success / on-child-error to a run (of the
+// command, or of a failing promote hook) that ended by itself. over
+// reports that the leadership ends with end; otherwise run again.
+func (w onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
+	r := w.r
+	switch policy := r.policyFor(ex); policy {
+	case policyExit:
+		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+		return resignation(reason, exitWith(ex.Code)), true
+	case policyReelect:
+		return reelection(reason, ex), true
+	case policyIgnore:
+		r.log.Info("keeping leadership without the command (policy ignore)")
+		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
+	case policyRerun:
+		if d := r.backoffFor(ex); d > 0 {
+			r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
+				return endedBy(how, ex), true
+			}
+		}
+		r.log.Info("running the command again (policy rerun)")
+	}
+	return leaderEnd{}, false
+}

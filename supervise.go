@@ -1,0 +1,235 @@
+package main
+
+// Supervising a leader: its command (or none) under the lease, until the
+// command ends or something ends the leadership.
+
+import (
+	"syscall"
+	"time"
+)
+
+// outcome is why a leader stopped supervising, or (leaderResigns) that the
+// leader ends its leadership itself.
+type outcome int
+
+const (
+	childEnded outcome = iota
+	leaseLost
+	sessionLost
+	proposalGone
+	stopRequested
+	unhealthy
+	wakeUp
+	steppedDown     // ballot step-down named this leadership
+	paused          // ballot pause: the command was stopped, the lead kept
+	controlsChanged // while waiting out a pause: the controls changed
+	leaderResigns   // not from supervise: a policy, a once key, a failure
+)
+
+// supervision is one call of supervise.
+type supervision struct {
+	r    *runner
+	c    *candidate
+	l    *lease
+	cmd  *child // nil: a leader without a command, until wake
+	done <-chan struct{}
+	wake time.Time
+	// guard: the lease is enforced (not on-connection-loss=ignore); a stop
+	// for any reason must then end before it (killBy).
+	guard  bool
+	killBy func() time.Time
+}
+
+// supervise watches a leader's command (or a leader without one, cmd nil,
+// until wake) and returns why it stopped. Whatever it returns, the command
+// is gone and reaped, unless it returns wakeUp.
+func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) outcome {
+	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore}
+	if s.guard {
+		s.killBy = l.KillBy
+	}
+	if cmd != nil {
+		s.done = cmd.Done()
+	}
+	for {
+		if how, over := s.checkLease(); over {
+			return how
+		}
+		if how, over := s.await(); over {
+			return how
+		}
+	}
+}
+
+// checkLease tells the keeper the lease's end, then checks it first, so a
+// host that was frozen past its lease stops the command first thing on
+// resume.
+func (s *supervision) checkLease() (outcome, bool) {
+	if !s.guard {
+		return 0, false
+	}
+	l := s.l
+	if s.cmd != nil {
+		s.cmd.SetDeadline(l.KillAt()) // the keeper kills by then unless told later
+	}
+	now := time.Now()
+	deadline := l.KillBy()
+	if !now.Before(deadline) {
+		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(deadline).Round(time.Millisecond))
+		s.kill("lease expired")
+		return leaseLost, true
+	}
+	if !now.Before(l.SuspectAt()) {
+		s.r.log.Warn("connection to ZooKeeper lost while leading; stopping the command before the lease ends",
+			"lease_left", deadline.Sub(now).Round(time.Millisecond))
+		s.stop("connection lost", l.KillBy)
+		return leaseLost, true
+	}
+	return 0, false
+}
+
+// pastLease: a ballot woken after its lease ended reports that first,
+// whatever else it learns on waking (the command is already dead).
+func (s *supervision) pastLease() bool { return s.guard && !time.Now().Before(s.l.KillBy()) }
+
+// await waits for the next event; over reports that supervision ends with
+// how.
+func (s *supervision) await() (how outcome, over bool) {
+	r, c, l := s.r, s.c, s.l
+	next := time.Hour
+	if s.guard {
+		// At most a renewal period: Go's timers stop with a suspended
+		// machine, the lease's clock does not.
+		next = min(time.Until(l.SuspectAt()), time.Until(l.KillBy()), l.timeout/4)
+	}
+	if !s.wake.IsZero() {
+		if d := time.Until(s.wake); d < next {
+			next = d
+		}
+	}
+	t := time.NewTimer(next)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		if s.pastLease() {
+			// The keeper killed it when the lease ran out (ballot was
+			// stopped): that is a lost leadership, not a command's end.
+			r.log.Warn("lease expired: the keeper stopped the command; ZooKeeper may already have elected another leader")
+			return leaseLost, true
+		}
+		return childEnded, true
+	case <-l.renewed:
+	case <-t.C:
+		if !s.wake.IsZero() && !time.Now().Before(s.wake) {
+			return wakeUp, true
+		}
+	case <-l.gone:
+		if s.pastLease() {
+			return 0, false // resumed past the lease: say so first (checkLease)
+		}
+		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
+		// Someone is undoing this leadership: no grace period.
+		s.kill(l.GoneWhy())
+		return proposalGone, true
+	case <-c.s.lost:
+		if s.pastLease() {
+			return 0, false // resumed past the lease: say so first (checkLease)
+		}
+		r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
+		s.kill("session lost")
+		return sessionLost, true
+	case <-l.ctl.Changed():
+		return s.controlsChanged()
+	case <-r.health.Bad():
+		r.unpublishLeader(c)
+		s.stop("unhealthy", s.killBy)
+		return unhealthy, true
+	case <-r.stopping:
+		r.unpublishLeader(c)
+		if s.cmd != nil {
+			r.stopChild(s.cmd, s.killBy)
+		}
+		return stopRequested, true
+	}
+	return 0, false
+}
+
+// controlsChanged acts on ballot step-down and pause.
+func (s *supervision) controlsChanged() (outcome, bool) {
+	r, ctl := s.r, s.l.ctl
+	switch {
+	case ctl.SteppingDown():
+		r.log.Info("asked to step down (ballot step-down): handing over")
+		r.unpublishLeader(s.c)
+		s.stop("step-down", s.killBy)
+		return steppedDown, true
+	case ctl.Paused() != nil && s.cmd != nil && r.sched == nil:
+		r.log.Info("election paused (ballot pause): stopping the command, keeping the lead", "reason", ctl.Paused().Reason)
+		s.stop("paused", s.killBy)
+		return paused, true
+	case r.phase == phasePaused:
+		return controlsChanged, true
+	}
+	return 0, false
+}
+
+// stop stops the command: SIGTERM, the grace period (never past killBy),
+// then SIGKILL.
+func (s *supervision) stop(reason string, killBy func() time.Time) {
+	if s.cmd == nil {
+		return
+	}
+	ex, how := s.cmd.Stop(syscall.SIGTERM, s.r.set.StopGracePeriod, killBy)
+	s.r.log.Info("command stopped", "reason", reason, "how", how, "exit_code", ex.Code)
+}
+
+// kill kills the command at once.
+func (s *supervision) kill(reason string) {
+	if s.cmd == nil {
+		return
+	}
+	ex := s.cmd.Kill()
+	s.r.log.Info("command stopped", "reason", reason, "how", "killed at once", "exit_code", ex.Code)
+}
+
+// waitOutPause holds a paused leadership, running nothing, until the
+// election is resumed (controlsChanged) or the leadership ends otherwise.
+func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
+	r.log.Info("election paused: running nothing until resumed (ballot resume)", "reason", p.Reason, "by", p.By, "since", p.Since.Format(time.RFC3339))
+	r.notify.Status(statusLine("leading, paused: "+p.Reason, r.set.CandidateID, c.token))
+	r.metrics.Paused(true)
+	r.enter(phasePaused)
+	defer func() { r.enter(phaseLeading); r.metrics.Paused(false) }()
+	for {
+		how := r.supervise(c, l, nil, time.Time{})
+		if how != controlsChanged || l.ctl.Paused() == nil {
+			if how == controlsChanged {
+				r.log.Info("election resumed")
+				r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
+			}
+			return how
+		}
+	}
+}
+
+// stopChild stops the command for a stop signal: the same signal, the grace
+// period (never past killBy), then SIGKILL; a second signal kills at once.
+func (r *runner) stopChild(cmd *child, killBy func() time.Time) childExit {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-r.hurry:
+			cmd.Kill()
+		case <-done:
+		}
+	}()
+	sig := syscall.SIGTERM
+	if r.stopRequested() {
+		sig = r.stopSig // written before stopping was closed
+	}
+	r.notify.ExtendTimeout(r.set.StopGracePeriod + 5*time.Second)
+	ex, how := cmd.Stop(sig, r.set.StopGracePeriod, killBy)
+	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
+	return ex
+}
