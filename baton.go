@@ -92,117 +92,150 @@ func (c *candidate) handoverData(state string) []byte {
 // nothing (the whole election may have been deleted under a running
 // leader).
 func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error) {
-	var (
-		waitedFor string   // the dropped take already waited for
-		waitUntil bootTime // the end of that wait
-		announced string   // the last wait logged
-	)
+	var drop droppedWait
+	announced := "" // the last wait logged
 	for {
 		if c.s.isLost() {
 			return 0, errSessionLost
 		}
-		raw, hstat, err := c.s.conn.Get(c.handoverPath())
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		h, err := c.readHandover()
+		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		exists := err == nil
-		var rec handoverRecord
-		parsed := exists && json.Unmarshal(raw, &rec) == nil
-		mine := parsed && rec.Session == fmt.Sprintf("0x%x", c.s.ID())
-
-		// A take that was never released, by another session: once the
-		// baton is seen gone, wait for whatever its holder may still run.
-		dropped := ""
-		wait := batonWait(c.s.Timeout())
-		switch {
-		case exists && !mine && (!parsed || rec.State != handoverReleased):
-			dropped = string(raw)
-			if parsed && rec.SessionTimeoutMs > 0 {
-				wait = batonWait(time.Duration(rec.SessionTimeoutMs) * time.Millisecond)
-			}
-		case !exists && (wary || !c.createdElection):
-			dropped = "(no handover record)"
-		}
-		if dropped != "" {
-			held, _, err := c.batonHolder()
+		if dropped, wait := c.droppedTake(h, wary); dropped != "" {
+			free, err := c.waitOutDrop(h, dropped, wait, &drop, &announced, stop)
 			if err != nil {
-				if err := c.retryAfter(err, stop); err != nil {
-					return 0, err
-				}
-				continue
-			}
-			if held {
-				if err := c.waitHeld(&announced, stop); err != nil {
-					return 0, err
-				}
-				continue
-			}
-			if waitedFor != dropped {
-				// The wait counts from the moment the baton is seen gone,
-				// which is no earlier than the moment it went.
-				waitedFor, waitUntil = dropped, bootNow()+bootTime(wait)
-				who := "an unknown holder"
-				if parsed {
-					who = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
-				}
-				if !exists {
-					who = "nobody on record (the record is missing: a new election, or someone deleted it)"
-				}
-				c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease",
-					"holder", who, "wait", wait.Round(time.Millisecond))
-				c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
-			}
-			if bootNow() < waitUntil {
-				if err := c.waitDropped(waitUntil, exists, stop); err != nil {
-					return 0, err
-				}
-				continue
-			}
-		}
-
-		sent := bootNow()
-		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
-			&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
-		if exists {
-			ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: hstat.Version})
-		} else {
-			ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
-		}
-		res, err := c.s.conn.Multi(ops...)
-		if err == nil {
-			c.handoverVersion = 0
-			if exists && res[2].Stat != nil {
-				c.handoverVersion = res[2].Stat.Version
-			}
-			c.holdsBaton, c.maybeBaton = true, false
-			c.log.Info("baton taken", "proposal", c.node)
-			return sent, nil
-		}
-		switch i := failedOp(res); {
-		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
-			return 0, errProposalGone
-		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
-			if err := c.waitHeld(&announced, stop); err != nil {
 				return 0, err
 			}
-		case i == 2 && (errors.Is(res[2].Error, zk.ErrBadVersion) || errors.Is(res[2].Error, zk.ErrNoNode) || errors.Is(res[2].Error, zk.ErrNodeExists)):
-			// The record changed or appeared meanwhile: read it again.
-		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
-			// The multi may have been applied: a baton of ours is found on
-			// the next round (the take fails with "exists", waitHeld sees
-			// it is ours). Until then, leaving the election must end the
-			// session, or that baton would stall it.
-			c.maybeBaton = true
-			if err := c.retryAfter(err, stop); err != nil {
-				return 0, err
+			if !free {
+				continue
 			}
-		default:
-			return 0, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
+		}
+		sent, taken, err := c.tryTake(h, &announced, stop)
+		if err != nil || taken {
+			return sent, err
 		}
 	}
+}
+
+// handoverSeen is the handover record as a take found it.
+type handoverSeen struct {
+	raw    []byte
+	stat   *zk.Stat
+	exists bool
+	parsed bool // its data is a handoverRecord
+	rec    handoverRecord
+}
+
+func (c *candidate) readHandover() (*handoverSeen, error) {
+	raw, stat, err := c.s.conn.Get(c.handoverPath())
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, err
+	}
+	h := &handoverSeen{raw: raw, stat: stat, exists: err == nil}
+	h.parsed = h.exists && json.Unmarshal(raw, &h.rec) == nil
+	return h, nil
+}
+
+// droppedTake names a take that was never released, by another session
+// (or a missing record, see takeBaton), and how long its holder's lease
+// may still run: "" when there is none.
+func (c *candidate) droppedTake(h *handoverSeen, wary bool) (dropped string, wait time.Duration) {
+	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
+	wait = batonWait(c.s.Timeout())
+	switch {
+	case h.exists && !mine && (!h.parsed || h.rec.State != handoverReleased):
+		if h.parsed && h.rec.SessionTimeoutMs > 0 {
+			wait = batonWait(time.Duration(h.rec.SessionTimeoutMs) * time.Millisecond)
+		}
+		return string(h.raw), wait
+	case !h.exists && (wary || !c.createdElection):
+		return "(no handover record)", wait
+	}
+	return "", wait
+}
+
+// droppedWait is the dropped take already waited for, across rounds.
+type droppedWait struct {
+	take  string
+	until bootTime
+}
+
+// waitOutDrop waits, once the baton is seen gone, for whatever the
+// dropped take's holder may still run. free is true once the take may go
+// ahead; false means read the record again.
+func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Duration, drop *droppedWait, announced *string, stop <-chan struct{}) (free bool, err error) {
+	held, _, err := c.batonHolder()
+	if err != nil {
+		return false, c.retryAfter(err, stop)
+	}
+	if held {
+		return false, c.waitHeld(announced, stop)
+	}
+	if drop.take != dropped {
+		// The wait counts from the moment the baton is seen gone, which
+		// is no earlier than the moment it went.
+		drop.take, drop.until = dropped, bootNow()+bootTime(wait)
+		who := "an unknown holder"
+		if h.parsed {
+			who = fmt.Sprintf("%s (proposal %s, session %s)", h.rec.CandidateID, h.rec.Proposal, h.rec.Session)
+		}
+		if !h.exists {
+			who = "nobody on record (the record is missing: a new election, or someone deleted it)"
+		}
+		c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease",
+			"holder", who, "wait", wait.Round(time.Millisecond))
+		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
+	}
+	if bootNow() < drop.until {
+		return false, c.waitDropped(drop.until, h.exists, stop)
+	}
+	return true, nil
+}
+
+// tryTake creates the baton and marks the record taken, in one multi-op
+// that checks our proposal still exists. taken is false when the round
+// must start again (the baton was held, the record changed, the answer was
+// lost).
+func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
+	sent = bootNow()
+	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
+	if h.exists {
+		ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: h.stat.Version})
+	} else {
+		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
+	}
+	res, err := c.s.conn.Multi(ops...)
+	if err == nil {
+		c.handoverVersion = 0
+		if h.exists && res[2].Stat != nil {
+			c.handoverVersion = res[2].Stat.Version
+		}
+		c.holdsBaton, c.maybeBaton = true, false
+		c.log.Info("baton taken", "proposal", c.node)
+		return sent, true, nil
+	}
+	switch i := failedOp(res); {
+	case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+		return 0, false, errProposalGone
+	case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
+		return 0, false, c.waitHeld(announced, stop)
+	case i == 2 && (errors.Is(res[2].Error, zk.ErrBadVersion) || errors.Is(res[2].Error, zk.ErrNoNode) || errors.Is(res[2].Error, zk.ErrNodeExists)):
+		// The record changed or appeared meanwhile: read it again.
+		return 0, false, nil
+	case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
+		// The multi may have been applied: a baton of ours is found on
+		// the next round (the take fails with "exists", waitHeld sees it
+		// is ours). Until then, leaving the election must end the
+		// session, or that baton would stall it.
+		c.maybeBaton = true
+		return 0, false, c.retryAfter(err, stop)
+	}
+	return 0, false, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
 }
 
 // waitHeld waits while another session holds the baton; a baton of this
