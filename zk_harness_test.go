@@ -716,7 +716,7 @@ func (c *zkCluster) startProc(i int) error {
 	cmd := exec.Command("java", c.javaArgs(m)...)
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = newGroupAttr(syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("member %d: starting java: %w", i, err)
 	}
