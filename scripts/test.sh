@@ -45,6 +45,11 @@ step "go vet ./..."
 go vet ./...
 echo "ok"
 
+# bench_test.go and its files (tag bench) are otherwise never compiled here.
+step "go vet -tags bench ."
+go vet -tags bench .
+echo "ok"
+
 # Other systems must compile (go vet compiles the tests as well), for
 # editors and vet on a developer's Mac, into a ballot that says it runs on
 # Linux only (platform_other.go).
