@@ -145,12 +145,10 @@ func benchRSS(pid int) (rssKiB, pssKiB int64) {
 
 // benchCPU is utime+stime of pid in clock ticks (USER_HZ, 100 on Linux).
 func benchCPU(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	f := procStat(pid)
+	if len(f) < 13 {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	// after the comm: state(0) ppid(1) … utime(11) stime(12)
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)

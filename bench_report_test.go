@@ -212,6 +212,15 @@ func benchBinaries(t *testing.T, bins []string, version string) string {
 // ---------------------------------------------------------------------------
 // the sections
 
+// benchStepRows writes the table of where the time goes: a row for each
+// step, named by names.
+func benchStepRows(s *strings.Builder, steps [][]time.Duration, names ...string) {
+	s.WriteString("| step | n | min | median | p99 | max |\n|---|---|---|---|---|---|\n")
+	for i, name := range names {
+		s.WriteString(benchSummarize(steps[i]).row(name) + "\n")
+	}
+}
+
 func (r benchHandoverResult) section() string {
 	d := r.gaps
 	var s strings.Builder
@@ -225,15 +234,11 @@ func (r benchHandoverResult) section() string {
 		benchVerdict(d.med <= 10*time.Millisecond), benchVerdict(d.p99 <= 50*time.Millisecond), r.overlaps)
 	if len(r.steps[0]) > 0 {
 		s.WriteString("Where the time goes, from ballot's own logs (`--log-format json`, nanosecond timestamps):\n\n")
-		s.WriteString("| step | n | min | median | p99 | max |\n|---|---|---|---|---|---|\n")
-		for i, name := range []string{
+		benchStepRows(&s, r.steps,
 			"command exits → old leader logs `command ended` (keeper reaps the tree, reports, exits)",
 			"`command ended` → old leader logs `resigning`",
 			"`resigning` → next leader logs `elected leader` (ZooKeeper writes and the watch)",
-			"`elected leader` → command's first instruction (keeper started; it forks and execs the command, which starts)",
-		} {
-			s.WriteString(benchSummarize(r.steps[i]).row(name) + "\n")
-		}
+			"`elected leader` → command's first instruction (keeper started; it forks and execs the command, which starts)")
 		s.WriteString(benchSummarize(r.keeper).row("of which `elected leader` → `command started` (the keeper has started and reports the command forked and exec'd; the command may already run)") + "\n")
 		s.WriteString("\n")
 	}
@@ -282,16 +287,12 @@ func (r benchColdResult) section() string {
 	fmt.Fprintf(&s, "Median %s.\n\n", benchVerdict(d.med <= 30*time.Millisecond))
 	if len(r.steps[0]) > 0 {
 		s.WriteString("Where the time goes, from ballot's own logs:\n\n")
-		s.WriteString("| step | n | min | median | p99 | max |\n|---|---|---|---|---|---|\n")
-		for i, name := range []string{
+		benchStepRows(&s, r.steps,
 			"start → `ballot starting` (exec, Go runtime, configuration)",
 			"→ `ZooKeeper session established` (connect; the server commits the new session)",
 			"→ `proposal made` (create the proposal, read its czxid)",
 			"→ `elected leader` (read the line)",
-			"→ command's first instruction (keeper started; it forks and execs the command, which starts)",
-		} {
-			s.WriteString(benchSummarize(r.steps[i]).row(name) + "\n")
-		}
+			"→ command's first instruction (keeper started; it forks and execs the command, which starts)")
 		s.WriteString("\n")
 	}
 	return s.String()

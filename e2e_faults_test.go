@@ -7,7 +7,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,12 +30,10 @@ func commandPid(t *testing.T, p *ballotProc) int {
 }
 
 func parentPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	f := procStat(pid)
+	if len(f) < 2 {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
 }

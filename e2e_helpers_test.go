@@ -434,11 +434,21 @@ func ticking(file string, d time.Duration) bool {
 
 // processAlive reports whether pid exists and is not a zombie.
 func processAlive(pid int) bool {
+	f := procStat(pid)
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// procStat is the fields of /proc/PID/stat after the command name, which
+// may hold spaces and parentheses: state, ppid, …; nil if pid is gone.
+func procStat(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
 }
