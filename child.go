@@ -81,7 +81,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	k.Env = append(os.Environ(), spec.Env...)
 	k.Stdin = os.Stdin
 	k.ExtraFiles = []*os.File{statusW, controlR}
-	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	k.SysProcAttr = newGroupAttr(syscall.SIGTERM)
 
 	c := &child{log: log, keeper: k, control: controlW, deadline: spec.Deadline, done: make(chan struct{})}
 	var streams sync.WaitGroup

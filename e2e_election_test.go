@@ -53,7 +53,7 @@ func (e *election) leader(timeout time.Duration) *ballotProc {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		conn := e.conn()
+		conn := zkConnect(e.t, e.zk.Servers(), 2*time.Second)
 		children, _, err := conn.Children(e.base)
 		conn.Close()
 		if err == nil {
@@ -75,17 +75,8 @@ func (e *election) leader(timeout time.Duration) *ballotProc {
 	return nil
 }
 
-func (e *election) conn() *zk.Conn {
-	e.t.Helper()
-	conn, _, err := zk.Connect(e.zk.Servers(), 2*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return conn
-}
-
 func (e *election) connGet(path string) (string, *zk.Stat, error) {
-	conn := e.conn()
+	conn := zkConnect(e.t, e.zk.Servers(), 2*time.Second)
 	defer conn.Close()
 	b, st, err := conn.Get(path)
 	return string(b), st, err
@@ -93,7 +84,7 @@ func (e *election) connGet(path string) (string, *zk.Stat, error) {
 
 // proposals lists the proposal nodes now in the election.
 func (e *election) proposals() []string {
-	conn := e.conn()
+	conn := zkConnect(e.t, e.zk.Servers(), 2*time.Second)
 	defer conn.Close()
 	children, _, err := conn.Children(e.base)
 	if err != nil && err != zk.ErrNoNode {

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 const ensembleSession = 2 * time.Second
@@ -98,10 +96,7 @@ func aFollower(t *testing.T, c *zkCluster) int {
 
 func deleteNode(t *testing.T, c *zkCluster, path string) {
 	t.Helper()
-	conn, _, err := zk.Connect(c.Servers(), ensembleSession, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := zkConnect(t, c.Servers(), ensembleSession)
 	defer conn.Close()
 	if err := conn.Delete(path, -1); err != nil {
 		t.Fatalf("delete %s: %v", path, err)

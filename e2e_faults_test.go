@@ -7,7 +7,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,12 +30,10 @@ func commandPid(t *testing.T, p *ballotProc) int {
 }
 
 func parentPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	f := procStat(pid)
+	if len(f) < 2 {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
 }
@@ -128,25 +125,26 @@ func TestFaultFrozenLeader(t *testing.T) {
 	}
 }
 
-// partitioned starts candidate a behind a proxy, leading, and b directly.
-func partitioned(t *testing.T, policy string) (*election, *tcpProxy, *ballotProc, *ballotProc) {
-	c := startZK(t, 1)
-	e := newElection(t, c)
-	proxy := newTCPProxy(t, c.Servers())
-	flags := []string{"--on-connection-loss", policy}
-	a := e.add("a", flags, []string{proxy.Addr()}, "tick")
+// partitioned starts candidate a of e behind a proxy, leading, and b
+// directly, both with runFlags and commands that tick; the proxy's
+// Blackhole cuts a off from ZooKeeper.
+func partitioned(e *election, runFlags ...string) (*tcpProxy, *ballotProc, *ballotProc) {
+	e.t.Helper()
+	proxy := newTCPProxy(e.t, e.zk.Servers())
+	a := e.add("a", runFlags, []string{proxy.Addr()}, "tick")
 	e.leader(10 * time.Second)
-	b := e.add("b", flags, nil, "tick")
+	b := e.add("b", runFlags, nil, "tick")
 	b.WaitLog("following", 10*time.Second)
-	waitTenures(t, e.ticks, 1, 10*time.Second)
-	return e, proxy, a, b
+	waitTenures(e.t, e.ticks, 1, 10*time.Second)
+	return proxy, a, b
 }
 
 // TestFaultPartitionReelect: the leader is cut off from ZooKeeper (traffic
 // silently dropped) while the follower still sees it. The leader must stop
 // its command before ZooKeeper can expire its session and elect b.
 func TestFaultPartitionReelect(t *testing.T) {
-	e, proxy, a, b := partitioned(t, "reelect")
+	e := newElection(t, startZK(t, 1))
+	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
 	cut := time.Now()
 	a.WaitLog("connection to ZooKeeper lost while leading", 5*time.Second)
@@ -167,7 +165,8 @@ func TestFaultPartitionReelect(t *testing.T) {
 // expired, so two commands run at once. The overlap is measured, not
 // prevented: that is what ignore means.
 func TestFaultPartitionIgnore(t *testing.T) {
-	e, proxy, a, b := partitioned(t, "ignore")
+	e := newElection(t, startZK(t, 1))
+	proxy, a, b := partitioned(e, "--on-connection-loss", "ignore")
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
 	b.WaitLog("command started", 10*time.Second)

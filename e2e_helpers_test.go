@@ -237,10 +237,20 @@ func ballotEnv(t testing.TB, extra ...string) []string {
 // the environment (BALLOT_TEST_CHILD) so it reaches the command.
 func startBallot(t testing.TB, name string, env []string, args ...string) *ballotProc {
 	t.Helper()
-	p := &ballotProc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(ballotBin, args...)
+	return startProc(t, name, exec.Command(ballotBin, args...), env)
+}
+
+// startProc starts cmd, a ballot (the benchmark's is another build), with
+// env, its output in p.out, in a directory of its own unless cmd has one.
+// It is killed at the test's end if still running, and its output logged
+// if the test failed.
+func startProc(t testing.TB, name string, cmd *exec.Cmd, env []string) *ballotProc {
+	t.Helper()
+	p := &ballotProc{t: t, name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = env
-	p.cmd.Dir = t.TempDir()
+	if p.cmd.Dir == "" {
+		p.cmd.Dir = t.TempDir()
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start ballot %s: %v", name, err)
@@ -424,11 +434,21 @@ func ticking(file string, d time.Duration) bool {
 
 // processAlive reports whether pid exists and is not a zombie.
 func processAlive(pid int) bool {
+	f := procStat(pid)
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// procStat is the fields of /proc/PID/stat after the command name, which
+// may hold spaces and parentheses: state, ppid, …; nil if pid is gone.
+func procStat(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
 }

@@ -416,27 +416,13 @@ func TestHooksOrderSIGTERM(t *testing.T) {
 	checkNoOverlap(t, e.ticks)
 }
 
-// partitionedHooks starts candidate a behind a proxy, leading, and b
-// directly, both with hooks and on-connection-loss policy.
-func partitionedHooks(t *testing.T, policy string) (*hookElection, *tcpProxy, *ballotProc, *ballotProc) {
-	c := startZK(t, 1)
-	e := newHookElection(t, c)
-	proxy := newTCPProxy(t, c.Servers())
-	flags := hookFlags(e.events, "--on-connection-loss", policy)
-	a := e.add("a", flags, []string{proxy.Addr()}, "tick")
-	e.leader(10 * time.Second)
-	b := e.add("b", flags, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
-	waitTenures(t, e.ticks, 1, 10*time.Second)
-	return e, proxy, a, b
-}
-
 // TestHooksOrderConnectionLoss: the leader is cut off from ZooKeeper for
 // twice the session timeout: it stops its command before the follower is
 // promoted, and runs its demote hook (reason connection-lost, best effort:
 // it cannot hold its proposal meanwhile) after its command's last tick.
 func TestHooksOrderConnectionLoss(t *testing.T) {
-	e, proxy, a, b := partitionedHooks(t, "reelect")
+	e := newHookElection(t, startZK(t, 1))
+	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
 	a.WaitLog("connection to ZooKeeper lost while leading", 5*time.Second)
@@ -474,7 +460,8 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 // expired; then the command is killed and the demote hook runs with reason
 // session-expired, after the command's last tick.
 func TestHooksOrderSessionExpiry(t *testing.T) {
-	e, proxy, a, b := partitionedHooks(t, "ignore")
+	e := newHookElection(t, startZK(t, 1))
+	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
 	b.WaitLog("command started", 10*time.Second)
@@ -860,7 +847,8 @@ func TestLeaderNodeWriteDuringPartition(t *testing.T) {
 // once (removing the leader node, a ZooKeeper request that waits for the
 // reconnect, once held it up until the partition healed).
 func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
-	_, proxy, a, _ := partitionedHooks(t, "ignore")
+	e := newHookElection(t, startZK(t, 1))
+	proxy, a, _ := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
 	defer proxy.Blackhole(false)

@@ -112,7 +112,7 @@ func TestInfo(t *testing.T) {
 
 	t.Run("EmptyPath", func(t *testing.T) {
 		base := "/ballot/test/info-empty"
-		conn := zkTestConn(t, c)
+		conn := zkConnect(t, c.Servers(), 2*time.Second)
 		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestInfo(t *testing.T) {
 
 	t.Run("ForeignNodes", func(t *testing.T) {
 		base := "/ballot/test/info-foreign"
-		conn := zkTestConn(t, c)
+		conn := zkConnect(t, c.Servers(), 2*time.Second)
 		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
@@ -322,7 +322,7 @@ func TestInfo(t *testing.T) {
 		// The clock node cannot be created next to the base path: the ages
 		// fall back to this host's clock, and a note says so.
 		base := "/ballot/test/info-readonly/election"
-		conn := zkTestConn(t, c)
+		conn := zkConnect(t, c.Servers(), 2*time.Second)
 		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
@@ -351,16 +351,6 @@ func TestInfo(t *testing.T) {
 		}
 		t.Logf("exit %d after %s: %s", code, took.Round(time.Millisecond), strings.TrimSpace(stderr))
 	})
-}
-
-func zkTestConn(t *testing.T, c *zkCluster) *zk.Conn {
-	t.Helper()
-	conn, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	return conn
 }
 
 // waitLines waits until out holds each of want, in this order, on separate

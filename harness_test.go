@@ -1,6 +1,8 @@
 package main
 
-// Self-tests of the test harness (zk_harness_test.go, tcpproxy_test.go).
+// Self-tests of the test harness (zk_harness_test.go, tcpproxy_test.go),
+// and the tests' ZooKeeper client: zkConnect, and harnessConnect for one
+// whose events a test follows.
 // Run: go test -race -run Harness -count=1 -v
 
 import (
@@ -34,15 +36,36 @@ func (l *zkTestLogger) Printf(format string, args ...any) {
 	}
 }
 
+// zkConnect connects a test's own go-zookeeper client (not ballot's) to
+// servers. It is quiet, opts aside (zk.WithDialer, ...: go-zookeeper's
+// option type is unexported, hence func(*zk.Conn)), and closed when the
+// test ends; closing it sooner is fine. It does not wait for the session:
+// the first request does.
+func zkConnect(t testing.TB, servers []string, sessionTimeout time.Duration, opts ...func(*zk.Conn)) *zk.Conn {
+	t.Helper()
+	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false), func(c *zk.Conn) {
+		for _, o := range opts {
+			o(c)
+		}
+	})
+	if err != nil {
+		t.Fatalf("zk.Connect %v: %v", servers, err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
 // harnessConnect connects a go-zookeeper client and returns it with a
 // channel receiving every event (fed from the event callback, never
-// dropping below 1000 pending events). It waits for StateHasSession.
+// dropping below 1000 pending events); its log lines go to t.Logf. It
+// waits for StateHasSession.
 func harnessConnect(t *testing.T, servers []string, sessionTimeout time.Duration) (*zk.Conn, <-chan zk.Event) {
 	t.Helper()
 	logger := &zkTestLogger{t: t}
 	t.Cleanup(func() { logger.mu.Lock(); logger.done = true; logger.mu.Unlock() })
 	events := make(chan zk.Event, 1000)
-	conn, _, err := zk.Connect(servers, sessionTimeout,
+	conn := zkConnect(t, servers, sessionTimeout, // closed before the logger is silenced
+		zk.WithLogInfo(true),
 		zk.WithLogger(logger),
 		zk.WithEventCallback(func(ev zk.Event) {
 			select {
@@ -50,10 +73,6 @@ func harnessConnect(t *testing.T, servers []string, sessionTimeout time.Duration
 			default:
 			}
 		}))
-	if err != nil {
-		t.Fatalf("zk.Connect: %v", err)
-	}
-	t.Cleanup(conn.Close) // runs before the logger is silenced
 	harnessWaitState(t, events, zk.StateHasSession, 10*time.Second)
 	return conn, events
 }

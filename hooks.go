@@ -163,7 +163,7 @@ func (h *health) check() bool {
 	argv := h.r.set.HealthCheck
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "BALLOT_CANDIDATE_ID="+h.r.set.CandidateID, "BALLOT_ELECTION_PATH="+h.r.set.BasePath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = newGroupAttr(syscall.SIGKILL)
 	// Pipes, not /dev/null, which a minimal appliance image may lack.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), io.Discard, io.Discard
 	cmd.WaitDelay = time.Second // a background process holding the pipes must not hold up the check

@@ -48,8 +48,6 @@ import (
 
 const keeperArg = ".ballot-keeper"
 
-const prSetChildSubreaper = 36
-
 func keeperMain(args []string) int {
 	// args: parentPID graceMillis deadline -- command...
 	if len(args) < 5 || args[3] != "--" {
@@ -78,7 +76,7 @@ func keeperMain(args []string) int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGTSTP)
 	signal.Reset(syscall.SIGTTIN, syscall.SIGTTOU)
 
-	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	becomeSubreaper()
 	if os.Getppid() != parent {
 		return 0 // ballot died before we could watch it
 	}
@@ -99,7 +97,7 @@ func keeperMain(args []string) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   newGroupAttr(syscall.SIGKILL),
 	})
 	if err != nil {
 		code := 126
@@ -344,7 +342,8 @@ func (t *tree) endWithGrace(grace time.Duration) {
 	t.endAll(syscall.SIGKILL)
 }
 
-// descendantsOf lists every live process below pid, from /proc.
+// descendantsOf lists every live process below pid, from /proc
+// (listProcs, proc_linux.go).
 func descendantsOf(pid int) []int {
 	parent := map[int]int{}
 	for _, p := range listProcs() {
@@ -358,40 +357,6 @@ func descendantsOf(pid int) []int {
 				break
 			}
 		}
-	}
-	return out
-}
-
-type procEntry struct{ pid, ppid int }
-
-// listProcs reads pid and parent pid of every live (not zombie) process.
-func listProcs() []procEntry {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []procEntry
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		pp, _ := strconv.Atoi(f[1])
-		out = append(out, procEntry{p, pp})
 	}
 	return out
 }

@@ -25,9 +25,7 @@ package main
 import (
 	"errors"
 	"sync"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -273,26 +271,7 @@ func (l *lease) Fresh() bool {
 // is suspended (and, on some hypervisors, while a VM is paused): ZooKeeper's
 // clock runs on meanwhile, and a lease must not look fresh on resume. The
 // keeper reads the same clock, so a deadline passes between the two as a
-// number.
+// number. bootClock (clock_linux.go) reads it.
 type bootTime time.Duration
-
-var bootClock = func() func() bootTime {
-	const clockBoottime = 7
-	read := func() (bootTime, bool) {
-		var ts syscall.Timespec
-		_, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(&ts)), 0)
-		return bootTime(ts.Nano()), e == 0
-	}
-	if _, ok := read(); ok {
-		return func() bootTime { t, _ := read(); return t }
-	}
-	// Kernels before 2.6.39: the monotonic clock, which the keeper reads too.
-	const clockMonotonic = 1
-	return func() bootTime {
-		var ts syscall.Timespec
-		_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockMonotonic, uintptr(unsafe.Pointer(&ts)), 0)
-		return bootTime(ts.Nano())
-	}
-}()
 
 func bootNow() bootTime { return bootClock() }

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -24,6 +23,10 @@ var (
 )
 
 func main() {
+	if err := checkPlatform(); err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		os.Exit(exitFailure)
+	}
 	if len(os.Args) > 1 && os.Args[1] == keeperArg {
 		os.Exit(keeperMain(os.Args[2:]))
 	}
@@ -54,8 +57,7 @@ func initMain() int {
 	// one, so that a Ctrl-C reaches it once (forwarded), not twice: a second
 	// SIGINT means "kill the command now" to ballot.
 	sys := &syscall.SysProcAttr{Setpgid: true}
-	var tio syscall.Termios
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TCGETS, uintptr(unsafe.Pointer(&tio))); e == 0 {
+	if isTerminal(0) {
 		sys.Foreground, sys.Ctty = true, 0
 	}
 	pid, err := syscall.ForkExec(self, os.Args, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}, Sys: sys})

@@ -5,7 +5,7 @@ package main
 //
 //	c := startZK(t, 1)                                  // standalone
 //	c := startZKWith(t, zkOptions{N: 3})                // 3-member ensemble
-//	conn, _, _ := zk.Connect(c.Servers(), time.Second)  // or c.ConnString()
+//	conn := zkConnect(t, c.Servers(), time.Second)     // a plain client (harness_test.go)
 //	c.Kill(0); c.Start(0); c.StopAll(); c.StartAll(); c.Mode(1); c.Mntr(2)
 //
 // Partitioning one member from its peers (quorum and election traffic)
@@ -750,7 +750,7 @@ func (c *zkCluster) startProc(i int) error {
 	cmd := exec.Command("java", c.javaArgs(m)...)
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = newGroupAttr(syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("member %d: starting java: %w", i, err)
 	}

@@ -25,12 +25,8 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	var mu sync.Mutex
 	var id int64
 	var pw []byte
-	conn, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false),
+	conn := zkConnect(t, c.Servers(), 2*time.Second,
 		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	if _, err := conn.Create("/wire-eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +51,7 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	if err := h.endSession(2 * time.Second); err != nil {
 		t.Fatalf("endSession: %v", err)
 	}
-	other, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := zkConnect(t, c.Servers(), 2*time.Second)
 	if ok, _, err := other.Exists("/wire-eph"); err != nil || ok {
 		t.Errorf("the closed session's ephemeral node: exists=%v err=%v", ok, err)
 	}
@@ -80,12 +72,8 @@ func TestWireReleaseIsConditional(t *testing.T) {
 	var id int64
 	var pw []byte
 	var mu sync.Mutex
-	conn, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false),
+	conn := zkConnect(t, c.Servers(), 2*time.Second,
 		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	if _, err := conn.Create("/rec", []byte("taken"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +90,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 	if err := h.endSession(3 * time.Second); err != nil {
 		t.Fatalf("endSession (first server dead): %v", err)
 	}
-	other, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := zkConnect(t, c.Servers(), 2*time.Second)
 	if b, _, _ := other.Get("/rec"); string(b) != "taken by another" {
 		t.Errorf("the record was overwritten: %q", b)
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine (as root, or with sudo):
 #
-#   scripts/test.sh                 everything: ZooKeeper, gofmt, vet, tests, cross build
+#   scripts/test.sh                 everything: ZooKeeper, gofmt, vet (also for
+#                                   darwin and freebsd), tests, cross build
 #   scripts/test.sh -run Config     extra arguments go to `go test` (and the cross build is skipped)
 #
 # Installs Debian's ZooKeeper if missing (scripts/ensure-zookeeper.sh), then
@@ -43,6 +44,20 @@ echo "ok"
 step "go vet ./..."
 go vet ./...
 echo "ok"
+
+# bench_test.go and its files (tag bench) are otherwise never compiled here.
+step "go vet -tags bench ."
+go vet -tags bench .
+echo "ok"
+
+# Other systems must compile (go vet compiles the tests as well), for
+# editors and vet on a developer's Mac, into a ballot that says it runs on
+# Linux only (platform_other.go).
+for goos in darwin freebsd; do
+	step "GOOS=$goos go vet ."
+	GOOS=$goos go vet .
+	echo "ok"
+done
 
 step "go test -race -count=1 -timeout 15m -v ./... $*"
 go test -race -count=1 -timeout 15m -v ./... "$@"

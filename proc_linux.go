@@ -1,0 +1,80 @@
+package main
+
+// Process supervision that only Linux offers: a child subreaper, a signal
+// on the parent's death, /proc, and the terminal ioctl of the PID-1 init.
+// platform_other.go has the stand-ins that let other systems compile
+// ballot (for editors and vet), which then refuses to run there.
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2) (linux/prctl.h,
+// the same number on every architecture; Linux 3.4 and later). The syscall
+// package names SYS_PRCTL but not its options.
+const prSetChildSubreaper = 36
+
+// checkPlatform reports why ballot cannot run on this system: on Linux,
+// it can.
+func checkPlatform() error { return nil }
+
+// becomeSubreaper makes the calling process (the keeper) the one that
+// orphaned descendants are reparented to, even those that called setsid,
+// so it can find and kill all of them. On a kernel without it, the
+// command's process group is still ended.
+func becomeSubreaper() {
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+}
+
+// newGroupAttr starts a process in a process group of its own, which gets
+// deathSig when the thread that started it exits.
+func newGroupAttr(deathSig syscall.Signal) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
+}
+
+// isTerminal reports whether fd is a terminal: TCGETS (tcgetattr)
+// succeeds on it. The syscall package has TCGETS per architecture (mips
+// differs from the rest).
+func isTerminal(fd uintptr) bool {
+	var tio syscall.Termios
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&tio)))
+	return e == 0
+}
+
+type procEntry struct{ pid, ppid int }
+
+// listProcs reads pid and parent pid of every live (not zombie) process.
+func listProcs() []procEntry {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procEntry
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		out = append(out, procEntry{p, pp})
+	}
+	return out
+}
