@@ -48,24 +48,37 @@ import (
 
 const keeperArg = ".ballot-keeper"
 
+// keeper is the keeper's own state: what it supervises and what it was
+// told over the control pipe.
+type keeper struct {
+	parent int           // ballot's pid: a different parent means ballot died
+	grace  time.Duration // for what the command leaves behind when it ends
+	dl     *deadline
+	tree   *tree
+	report func(format string, a ...any) // a line on the status pipe
+
+	mu         sync.Mutex
+	h          *handoff // what ending ballot's session takes; nil: unknown
+	ballotGone bool     // EOF on the control pipe
+}
+
 func keeperMain(args []string) int {
 	// args: parentPID graceMillis deadline -- command...
 	if len(args) < 5 || args[3] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
-		return 2
+		return exitUsage
 	}
 	parent, _ := strconv.Atoi(args[0])
 	graceMs, _ := strconv.Atoi(args[1])
-	grace := time.Duration(graceMs) * time.Millisecond
 	first, _ := strconv.ParseInt(args[2], 10, 64)
 	argv := args[4:]
-	dl := newDeadline(bootTime(first))
+	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond, dl: newDeadline(bootTime(first))}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	status := os.NewFile(3, "status")
 	control := os.NewFile(4, "control")
-	report := func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
+	k.report = func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -81,113 +94,138 @@ func keeperMain(args []string) int {
 		return 0 // ballot died before we could watch it
 	}
 
-	if dl.passed() {
-		report("error %d the lease ended before the command could start", exitFailure)
+	pid, ok := k.start(argv)
+	if !ok {
 		return 0
+	}
+	k.tree = &tree{pgid: pid}
+	if k.dl.passed() {
+		// The keeper was held up between its check and the fork.
+		go k.tree.endAll(syscall.SIGKILL)
+	}
+	go k.obey(control)
+	go func() {
+		k.dl.wait()
+		k.tree.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
+	}()
+	go k.onSignals(sigs)
+
+	k.report("exit %d", k.reap(pid))
+	k.mu.Lock()
+	// ballot's death shows as EOF on the control pipe or, sooner, as the
+	// parent-death signal that already ended the tree: check both.
+	end := (k.ballotGone || os.Getppid() != parent) && k.h != nil
+	k.mu.Unlock()
+	if end {
+		// Everything is reaped: nothing of this leadership runs any more.
+		k.h.stampRelease()
+		_ = k.h.endSession(time.Duration(k.h.TimeoutMs) * time.Millisecond)
+	}
+	return 0
+}
+
+// start execs the command, unless the lease has ended; it reports the pid,
+// or why it could not start it (ok false).
+func (k *keeper) start(argv []string) (pid int, ok bool) {
+	if k.dl.passed() {
+		k.report("error %d the lease ended before the command could start", exitFailure)
+		return 0, false
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		code := 127
+		code := exitNotFound
 		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
-			code = 126
+			code = exitNotExecutable
 		}
-		report("error %d %s", code, oneLine(err.Error()))
-		return 0
+		k.report("error %d %s", code, oneLine(err.Error()))
+		return 0, false
 	}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 		Sys:   newGroupAttr(syscall.SIGKILL),
 	})
 	if err != nil {
-		code := 126
+		code := exitNotExecutable
 		if errors.Is(err, syscall.ENOENT) {
-			code = 127
+			code = exitNotFound
 		}
-		report("error %d %s: %s", code, argv[0], oneLine(err.Error()))
-		return 0
+		k.report("error %d %s: %s", code, argv[0], oneLine(err.Error()))
+		return 0, false
 	}
-	report("pid %d", pid)
+	k.report("pid %d", pid)
+	return pid, true
+}
 
-	t := &tree{pgid: pid}
-	if dl.passed() {
-		// The keeper was held up between its check and the fork.
-		go t.endAll(syscall.SIGKILL)
-	}
-	var (
-		mu         sync.Mutex
-		h          *handoff
-		ballotGone bool
-	)
-	go func() {
-		lines := bufio.NewScanner(control)
-		// An "access" line carries a CA bundle of up to 1 MiB, in hex.
-		lines.Buffer(make([]byte, 0, 64<<10), 4*maxCredentialFile)
-		for lines.Scan() {
-			var n int64
-			switch f := strings.Fields(lines.Text()); {
-			case len(f) == 5 && f[0] == "session":
-				if nh := parseSession(f[1:]); nh != nil {
-					mu.Lock()
-					h = nh
-					mu.Unlock()
-				}
-			case len(f) == 7 && f[0] == "access":
-				a, ok := parseAccess(f[1:])
-				mu.Lock()
-				if h != nil && ok {
-					h.Access = a
-				}
-				mu.Unlock()
-			case len(f) == 4 && f[0] == "release":
-				mu.Lock()
-				if h != nil {
-					h.ReleasePath = f[1]
-					v, _ := strconv.ParseInt(f[2], 10, 32)
-					h.ReleaseVersion = int32(v)
-					h.ReleaseData, _ = hex.DecodeString(f[3])
-				}
-				mu.Unlock()
-			case len(f) != 2:
-			case f[0] == "deadline":
-				n, _ = strconv.ParseInt(f[1], 10, 64)
-				dl.set(bootTime(n))
-			case f[0] == "signal":
-				n, _ = strconv.ParseInt(f[1], 10, 64)
-				if sig := syscall.Signal(n); sig == syscall.SIGKILL {
-					go t.endAll(syscall.SIGKILL)
-				} else if sig > 0 {
-					// ballot has already signalled the process group
-					// itself: reach only what escaped it, so nothing gets
-					// it twice.
-					t.signalEscaped(sig)
-				}
+// obey carries out ballot's orders from the control pipe until EOF, which
+// means ballot is gone: then the tree is ended.
+func (k *keeper) obey(control *os.File) {
+	lines := bufio.NewScanner(control)
+	// An "access" line carries a CA bundle of up to 1 MiB, in hex.
+	lines.Buffer(make([]byte, 0, 64<<10), 4*maxCredentialFile)
+	for lines.Scan() {
+		var n int64
+		switch f := strings.Fields(lines.Text()); {
+		case len(f) == 5 && f[0] == "session":
+			if nh := parseSession(f[1:]); nh != nil {
+				k.mu.Lock()
+				k.h = nh
+				k.mu.Unlock()
+			}
+		case len(f) == 7 && f[0] == "access":
+			a, ok := parseAccess(f[1:])
+			k.mu.Lock()
+			if k.h != nil && ok {
+				k.h.Access = a
+			}
+			k.mu.Unlock()
+		case len(f) == 4 && f[0] == "release":
+			k.mu.Lock()
+			if k.h != nil {
+				k.h.ReleasePath = f[1]
+				v, _ := strconv.ParseInt(f[2], 10, 32)
+				k.h.ReleaseVersion = int32(v)
+				k.h.ReleaseData, _ = hex.DecodeString(f[3])
+			}
+			k.mu.Unlock()
+		case len(f) != 2:
+		case f[0] == "deadline":
+			n, _ = strconv.ParseInt(f[1], 10, 64)
+			k.dl.set(bootTime(n))
+		case f[0] == "signal":
+			n, _ = strconv.ParseInt(f[1], 10, 64)
+			if sig := syscall.Signal(n); sig == syscall.SIGKILL {
+				go k.tree.endAll(syscall.SIGKILL)
+			} else if sig > 0 {
+				// ballot has already signalled the process group itself:
+				// reach only what escaped it, so nothing gets it twice.
+				k.tree.signalEscaped(sig)
 			}
 		}
-		mu.Lock()
-		ballotGone = true
-		mu.Unlock()
-		t.endAll(syscall.SIGKILL) // EOF: ballot is gone
-	}()
-	go func() {
-		dl.wait()
-		t.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
-	}()
-	go func() {
-		for range sigs {
-			// While ballot lives, it stops the command itself (with the
-			// grace period) and tells us through the control pipe: a
-			// SIGTERM sent to every process at once (systemd's
-			// KillMode=control-group, sysvinit's sendsigs) must not cut
-			// that short. Once ballot is gone (the parent-death signal),
-			// end it all.
-			if os.Getppid() == parent {
-				continue
-			}
-			t.endAll(syscall.SIGKILL)
-		}
-	}()
+	}
+	k.mu.Lock()
+	k.ballotGone = true
+	k.mu.Unlock()
+	k.tree.endAll(syscall.SIGKILL) // EOF: ballot is gone
+}
 
+// onSignals: while ballot lives, it stops the command itself (with the
+// grace period) and tells us through the control pipe: a SIGTERM sent to
+// every process at once (systemd's KillMode=control-group, sysvinit's
+// sendsigs) must not cut that short. Once ballot is gone (the
+// parent-death signal), end it all.
+func (k *keeper) onSignals(sigs <-chan os.Signal) {
+	for range sigs {
+		if os.Getppid() == k.parent {
+			continue
+		}
+		k.tree.endAll(syscall.SIGKILL)
+	}
+}
+
+// reap reaps every process of the tree and returns the command's exit
+// code (-1 if it was never seen to end).
+func (k *keeper) reap(pid int) int {
 	code := -1
 	for {
 		var ws syscall.WaitStatus
@@ -196,27 +234,15 @@ func keeperMain(args []string) int {
 			continue
 		}
 		if err != nil { // ECHILD: the whole tree is reaped
-			break
+			return code
 		}
 		if wpid == pid {
 			code = exitCode(ws)
 			// The command is done; whatever it left behind must not outlive
 			// it, or a new leader's command would overlap with it.
-			go t.endWithGrace(grace)
+			go k.tree.endWithGrace(k.grace)
 		}
 	}
-	report("exit %d", code)
-	mu.Lock()
-	// ballot's death shows as EOF on the control pipe or, sooner, as the
-	// parent-death signal that already ended the tree: check both.
-	end := (ballotGone || os.Getppid() != parent) && h != nil
-	mu.Unlock()
-	if end {
-		// Everything is reaped: nothing of this leadership runs any more.
-		h.stampRelease()
-		_ = h.endSession(time.Duration(h.TimeoutMs) * time.Millisecond)
-	}
-	return 0
 }
 
 // parseSession reads "ID PASSWD TIMEOUT SERVERS" (hex, hex, ms, a,b,c).

@@ -239,9 +239,9 @@ func checkCommand(name string) (int, error) {
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
-		return 127, fmt.Errorf("command %q: not found (not a file, and not in PATH)", name)
+		return exitNotFound, fmt.Errorf("command %q: not found (not a file, and not in PATH)", name)
 	default:
-		return 126, fmt.Errorf("command %q: cannot be executed: %v", name, err)
+		return exitNotExecutable, fmt.Errorf("command %q: cannot be executed: %v", name, err)
 	}
 }
 

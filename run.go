@@ -21,6 +21,10 @@ const (
 	exitNo      = 1
 	exitUsage   = 2
 	exitFailure = 125
+	// The shell's codes for a command that cannot run, checked before
+	// ballot joins the election (and by the keeper at exec).
+	exitNotExecutable = 126
+	exitNotFound      = 127
 )
 
 type runner struct {
