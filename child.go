@@ -85,30 +85,9 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 
 	c := &child{log: log, keeper: k, control: controlW, deadline: spec.Deadline, done: make(chan struct{})}
 	var streams sync.WaitGroup
-	var closeAfterStart []io.Closer
-	var relays []func() // started once the pid is known, for the log lines
-	if spec.Wrap {
-		for _, name := range []string{"stdout", "stderr"} {
-			r, w, err := os.Pipe()
-			if err != nil {
-				return nil, err
-			}
-			if name == "stdout" {
-				k.Stdout = w
-			} else {
-				k.Stderr = w
-			}
-			closeAfterStart = append(closeAfterStart, w)
-			relays = append(relays, func() {
-				streams.Add(1)
-				go func() {
-					defer streams.Done()
-					c.relay(name, r)
-				}()
-			})
-		}
-	} else {
-		k.Stdout, k.Stderr = os.Stdout, os.Stderr
+	closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
+	if err != nil {
+		return nil, err
 	}
 	err = k.Start()
 	statusW.Close()
@@ -124,15 +103,60 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.started = time.Now()
 
 	status := bufio.NewReader(statusR)
-	if spec.Deadline != 0 {
+	c.readStart(status, statusR, spec.Deadline)
+	if h := spec.Handoff; h != nil && c.pid != 0 {
+		c.tellHandoff(h)
+	}
+	for _, start := range relays {
+		start()
+	}
+	go c.await(status, statusR, &streams)
+	return c, nil
+}
+
+// wrapOutput, with --wrap-child-logs, pipes the command's stdout and
+// stderr into log lines: it returns the pipes' write ends, to close once
+// the keeper has them, and the relays, to start once the pid is known.
+// Without it, the command writes to ballot's own stdout and stderr.
+func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (closeAfterStart []io.Closer, relays []func(), err error) {
+	if !wrap {
+		c.keeper.Stdout, c.keeper.Stderr = os.Stdout, os.Stderr
+		return nil, nil, nil
+	}
+	for _, name := range []string{"stdout", "stderr"} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		if name == "stdout" {
+			c.keeper.Stdout = w
+		} else {
+			c.keeper.Stderr = w
+		}
+		closeAfterStart = append(closeAfterStart, w)
+		relays = append(relays, func() {
+			streams.Add(1)
+			go func() {
+				defer streams.Done()
+				c.relay(name, r)
+			}()
+		})
+	}
+	return closeAfterStart, relays, nil
+}
+
+// readStart reads the keeper's first report: the command's pid, or why it
+// did not start it (c.exit).
+func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootTime) {
+	if deadline != 0 {
 		// A keeper that does not report by the lease's end (stopped, hung
 		// on exec) is given up: the command must not start after it.
-		_ = statusR.SetReadDeadline(onGoClock(spec.Deadline))
+		_ = statusR.SetReadDeadline(onGoClock(deadline))
 	}
 	first, err := status.ReadString('\n')
 	_ = statusR.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		_ = k.Process.Kill() // its command, if any, dies with it (parent-death signal)
+		_ = c.keeper.Process.Kill() // its command, if any, dies with it (parent-death signal)
 		first = fmt.Sprintf("error %d the keeper did not start the command before the lease ended", exitFailure)
 	}
 	switch f := strings.Fields(first); {
@@ -142,49 +166,49 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		code, _ := strconv.Atoi(f[1])
 		c.exit = childExit{Code: code, Reason: strings.TrimSpace(strings.Join(f[2:], " "))}
 	default:
-		c.exit = childExit{Code: 125, Reason: "the keeper ended without starting the command"}
+		c.exit = childExit{Code: exitFailure, Reason: "the keeper ended without starting the command"}
 	}
+}
 
-	if h := spec.Handoff; h != nil && c.pid != 0 {
-		// Over the private pipe, never in arguments or the environment:
-		// the password is the session.
-		c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
-		c.tell(h.Access.line())
-		if h.ReleasePath != "" {
-			c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
-		}
+// tellHandoff gives the keeper what ending ballot's session takes, over
+// the private pipe, never in arguments or the environment: the password
+// is the session.
+func (c *child) tellHandoff(h *handoff) {
+	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
+	c.tell(h.Access.line())
+	if h.ReleasePath != "" {
+		c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
 	}
-	for _, start := range relays {
-		start()
-	}
-	go func() {
-		if c.pid != 0 {
-			for {
-				line, err := status.ReadString('\n')
-				if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
-					code, _ := strconv.Atoi(f[1])
-					c.exit = childExit{Code: code, Started: true}
-					break
-				}
-				if err != nil {
-					// The keeper died without a word (killed by hand?);
-					// the command's group cannot be trusted to be gone.
-					_ = syscall.Kill(-c.pid, syscall.SIGKILL)
-					c.exit = childExit{Code: 128 + int(syscall.SIGKILL), Started: true}
-					break
-				}
+}
+
+// await waits for the keeper's "exit" report and for the keeper itself,
+// then closes c.done.
+func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.WaitGroup) {
+	if c.pid != 0 {
+		for {
+			line, err := status.ReadString('\n')
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
+				code, _ := strconv.Atoi(f[1])
+				c.exit = childExit{Code: code, Started: true}
+				break
+			}
+			if err != nil {
+				// The keeper died without a word (killed by hand?);
+				// the command's group cannot be trusted to be gone.
+				_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+				c.exit = childExit{Code: 128 + int(syscall.SIGKILL), Started: true}
+				break
 			}
 		}
-		_ = k.Wait()
-		statusR.Close()
-		c.mu.Lock()
-		controlW.Close()
-		c.mu.Unlock()
-		waitTimeout(&streams, time.Second)
-		c.exit.Duration = time.Since(c.started)
-		close(c.done)
-	}()
-	return c, nil
+	}
+	_ = c.keeper.Wait()
+	statusR.Close()
+	c.mu.Lock()
+	c.control.Close()
+	c.mu.Unlock()
+	waitTimeout(streams, time.Second)
+	c.exit.Duration = time.Since(c.started)
+	close(c.done)
 }
 
 // relay turns each line the command writes into a log line.
