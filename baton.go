@@ -30,14 +30,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-const (
-	batonName    = "baton"
-	handoverName = "handover"
-
-	handoverTaken    = "taken"
-	handoverReleased = "released"
-)
-
 // batonWait is how long a successor waits after finding the baton dropped
 // by a holder whose session timeout was t. The holder's command is gone by
 // then, whatever ended the baton:
@@ -53,19 +45,6 @@ const (
 //   - before its first renewal, a holder kills at its take + T/2, and the
 //     take came before the session's end.
 func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
-
-// handoverRecord is the data of the handover node.
-type handoverRecord struct {
-	State            string    `json:"state"` // taken or released
-	CandidateID      string    `json:"candidateId"`
-	Host             string    `json:"host"`
-	PID              int       `json:"pid"`
-	Proposal         string    `json:"proposal"`
-	Session          string    `json:"session"`
-	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
-	FencingToken     int64     `json:"fencingToken"`
-	At               time.Time `json:"at"`
-}
 
 func batonPath(base string) string    { return base + "/" + batonName }
 func handoverPath(base string) string { return base + "/" + handoverName }

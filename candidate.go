@@ -43,8 +43,6 @@ type candidate struct {
 	doneOnce sync.Once
 }
 
-const proposalPrefix = "proposal-"
-
 // proposalSeq extracts the sequence number of a proposal node name, such
 // as "_c_<guid>-proposal-0000000012"; ok is false for any other node.
 func proposalSeq(name string) (int64, bool) {

@@ -24,24 +24,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-const (
-	stepDownName = "step-down"
-	pauseName    = "pause"
-)
-
-type stepDownRecord struct {
-	Proposal    string    `json:"proposal"` // the leadership asked to hand over
-	CandidateID string    `json:"candidateId"`
-	By          string    `json:"by"` // user@host that asked
-	At          time.Time `json:"at"`
-}
-
-type pauseRecord struct {
-	Reason string    `json:"reason"`
-	By     string    `json:"by"`
-	Since  time.Time `json:"since"`
-}
-
 // controls is what a leader is asked to do, kept current by a watcher.
 type controls struct {
 	mu       sync.Mutex

@@ -150,17 +150,6 @@ func parseSchedule(expr, source string, loc *time.Location, now time.Time) (sche
 	return s, nil
 }
 
-// cronRecord is the data of <base>/cron: the last scheduled time a leader
-// started.
-type cronRecord struct {
-	ScheduledTime time.Time `json:"scheduledTime"`
-	StartedAt     time.Time `json:"startedAt"`
-	CandidateID   string    `json:"candidateId"`
-	Host          string    `json:"host,omitempty"`
-	Proposal      string    `json:"proposal"`
-	FencingToken  int64     `json:"fencingToken"`
-}
-
 const onTimeTolerance = time.Second
 
 // cronState is what a cron leader knows of the record.
@@ -172,7 +161,7 @@ type cronState struct {
 
 // readRecord reads <base>/cron, waiting out connection blips.
 func (r *runner) readRecord(c *candidate) (cronState, error) {
-	st := cronState{path: c.basePath + "/cron", version: -1}
+	st := cronState{path: c.basePath + "/" + cronName, version: -1}
 	for {
 		b, stat, err := c.s.conn.Get(st.path)
 		switch {

@@ -25,12 +25,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Children of the base path that are not proposals but belong to ballot.
-const (
-	infoCronNode   = "cron"   // run cron: the last scheduled run (cron.go)
-	infoLeaderNode = "leader" // the acknowledged leader (leader.go)
-)
-
 // infoClockPrefix names the throwaway nodes whose ctime tells ZooKeeper's
 // time, created next to the base path.
 const infoClockPrefix = ".ballot-clock-"

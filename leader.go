@@ -17,18 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// leaderRecord is the data of the leader node.
-type leaderRecord struct {
-	Data         string    `json:"data"`
-	CandidateID  string    `json:"candidateId"`
-	Host         string    `json:"host"`
-	PID          int       `json:"pid"`
-	FencingToken int64     `json:"fencingToken"`
-	Proposal     string    `json:"proposal"`
-	Since        time.Time `json:"since"`
-}
-
-func leaderPath(base string) string { return base + "/leader" }
+func leaderPath(base string) string { return base + "/" + leaderName }
 
 // The leader node is written and removed by one goroutine per candidate,
 // in order, and never waited for on the supervision path: a ZooKeeper

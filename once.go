@@ -37,31 +37,7 @@ const (
 	exitBusy = 75
 )
 
-// onceRecord is the data of <base>/once/<key>.
-type onceRecord struct {
-	Key          string     `json:"key"`
-	CandidateID  string     `json:"candidateId"`
-	Host         string     `json:"host"`
-	PID          int        `json:"pid"`
-	Proposal     string     `json:"proposal"`
-	Session      string     `json:"session"`
-	FencingToken int64      `json:"fencingToken"`
-	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
-	StartedAt    time.Time  `json:"startedAt"`
-	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
-	ExitCode     *int       `json:"exitCode,omitempty"`
-}
-
-func (r *onceRecord) String() string {
-	s := fmt.Sprintf("run by %s on %s (fencing token %d), started %s", r.CandidateID, r.Host, r.FencingToken,
-		r.StartedAt.Format(time.RFC3339))
-	if r.FinishedAt != nil && r.ExitCode != nil {
-		return s + fmt.Sprintf(", finished %s with exit status %d", r.FinishedAt.Format(time.RFC3339), *r.ExitCode)
-	}
-	return s + ", not finished"
-}
-
-func onceDir(base string) string { return base + "/once" }
+func onceDir(base string) string { return base + "/" + onceDirName }
 
 // onceNodeName escapes a key into a node name: letters, digits, '-', '_'
 // and (but first) '.' stay; anything else is %XX, so "/" and "." or ".."

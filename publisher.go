@@ -12,64 +12,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// proposalData is what a candidate says about itself in its proposal node,
-// for `ballot info` and `ballot watch`. Times are the candidate's own clock;
-// the *Ms fields are ages at the moment of the write, so a reader can add
-// the age of the write (from ZooKeeper's mtime) and need not trust clocks.
-type proposalData struct {
-	CandidateID      string    `json:"candidateId"`
-	Host             string    `json:"host"`
-	PID              int       `json:"pid"`
-	ProposalTime     time.Time `json:"proposalTime"`
-	SessionTimeout   string    `json:"sessionTimeout"`
-	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
-	Version          string    `json:"version,omitempty"`
-	Mode             string    `json:"mode,omitempty"` // "run once" or "run cron"
-
-	// Updated when the candidate's state changes (publisher).
-	State        string         `json:"state,omitempty"` // following, waiting-for-baton, leading, resigning
-	WrittenAt    time.Time      `json:"writtenAt,omitempty"`
-	FencingToken int64          `json:"fencingToken,omitempty"` // set while leading
-	Child        *childStatus   `json:"child,omitempty"`        // the command running now
-	LastExit     *exitStatus    `json:"lastExit,omitempty"`     // how the last run ended
-	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
-	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
-}
-
-// A candidate's states, as its proposal node says.
-const (
-	stateFollowing       = "following"
-	stateWaitingForBaton = "waiting-for-baton" // lowest proposal, the baton not yet free
-	stateLeading         = "leading"
-	stateResigning       = "resigning"
-)
-
-type healthStatus struct {
-	Healthy             bool      `json:"healthy"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	LastCheck           time.Time `json:"lastCheck"`
-	LastCheckAgoMs      int64     `json:"lastCheckAgoMs"`
-}
-
-type childStatus struct {
-	PID           int       `json:"pid"`
-	Since         time.Time `json:"since"`
-	RunningForMs  int64     `json:"runningForMs"`
-	ScheduledTime string    `json:"scheduledTime,omitempty"`
-}
-
-type exitStatus struct {
-	Code       int       `json:"code"`
-	At         time.Time `json:"at"`
-	AgoMs      int64     `json:"agoMs"`
-	DurationMs int64     `json:"durationMs"`
-}
-
-type scheduledNext struct {
-	Time string `json:"time"` // RFC 3339
-	InMs int64  `json:"inMs"` // at the moment of the write
-}
-
 func (d *proposalData) encode() []byte {
 	now := time.Now()
 	d.WrittenAt = now.UTC()

@@ -91,15 +91,15 @@ func (s *electionSnapshot) file(n *snapNode) {
 	switch {
 	case isProposal(n.name):
 		s.proposals = append(s.proposals, n)
-	case n.name == infoCronNode:
+	case n.name == cronName:
 		s.cron = n
-	case n.name == infoLeaderNode:
+	case n.name == leaderName:
 		s.ackNode = n
 	case n.name == batonName:
 		s.baton = n
 	case n.name == handoverName:
 		s.handover = n
-	case n.name == "once":
+	case n.name == onceDirName:
 		s.once = n
 	case n.name == pauseName:
 		s.pause = n

@@ -208,7 +208,7 @@ func (w *watcher) read(full bool) (*electionSnapshot, error) {
 				if raw, stat, ev, err = conn.GetW(p); err == nil {
 					w.leaderW, w.leaderPath = ev, p
 				}
-			case name == infoCronNode && w.cronW == nil:
+			case name == cronName && w.cronW == nil:
 				if raw, stat, ev, err = conn.GetW(p); err == nil {
 					w.cronW = ev
 				}

@@ -1,0 +1,175 @@
+package main
+
+// What ballot keeps in ZooKeeper: the name of every node under the
+// election path and the format of each node's data. Other tools read these
+// (ballot info and watch, monitoring scripts), so the JSON field names are
+// stable; the README documents them.
+//
+//	<base>/_c_<guid>-proposal-<seq>   a candidate's proposal (proposalData)
+//	<base>/baton                      ephemeral: the leader holds it (baton.go)
+//	<base>/handover                   who last took or gave back the baton
+//	<base>/leader                     the leader's acknowledgement (leader.go)
+//	<base>/cron                       run cron: the last scheduled run
+//	<base>/once/<key>                 run once --once-key: one keyed run
+//	<base>/pause, <base>/step-down    the operators' controls (controls.go)
+
+import (
+	"fmt"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// Names.
+
+// A proposal's name ends with this and a 10-digit sequence number.
+const proposalPrefix = "proposal-"
+
+// Children of the base path that are not proposals but belong to ballot.
+const (
+	batonName    = "baton"
+	handoverName = "handover"
+	cronName     = "cron"   // run cron: the last scheduled run (cron.go)
+	leaderName   = "leader" // the acknowledged leader (leader.go)
+	onceDirName  = "once"   // run once --once-key (once.go)
+	stepDownName = "step-down"
+	pauseName    = "pause"
+)
+
+// handoverRecord.State values.
+const (
+	handoverTaken    = "taken"
+	handoverReleased = "released"
+)
+
+// ---------------------------------------------------------------------------
+// Data.
+
+// proposalData is what a candidate says about itself in its proposal node,
+// for `ballot info` and `ballot watch`. Times are the candidate's own clock;
+// the *Ms fields are ages at the moment of the write, so a reader can add
+// the age of the write (from ZooKeeper's mtime) and need not trust clocks.
+type proposalData struct {
+	CandidateID      string    `json:"candidateId"`
+	Host             string    `json:"host"`
+	PID              int       `json:"pid"`
+	ProposalTime     time.Time `json:"proposalTime"`
+	SessionTimeout   string    `json:"sessionTimeout"`
+	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
+	Version          string    `json:"version,omitempty"`
+	Mode             string    `json:"mode,omitempty"` // "run once" or "run cron"
+
+	// Updated when the candidate's state changes (publisher).
+	State        string         `json:"state,omitempty"` // following, waiting-for-baton, leading, resigning
+	WrittenAt    time.Time      `json:"writtenAt,omitempty"`
+	FencingToken int64          `json:"fencingToken,omitempty"` // set while leading
+	Child        *childStatus   `json:"child,omitempty"`        // the command running now
+	LastExit     *exitStatus    `json:"lastExit,omitempty"`     // how the last run ended
+	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
+	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
+}
+
+// A candidate's states, as its proposal node says.
+const (
+	stateFollowing       = "following"
+	stateWaitingForBaton = "waiting-for-baton" // lowest proposal, the baton not yet free
+	stateLeading         = "leading"
+	stateResigning       = "resigning"
+)
+
+type healthStatus struct {
+	Healthy             bool      `json:"healthy"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	LastCheck           time.Time `json:"lastCheck"`
+	LastCheckAgoMs      int64     `json:"lastCheckAgoMs"`
+}
+
+type childStatus struct {
+	PID           int       `json:"pid"`
+	Since         time.Time `json:"since"`
+	RunningForMs  int64     `json:"runningForMs"`
+	ScheduledTime string    `json:"scheduledTime,omitempty"`
+}
+
+type exitStatus struct {
+	Code       int       `json:"code"`
+	At         time.Time `json:"at"`
+	AgoMs      int64     `json:"agoMs"`
+	DurationMs int64     `json:"durationMs"`
+}
+
+type scheduledNext struct {
+	Time string `json:"time"` // RFC 3339
+	InMs int64  `json:"inMs"` // at the moment of the write
+}
+
+// handoverRecord is the data of the handover node.
+type handoverRecord struct {
+	State            string    `json:"state"` // taken or released
+	CandidateID      string    `json:"candidateId"`
+	Host             string    `json:"host"`
+	PID              int       `json:"pid"`
+	Proposal         string    `json:"proposal"`
+	Session          string    `json:"session"`
+	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
+	FencingToken     int64     `json:"fencingToken"`
+	At               time.Time `json:"at"`
+}
+
+// leaderRecord is the data of the leader node.
+type leaderRecord struct {
+	Data         string    `json:"data"`
+	CandidateID  string    `json:"candidateId"`
+	Host         string    `json:"host"`
+	PID          int       `json:"pid"`
+	FencingToken int64     `json:"fencingToken"`
+	Proposal     string    `json:"proposal"`
+	Since        time.Time `json:"since"`
+}
+
+// cronRecord is the data of <base>/cron: the last scheduled time a leader
+// started.
+type cronRecord struct {
+	ScheduledTime time.Time `json:"scheduledTime"`
+	StartedAt     time.Time `json:"startedAt"`
+	CandidateID   string    `json:"candidateId"`
+	Host          string    `json:"host,omitempty"`
+	Proposal      string    `json:"proposal"`
+	FencingToken  int64     `json:"fencingToken"`
+}
+
+// onceRecord is the data of <base>/once/<key>.
+type onceRecord struct {
+	Key          string     `json:"key"`
+	CandidateID  string     `json:"candidateId"`
+	Host         string     `json:"host"`
+	PID          int        `json:"pid"`
+	Proposal     string     `json:"proposal"`
+	Session      string     `json:"session"`
+	FencingToken int64      `json:"fencingToken"`
+	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
+	StartedAt    time.Time  `json:"startedAt"`
+	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
+	ExitCode     *int       `json:"exitCode,omitempty"`
+}
+
+func (r *onceRecord) String() string {
+	s := fmt.Sprintf("run by %s on %s (fencing token %d), started %s", r.CandidateID, r.Host, r.FencingToken,
+		r.StartedAt.Format(time.RFC3339))
+	if r.FinishedAt != nil && r.ExitCode != nil {
+		return s + fmt.Sprintf(", finished %s with exit status %d", r.FinishedAt.Format(time.RFC3339), *r.ExitCode)
+	}
+	return s + ", not finished"
+}
+
+type stepDownRecord struct {
+	Proposal    string    `json:"proposal"` // the leadership asked to hand over
+	CandidateID string    `json:"candidateId"`
+	By          string    `json:"by"` // user@host that asked
+	At          time.Time `json:"at"`
+}
+
+type pauseRecord struct {
+	Reason string    `json:"reason"`
+	By     string    `json:"by"`
+	Since  time.Time `json:"since"`
+}
