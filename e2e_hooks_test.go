@@ -14,12 +14,8 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -27,8 +23,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // hookEvent is one run of a hook as it recorded itself.
@@ -284,50 +278,6 @@ func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// leaderResult is how a `ballot leader` ended.
-type leaderResult struct {
-	stdout, stderr string
-	code           int
-	took           time.Duration
-}
-
-// startLeaderQuery runs `ballot leader` with args in the background.
-func startLeaderQuery(t *testing.T, servers []string, base string, args ...string) <-chan leaderResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	argv := append([]string{"--zookeeper-servers", strings.Join(servers, ","), "--zookeeper-base-path", base, "leader"}, args...)
-	cmd := exec.CommandContext(ctx, ballotBin, argv...)
-	cmd.Env = ballotEnv(t)
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ch := make(chan leaderResult, 1)
-	go func() {
-		defer cancel()
-		err := cmd.Wait()
-		r := leaderResult{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
-		var ee *exec.ExitError
-		switch {
-		case errors.As(err, &ee):
-			r.code = ee.ExitCode()
-		case err != nil:
-			r.code = -1
-			r.stderr += err.Error()
-		}
-		ch <- r
-	}()
-	return ch
-}
-
-func leaderQuery(t *testing.T, servers []string, base string, args ...string) leaderResult {
-	t.Helper()
-	return <-startLeaderQuery(t, servers, base, args...)
 }
 
 // TestHooksOrderCleanHandover: two candidates whose command exits after
@@ -614,99 +564,6 @@ func TestHangingHooksAreStopped(t *testing.T) {
 	})
 }
 
-// TestBallotLeader: the leader node and `ballot leader`.
-func TestBallotLeader(t *testing.T) {
-	c := startZK(t, 1)
-	e := newHookElection(t, c)
-	srv := c.Servers()
-
-	// Nobody yet: exit 1, at once or after --wait.
-	waiting := startLeaderQuery(t, srv, e.base, "--wait", "10s")
-	if r := leaderQuery(t, srv, e.base); r.code != 1 || r.stdout != "" {
-		t.Errorf("ballot leader with no candidate: exit %d, stdout %q, want 1 and nothing", r.code, r.stdout)
-	}
-	r := leaderQuery(t, srv, e.base, "--wait", "500ms")
-	if r.code != 1 || r.stdout != "" {
-		t.Errorf("ballot leader --wait 500ms with no candidate: exit %d, stdout %q, want 1 and nothing", r.code, r.stdout)
-	}
-	if r.took < 500*time.Millisecond || r.took > 3*time.Second {
-		t.Errorf("ballot leader --wait 500ms with no candidate took %s", r.took)
-	}
-	t.Logf("ballot leader --wait 500ms with no leader: exit %d after %s (%q)", r.code, ms(r.took), strings.TrimSpace(r.stderr))
-	select {
-	case r := <-waiting:
-		t.Fatalf("ballot leader --wait 10s returned before any candidate: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	default:
-	}
-
-	dataFile := filepath.Join(t.TempDir(), "data")
-	if err := os.WriteFile(dataFile, []byte("db2:5432"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// a's promote hook takes 700ms and its demote hook 1s: the leader node
-	// is written only after the promote, and removed before the demote.
-	slowHooks := []string{
-		"--on-promote", hookCmd(e.events, "promote", 700*time.Millisecond, 0),
-		"--on-demote", hookCmd(e.events, "demote", time.Second, 0),
-	}
-	a := e.add("a", append(slowHooks, "--leader-data", "db1:5432"), nil, "tick")
-	select {
-	case r := <-waiting:
-		returned := time.Now()
-		if r.code != 0 || r.stdout != "db1:5432\n" {
-			t.Errorf("ballot leader --wait 10s: exit %d, stdout %q, want 0 and db1:5432 (stderr %q)", r.code, r.stdout, r.stderr)
-		}
-		if !a.Logged("leadership acknowledged") {
-			t.Errorf("ballot leader --wait returned before a acknowledged its leadership")
-		}
-		promote := waitEvent(t, e.events, "promote", "a", time.Second)
-		if !promote.end.Before(returned) {
-			t.Errorf("ballot leader --wait returned before a's promote hook ended")
-		}
-		t.Logf("ballot leader --wait 10s returned after %s, %s after a's promote hook ended", ms(r.took), ms(returned.Sub(promote.end)))
-	case <-time.After(15 * time.Second):
-		t.Fatalf("ballot leader --wait 10s did not return once a led")
-	}
-	b := e.add("b", []string{"--leader-data", "@" + dataFile}, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
-
-	if r := leaderQuery(t, srv, e.base); r.code != 0 || r.stdout != "db1:5432\n" {
-		t.Errorf("ballot leader: exit %d, stdout %q, want 0 and \"db1:5432\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
-	}
-	ts := waitTenures(t, e.ticks, 1, 10*time.Second)
-	r = leaderQuery(t, srv, e.base, "--output", "json")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || r.code != 0 {
-		t.Fatalf("ballot leader --output json: exit %d, %v: %q", r.code, err, r.stdout)
-	}
-	if rec["data"] != "db1:5432" || rec["candidateId"] != "a" || fmt.Sprint(rec["fencingToken"]) != ts[0].token {
-		t.Errorf("ballot leader --output json: %s; want data db1:5432, candidateId a, fencingToken %s", r.stdout, ts[0].token)
-	}
-
-	a.Signal(syscall.SIGTERM)
-	a.WaitLog("on-demote hook started", 5*time.Second)
-	if r := leaderQuery(t, srv, e.base); r.code != 1 || r.stdout != "" {
-		t.Errorf("ballot leader while a's demote hook runs: exit %d, stdout %q, want 1: the leader node goes before on-demote", r.code, r.stdout)
-	}
-	if a.Logged("on-demote hook ended") {
-		t.Errorf("a's 1s demote hook ended before the check: the check proves nothing")
-	}
-	a.Wait(10 * time.Second)
-	b.WaitLog("leadership acknowledged", 10*time.Second)
-	if r := leaderQuery(t, srv, e.base); r.code != 0 || r.stdout != "db2:5432\n" {
-		t.Errorf("ballot leader after the handover: exit %d, stdout %q, want 0 and \"db2:5432\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
-	}
-
-	b.Signal(syscall.SIGTERM)
-	b.Wait(10 * time.Second)
-	if _, _, err := e.connGet(leaderPath(e.base)); !errors.Is(err, zk.ErrNoNode) {
-		t.Errorf("the leader node is still there after the last leader exited: %v", err)
-	}
-	if r := leaderQuery(t, srv, e.base); r.code != 1 || r.stdout != "" {
-		t.Errorf("ballot leader after the last leader exited: exit %d, stdout %q, want 1", r.code, r.stdout)
-	}
-}
-
 // TestHooksOnlyNoCommand: run once with hooks and no command holds the
 // leadership until stopped.
 func TestHooksOnlyNoCommand(t *testing.T) {
@@ -732,114 +589,6 @@ func TestHooksOnlyNoCommand(t *testing.T) {
 	if r := leaderQuery(t, c.Servers(), e.base); r.code != 1 {
 		t.Errorf("ballot leader after a exited: exit %d, want 1", r.code)
 	}
-}
-
-// TestHealthGating: a candidate stands for election only while its health
-// check passes, and a leader whose check starts failing resigns.
-func TestHealthGating(t *testing.T) {
-	c := startZK(t, 1)
-	t.Run("never-healthy", func(t *testing.T) {
-		e := newHookElection(t, c)
-		a := e.add("a", nil, nil, "tick")
-		e.leader(10 * time.Second)
-		b := e.add("b", []string{"--health-check", "false", "--health-interval", "200ms"}, nil, "tick")
-		b.WaitLog("waiting for a passing health check", 10*time.Second)
-		waitTenures(t, e.ticks, 1, 10*time.Second)
-		a.Signal(syscall.SIGTERM)
-		a.Wait(10 * time.Second)
-		gone := time.Now()
-		for time.Since(gone) < 3*200*time.Millisecond+200*time.Millisecond {
-			if r := leaderQuery(t, c.Servers(), e.base); r.code != 1 {
-				t.Fatalf("ballot leader exit %d (%q) with b's health check failing, want 1", r.code, r.stdout)
-			}
-			if ps := e.proposals(); len(ps) != 0 {
-				t.Fatalf("b stands for election with a failing health check: %v", ps)
-			}
-		}
-		if b.Logged("elected leader") || b.Logged("command started") || b.Exited() {
-			t.Errorf("b was elected (or exited) with a failing health check")
-		}
-	})
-	t.Run("turns-unhealthy", func(t *testing.T) {
-		e := newHookElection(t, c)
-		okFile := filepath.Join(t.TempDir(), "ok")
-		if err := os.WriteFile(okFile, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		a := e.add("a", hookFlags(e.events, "--health-check", shellWords("test", "-f", okFile),
-			"--health-interval", "200ms", "--health-failures", "2"), nil, "tick")
-		e.leader(10 * time.Second)
-		b := e.add("b", hookFlags(e.events), nil, "tick")
-		b.WaitLog("following", 10*time.Second)
-		waitTenures(t, e.ticks, 1, 10*time.Second)
-
-		if err := os.Remove(okFile); err != nil {
-			t.Fatal(err)
-		}
-		removed := time.Now()
-		a.WaitLog("health check failed: withdrawing", 5*time.Second)
-		demote := waitEvent(t, e.events, "demote", "a", 5*time.Second)
-		promote := waitEvent(t, e.events, "promote", "b", 10*time.Second)
-		waitTenures(t, e.ticks, 2, 10*time.Second)
-		if demote.reason != "unhealthy" {
-			t.Errorf("a's demote reason is %q, want unhealthy", demote.reason)
-		}
-		ls := leaderships(t, e.events, e.ticks)
-		if len(ls) != 2 || ls[0].cand != "a" || ls[1].cand != "b" {
-			t.Fatalf("want leaderships a then b: %v", readEvents(t, e.events))
-		}
-		t.Log(checkOwnOrder(t, ls[0]))
-		t.Log(checkOwnOrder(t, ls[1]))
-		t.Log(checkHandover(t, ls[0], ls[1]))
-		t.Logf("check file removed → a's command stopped %s, a's demote %s..%s, b promoted %s",
-			ms(ls[0].ticks.last.Sub(removed)), ms(demote.start.Sub(removed)), ms(demote.end.Sub(removed)), ms(promote.start.Sub(removed)))
-		if ls[0].ticks.last.Sub(removed) > 2*time.Second {
-			t.Errorf("a's command ran %s after its health check started failing", ls[0].ticks.last.Sub(removed))
-		}
-		if n := strings.Count(a.out.String(), "health check passes"); n != 1 {
-			t.Errorf("a logged \"health check passes\" %d times before the check file came back, want 1", n)
-		}
-
-		proposalsBefore := strings.Count(a.out.String(), "proposal made")
-		if err := os.WriteFile(okFile, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for strings.Count(a.out.String(), "health check passes") < 2 || strings.Count(a.out.String(), "proposal made") <= proposalsBefore {
-			if time.Now().After(deadline) {
-				t.Fatalf("a did not stand again within 5s of its health check passing again")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		a.WaitLog("following", 5*time.Second)
-		if l := e.leader(5 * time.Second); l != b {
-			t.Errorf("leader is %s after a stood again, want b", l.name)
-		}
-		checkNoOverlap(t, e.ticks)
-		e.checkTokensGrow()
-	})
-}
-
-// TestLeaderNodeWriteDuringPartition: the leader is partitioned while its
-// promote hook runs. The hook ends before the lease's suspect time and the
-// command starts; the leader-node write then waits for the reconnect. It
-// once did so on the supervision path, so the command was not stopped at
-// the lease and ran 2.9s alongside b's: the write must never be waited for.
-func TestLeaderNodeWriteDuringPartition(t *testing.T) {
-	c := startZK(t, 1)
-	e := newHookElection(t, c)
-	proxy := newTCPProxy(t, c.Servers())
-	a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", 700*time.Millisecond, 0)}, []string{proxy.Addr()}, "tick")
-	a.WaitLog("on-promote hook started", 10*time.Second)
-	proxy.Blackhole(true)
-	cut := time.Now()
-	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("command started", 10*time.Second)
-	time.Sleep(4*time.Second - time.Since(cut))
-	proxy.Blackhole(false)
-	a.WaitLog("rejoining the election", 10*time.Second)
-	gaps := checkNoOverlap(t, e.ticks)
-	report(t, "leader partitioned during its promote hook", gaps, overlapOf(t, e.ticks))
 }
 
 // TestSIGTERMDuringPartitionIgnore: under on-connection-loss ignore the
