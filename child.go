@@ -1,5 +1,9 @@
 package main
 
+// The command as ballot sees it: the keeper (keeper.go) started with the
+// command, its output relayed into log lines, its stop with a grace period
+// under the lease's kill time, and its end.
+
 import (
 	"bufio"
 	"errors"

@@ -1,5 +1,9 @@
 package main
 
+// The boot clock: CLOCK_BOOTTIME, which keeps counting while the host is
+// suspended, unlike Go's monotonic clock; the lease and the keeper's kill
+// time are readings of it.
+
 import (
 	"syscall"
 	"unsafe"

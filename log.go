@@ -1,5 +1,8 @@
 package main
 
+// ballot's own log: slog with the human, JSON and raw formats, and the
+// levels ballot names (trace, fatal, panic) beyond slog's.
+
 import (
 	"context"
 	"fmt"
