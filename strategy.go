@@ -3,7 +3,10 @@ package main
 // What a leader does while it leads: the one part of a candidacy in which
 // run once and run cron differ.
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // leaderWork is a leader's part of a candidacy, between elected and
 // resigning: it runs the promote hook and the command under the lease l,
@@ -91,6 +94,10 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 	if key := r.set.OnceKey; key != "" {
 		claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
 		switch {
+		case errors.Is(err, errStopped):
+			// Stopped before the key was known to be ours: a stop
+			// before the command ran, not a failure.
+			return ex, endedBy(stopRequested, childExit{}), true
 		case err != nil:
 			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
 			return ex, resignation("once-key-failed", exitWith(exitFailure)), true
