@@ -413,7 +413,7 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 func (cl *cronLeader) timeOut() {
 	r := cl.r
 	if cl.cmd != nil && !cl.runDeadline.IsZero() && !time.Now().Before(cl.runDeadline) {
-		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, cl.l.KillBy)
+		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
 		r.log.Warn("run timed out", "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 		cl.timedOut = true
 		cl.runDeadline = time.Time{}

@@ -42,7 +42,7 @@ func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
 			return how, ex
 		}
 		if !time.Now().Before(deadline) {
-			ex, stopped := hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, l.KillBy)
+			ex, stopped := hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
 			r.log.Warn("on-promote hook timed out", "timeout", r.set.HookTimeout, "how", stopped)
 			ex.Started = false // a hook that timed out failed, whatever its status
 			return childEnded, ex
