@@ -235,10 +235,11 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 	if len(r.set.OnPromote) > 0 {
 		how, ex := r.runPromote(c, l)
 		if how != childEnded {
-			return endedBy(how, ex)
+			return endedBy(how, childExit{}) // the command never ran, as for run once
 		}
 		if !ex.Success() && r.set.OnChildError != policyIgnore {
 			if r.set.OnChildError == policyExit {
+				r.log.Info("exiting as on-child-* says", "policy", policyExit, "exit_code", ex.Code)
 				return resignation("promote-failed", exitWith(ex.Code))
 			}
 			// reelect, and rerun: stand again, which runs the hook again

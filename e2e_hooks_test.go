@@ -605,3 +605,32 @@ func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
 	a.Signal(syscall.SIGTERM)
 	waitGone(t, cpid, time.Second, "the command after SIGTERM")
 }
+
+// TestStopDuringPromoteHook: SIGTERM while the promote hook runs stops the
+// hook and ends ballot with 0, as any stop before the command ran, in run
+// once and run cron alike.
+func TestStopDuringPromoteHook(t *testing.T) {
+	c := startZK(t, 1)
+	for _, mode := range []string{"once", "cron"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newHookElection(t, c)
+			args := []string{"--zookeeper-servers", strings.Join(c.Servers(), ","), "--zookeeper-base-path", e.base,
+				"--zookeeper-session-timeout", "2s", "run", mode, "--candidate-id", "a",
+				"--on-promote", hookCmd(e.events, "promote", time.Minute, 0)}
+			if mode == "cron" {
+				args = append(args, "--schedule", "@every 1s")
+			}
+			a := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick"), append(args, "--", selfExe(), e.ticks)...)
+			a.WaitLog("on-promote hook started", 10*time.Second)
+			hook := pidLogged(t, a, "on-promote hook started")
+			a.Signal(syscall.SIGTERM)
+			if code := a.Wait(15 * time.Second); code != exitOK {
+				t.Errorf("run %s: exit code %d after SIGTERM during the promote hook, want 0", mode, code)
+			}
+			waitGone(t, hook, time.Second, "the promote hook")
+			if a.Logged("command started") {
+				t.Errorf("run %s: the command started after SIGTERM", mode)
+			}
+		})
+	}
+}
