@@ -104,7 +104,11 @@ func realMain(args []string) int {
 	}
 
 	if set.Command == cmdVersion {
-		fmt.Printf("ballot %s (commit %s, %s, %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		build := ""
+		if !tlsBuilt {
+			build = ", without TLS"
+		}
+		fmt.Printf("ballot %s (commit %s, %s, %s/%s%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH, build)
 		return 0
 	}
 

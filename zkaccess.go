@@ -17,9 +17,6 @@ package main
 // which), a server that wants a client certificate.
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,13 +29,13 @@ import (
 
 // zkAccess is how to reach ZooKeeper, built once from the settings.
 type zkAccess struct {
-	servers  []string    // host:port as written, without the chroot
-	tls      *tls.Config // nil: plain TCP; ServerName "" means each server's host as written
-	digest   []byte      // "user:password" from --zookeeper-auth-file; nil: none
-	user     string      // the digest user, for logs
-	authFile string      // where digest came from, for messages
-	aclMode  string      // --zookeeper-acl
-	acl      []zk.ACL    // on every node ballot creates: nodeACL(aclMode)
+	servers  []string     // host:port as written, without the chroot
+	tls      *tlsSettings // nil: plain TCP (tls_on.go)
+	digest   []byte       // "user:password" from --zookeeper-auth-file; nil: none
+	user     string       // the digest user, for logs
+	authFile string       // where digest came from, for messages
+	aclMode  string       // --zookeeper-acl
+	acl      []zk.ACL     // on every node ballot creates: nodeACL(aclMode)
 
 	// wire is what the keeper needs to reach ZooKeeper the same way,
 	// should it have to end the session for a dead ballot (zkwire.go).
@@ -70,33 +67,9 @@ const maxCredentialFile = 1 << 20
 func loadZKAccess(set *Settings) (*zkAccess, error) {
 	a := &zkAccess{servers: set.ZooKeeperServers, aclMode: set.ZooKeeperACL, acl: nodeACL(set.ZooKeeperACL)}
 	if set.ZooKeeperTLS {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: set.ZooKeeperTLSServerName}
-		a.wire.TLS, a.wire.ServerName = true, set.ZooKeeperTLSServerName
-		if set.ZooKeeperTLSCA != "" {
-			data, err := readCredentialFile(set, "zookeeper-tls-ca", set.ZooKeeperTLSCA)
-			if err != nil {
-				return nil, err
-			}
-			a.wire.CA = data
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(data) {
-				return nil, fileError(set, "zookeeper-tls-ca", set.ZooKeeperTLSCA,
-					"holds no PEM certificate; expected one or more -----BEGIN CERTIFICATE----- blocks")
-			}
+		if err := a.loadTLS(set); err != nil {
+			return nil, err
 		}
-		if set.ZooKeeperTLSCert != "" {
-			cert, err := loadClientCert(set)
-			if err != nil {
-				return nil, err
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-			a.wire.Cert = cert
-			if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil && time.Now().After(leaf.NotAfter) {
-				a.warnings = append(a.warnings, fmt.Sprintf("the client certificate %s expired on %s: servers that check it will refuse it",
-					set.ZooKeeperTLSCert, leaf.NotAfter.UTC().Format(time.RFC3339)))
-			}
-		}
-		a.tls = cfg
 	}
 	if set.ZooKeeperAuthFile != "" {
 		if err := a.readAuthFile(set); err != nil {
@@ -131,60 +104,6 @@ func readCredentialFile(set *Settings, name, path string) ([]byte, error) {
 		return nil, fileError(set, name, path, "cannot read it: "+pathErr(err).Error())
 	}
 	return data, nil
-}
-
-// loadClientCert reads --zookeeper-tls-cert and --zookeeper-tls-key,
-// blaming the right file for what is wrong.
-func loadClientCert(set *Settings) (tls.Certificate, error) {
-	certPath, keyPath := set.ZooKeeperTLSCert, set.ZooKeeperTLSKey
-	certPEM, err := readCredentialFile(set, "zookeeper-tls-cert", certPath)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	keyPEM, err := readCredentialFile(set, "zookeeper-tls-key", keyPath)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	certs := 0
-	for rest := certPEM; ; {
-		var b *pem.Block
-		if b, rest = pem.Decode(rest); b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return tls.Certificate{}, fileError(set, "zookeeper-tls-cert", certPath, "cannot parse its certificate: "+err.Error())
-		}
-		certs++
-	}
-	if certs == 0 {
-		return tls.Certificate{}, fileError(set, "zookeeper-tls-cert", certPath,
-			"holds no PEM certificate; expected a -----BEGIN CERTIFICATE----- block")
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		if !hasPrivateKeyBlock(keyPEM) {
-			return tls.Certificate{}, fileError(set, "zookeeper-tls-key", keyPath,
-				"holds no PEM private key; expected a -----BEGIN PRIVATE KEY----- block (or RSA/EC PRIVATE KEY)")
-		}
-		return tls.Certificate{}, fileError(set, "zookeeper-tls-key", keyPath,
-			fmt.Sprintf("is not the private key of the certificate in %s: %s", certPath, strings.TrimPrefix(err.Error(), "tls: ")))
-	}
-	return cert, nil
-}
-
-func hasPrivateKeyBlock(data []byte) bool {
-	for {
-		var b *pem.Block
-		if b, data = pem.Decode(data); b == nil {
-			return false
-		}
-		if strings.HasSuffix(b.Type, "PRIVATE KEY") {
-			return true
-		}
-	}
 }
 
 // readAuthFile reads user:password from --zookeeper-auth-file. Messages

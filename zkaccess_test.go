@@ -43,14 +43,14 @@ func TestZKAccessFiles(t *testing.T) {
 			}},
 		{name: "TLS with the system's CAs", set: Settings{ZooKeeperTLS: true, ZooKeeperACL: aclOpen},
 			check: func(t *testing.T, a *zkAccess) {
-				if a.tls == nil || a.tls.RootCAs != nil || a.tls.MinVersion != tls.VersionTLS12 || len(a.tls.Certificates) != 0 {
+				if a.tls == nil || a.tls.cfg.RootCAs != nil || a.tls.cfg.MinVersion != tls.VersionTLS12 || len(a.tls.cfg.Certificates) != 0 {
 					t.Errorf("got %+v", a.tls)
 				}
 			}},
 		{name: "TLS with a CA, a client certificate, a server name", set: Settings{ZooKeeperTLS: true, ZooKeeperTLSCA: "$CA",
 			ZooKeeperTLSCert: "$CERT", ZooKeeperTLSKey: "$KEY", ZooKeeperTLSServerName: "zk.example.com", ZooKeeperACL: aclCreator},
 			check: func(t *testing.T, a *zkAccess) {
-				if a.tls.RootCAs == nil || len(a.tls.Certificates) != 1 || a.tls.ServerName != "zk.example.com" ||
+				if a.tls.cfg.RootCAs == nil || len(a.tls.cfg.Certificates) != 1 || a.tls.cfg.ServerName != "zk.example.com" ||
 					!reflect.DeepEqual(a.acl, zk.AuthACL(zk.PermAll)) {
 					t.Errorf("got %+v", a.tls)
 				}

@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -123,20 +121,12 @@ func (a *zkAccess) dialer(hosts *zkHosts, diag *zkDiag, handshake time.Duration)
 		if a.tls == nil {
 			return &diagConn{Conn: raw, addr: addr, name: name, diag: diag}, nil
 		}
-		cfg := a.tls.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName = name
-		}
-		tc := tls.Client(raw, cfg)
-		_ = tc.SetDeadline(time.Now().Add(handshake))
-		err = tc.Handshake()
+		tc, cert, err := a.tls.handshake(raw, name, addr, diag, handshake)
 		if err != nil {
 			raw.Close()
-			diag.handshakeFailed(addr, cfg, err, handshake)
 			return nil, err
 		}
-		_ = tc.SetDeadline(time.Time{})
-		return &diagConn{Conn: tc, addr: addr, name: name, diag: diag, tls: true, cert: len(cfg.Certificates) > 0}, nil
+		return &diagConn{Conn: tc, addr: addr, name: name, diag: diag, tls: true, cert: cert}, nil
 	}
 }
 
@@ -240,35 +230,6 @@ func (d *zkDiag) probeOnce(addr string, probe func() string) {
 	}()
 }
 
-// handshakeFailed explains a failed TLS handshake.
-func (d *zkDiag) handshakeFailed(addr string, cfg *tls.Config, err error, limit time.Duration) {
-	var (
-		verr *tls.CertificateVerificationError
-		rerr tls.RecordHeaderError
-		ne   net.Error
-	)
-	switch {
-	case errors.As(err, &verr):
-		d.note(addr, fmt.Sprintf("%s: its certificate does not verify for the name %s: %v%s", addr, cfg.ServerName, verr.Err, certHint(verr.Err)))
-	case isRemoteAlert(err):
-		d.note(addr, fmt.Sprintf("%s refused the TLS handshake: %v%s", addr, err, alertHint(err, len(cfg.Certificates) > 0)))
-	case errors.As(err, &rerr):
-		d.note(addr, addr+" answered the TLS handshake in plain text: it does not speak TLS on this port (a plain clientPort? use the servers' secureClientPort, or drop --zookeeper-tls)")
-	case errors.As(err, &ne) && ne.Timeout():
-		d.note(addr, fmt.Sprintf("%s: no TLS handshake within %s", addr, limit))
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isConnReset(err):
-		d.note(addr, addr+" closed the connection during the TLS handshake")
-		d.probeOnce(addr, func() string {
-			if speaksPlainZooKeeper(addr) {
-				return addr + " does not speak TLS on this port: it answers in plain text (a plain clientPort? use the servers' secureClientPort, or drop --zookeeper-tls)"
-			}
-			return ""
-		})
-	default:
-		d.note(addr, fmt.Sprintf("%s: TLS handshake failed: %v", addr, err))
-	}
-}
-
 // noAnswer explains a connection that ended before the server's first
 // answer (which comes only once a request was sent).
 func (d *zkDiag) noAnswer(c *diagConn, err error) {
@@ -302,23 +263,6 @@ func isConnReset(err error) bool {
 	return strings.Contains(err.Error(), "connection reset by peer")
 }
 
-func certHint(err error) string {
-	var (
-		unknown  x509.UnknownAuthorityError
-		hostname x509.HostnameError
-		invalid  x509.CertificateInvalidError
-	)
-	switch {
-	case errors.As(err, &unknown):
-		return " (check --zookeeper-tls-ca: it must hold the CA that signed the server's certificate)"
-	case errors.As(err, &hostname):
-		return " (check the host names in --zookeeper-servers, or --zookeeper-tls-server-name)"
-	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
-		return " (the server's certificate must be renewed)"
-	}
-	return ""
-}
-
 func alertHint(err error, offeredCert bool) string {
 	if !strings.Contains(err.Error(), "certificate") {
 		return ""
@@ -331,22 +275,6 @@ func alertHint(err error, offeredCert bool) string {
 
 // probeTimeout bounds each diagnostic probe.
 const probeTimeout = time.Second
-
-// speaksTLS reports whether the server at addr completes (or gets far
-// enough into) a TLS handshake: it answers TLS with a certificate, even
-// one this host does not trust, or with a TLS alert.
-func speaksTLS(addr, name string) bool {
-	raw, err := net.DialTimeout("tcp", addr, probeTimeout)
-	if err != nil {
-		return false
-	}
-	defer raw.Close()
-	tc := tls.Client(raw, &tls.Config{ServerName: name, MinVersion: tls.VersionTLS12})
-	_ = tc.SetDeadline(time.Now().Add(probeTimeout))
-	err = tc.Handshake()
-	var verr *tls.CertificateVerificationError
-	return err == nil || errors.As(err, &verr) || isRemoteAlert(err)
-}
 
 // speaksPlainZooKeeper reports whether the server at addr answers a
 // ZooKeeper four-letter word in plain text (even if only to say the word

@@ -16,8 +16,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -42,10 +40,10 @@ const (
 // bytes, so the keeper reads no file when it finally needs them.
 type wireAccess struct {
 	TLS        bool
-	ServerName string          // "": each server's host as written
-	CA         []byte          // PEM; nil: the system's roots
-	Cert       tls.Certificate // client certificate; none when empty
-	Digest     []byte          // user:password; nil: none
+	ServerName string     // "": each server's host as written
+	CA         []byte     // PEM; nil: the system's roots
+	Cert       clientCert // client certificate; none when empty
+	Digest     []byte     // user:password; nil: none
 }
 
 // dial connects to addr, with the TLS handshake when configured.
@@ -54,18 +52,7 @@ func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 	if !a.TLS {
 		return d.Dial("tcp", addr)
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: a.ServerName}
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	if a.CA != nil {
-		cfg.RootCAs = x509.NewCertPool()
-		cfg.RootCAs.AppendCertsFromPEM(a.CA)
-	}
-	if len(a.Cert.Certificate) > 0 {
-		cfg.Certificates = []tls.Certificate{a.Cert}
-	}
-	return tls.DialWithDialer(d, "tcp", addr, cfg)
+	return a.dialTLS(d, addr)
 }
 
 // line is the "access" order of the keeper's control pipe:
@@ -82,16 +69,7 @@ func (a wireAccess) line() string {
 	if a.TLS {
 		mode = "tls"
 	}
-	chain, key := "-", "-"
-	if len(a.Cert.Certificate) > 0 {
-		if k, err := x509.MarshalPKCS8PrivateKey(a.Cert.PrivateKey); err == nil {
-			parts := make([]string, len(a.Cert.Certificate))
-			for i, der := range a.Cert.Certificate {
-				parts[i] = hex.EncodeToString(der)
-			}
-			chain, key = strings.Join(parts, ","), hex.EncodeToString(k)
-		}
-	}
+	chain, key := encodeCert(a.Cert)
 	return strings.Join([]string{"access", mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest)}, " ")
 }
 
@@ -115,18 +93,8 @@ func parseAccess(f []string) (a wireAccess, ok bool) {
 	}
 	a.ServerName, a.CA, a.Digest = string(name), ca, digest
 	if f[3] != "-" {
-		for _, h := range strings.Split(f[3], ",") {
-			der, err := hex.DecodeString(h)
-			if err != nil {
-				return a, false
-			}
-			a.Cert.Certificate = append(a.Cert.Certificate, der)
-		}
-		k, err := field(f[4])
-		if err != nil {
-			return a, false
-		}
-		if a.Cert.PrivateKey, err = x509.ParsePKCS8PrivateKey(k); err != nil {
+		var ok bool
+		if a.Cert, ok = decodeCert(f[3], f[4]); !ok {
 			return a, false
 		}
 	}
