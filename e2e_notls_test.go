@@ -1,0 +1,77 @@
+package main
+
+// The build without TLS (tag ballot_notls, tls_off.go), for appliances with
+// little flash: it links neither crypto/tls nor crypto/x509, says so in
+// its version, refuses TLS with one line, and otherwise elects and hands
+// over as every build does, digest credentials and ACLs included.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestBuildWithoutTLS(t *testing.T) {
+	deps, err := exec.Command("go", "list", "-deps", "-tags", "ballot_notls", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(deps)) {
+		if pkg == "crypto/tls" || pkg == "crypto/x509" {
+			t.Errorf("the build without TLS links %s", pkg)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "ballot-notls")
+	build := exec.Command("go", "build", "-tags", "ballot_notls", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags ballot_notls: %v\n%s", err, out)
+	}
+
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(out), "without TLS") {
+		t.Errorf("ballot version: %q %v, want it to say without TLS", out, err)
+	}
+	refused := exec.Command(bin, "--zookeeper-tls-ca", "/etc/hosts", "info")
+	out, err := refused.CombinedOutput()
+	if code := refused.ProcessState.ExitCode(); code != exitUsage || strings.Count(string(out), "\n") != 1 ||
+		!strings.Contains(string(out), "--zookeeper-tls-ca: this ballot was built without TLS") {
+		t.Errorf("--zookeeper-tls-ca without TLS: exit %d (%v), output %q; want exit %d and one line naming the option", code, err, out, exitUsage)
+	}
+
+	// An election with digest credentials under a creator ACL: a handover,
+	// then a SIGKILL of the leader's ballot, after which its keeper gives
+	// the baton back (the keeper's client, too, has no TLS).
+	c := startZK(t, 1)
+	auth := writeAuthFile(t, "fleet:secret")
+	file := filepath.Join(t.TempDir(), "ticks")
+	candidate := func(id string) *ballotProc {
+		args := append(global(c.ConnString(), "/notls/e", "--zookeeper-auth-file", auth), "run", "once", "--candidate-id", id,
+			"--", selfExe(), file)
+		return startProc(t, id, exec.Command(bin, args...), ballotEnv(t, "BALLOT_TEST_CHILD=tick"))
+	}
+	a := candidate("a")
+	a.WaitLog("elected leader", 20*time.Second)
+	waitTenures(t, file, 1, 10*time.Second)
+	b := candidate("b")
+	b.WaitLog("following", 10*time.Second)
+	a.Signal(syscall.SIGTERM)
+	a.Wait(20 * time.Second)
+	b.WaitLog("elected leader", 10*time.Second)
+	waitTenures(t, file, 2, 10*time.Second)
+	cc := candidate("c")
+	cc.WaitLog("following", 10*time.Second)
+	b.Signal(syscall.SIGKILL)
+	b.Wait(5 * time.Second)
+	cc.WaitLog("elected leader", 20*time.Second)
+	waitTenures(t, file, 3, 10*time.Second)
+	checkNoOverlap(t, file)
+	if cc.Logged("dropped it without releasing") {
+		t.Errorf("c waited for a dropped baton: the keeper of a build without TLS did not give it back")
+	}
+	cc.Signal(syscall.SIGTERM)
+	cc.Wait(20 * time.Second)
+}
