@@ -42,6 +42,7 @@ type child struct {
 
 	mu       sync.Mutex
 	control  *os.File // to the keeper: one line per order (keeper.go)
+	cutLine  bool     // the last order was cut short by its write deadline
 	deadline bootTime // the last deadline the keeper was told
 }
 
@@ -271,11 +272,20 @@ func (c *child) SetDeadline(d bootTime) {
 
 // tell writes one line to the keeper. The pipe is written without waiting
 // on the keeper's reading it: a stopped keeper must not stop ballot.
+//
+// The time allowed grows with the line (an "access" line may carry MiBs of
+// certificates); a line cut short by it is ended before the next one, so
+// the keeper drops the cut one as unknown and still reads the next.
 func (c *child) tell(line string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_ = c.control.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	_, err := c.control.WriteString(line + "\n")
+	if c.cutLine {
+		line = "\n" + line
+	}
+	allowed := 100*time.Millisecond + time.Duration(len(line)>>14)*time.Millisecond // +1ms per 16 KiB
+	_ = c.control.SetWriteDeadline(time.Now().Add(allowed))
+	n, err := c.control.WriteString(line + "\n")
+	c.cutLine = err != nil && n > 0
 	return err == nil
 }
 

@@ -161,8 +161,10 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 // means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
 	lines := bufio.NewScanner(control)
-	// An "access" line carries a CA bundle of up to 1 MiB, in hex.
-	lines.Buffer(make([]byte, 0, 64<<10), 4*maxCredentialFile)
+	// An "access" line carries, in hex, a CA bundle, a certificate chain,
+	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
+	// at worst. A longer line would end the scan as if ballot were gone.
+	lines.Buffer(make([]byte, 0, 64<<10), 10*maxCredentialFile)
 	for lines.Scan() {
 		var n int64
 		switch f := strings.Fields(lines.Text()); {
