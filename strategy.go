@@ -96,7 +96,11 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		switch {
 		case errors.Is(err, errStopped):
 			// Stopped before the key was known to be ours: a stop
-			// before the command ran, not a failure.
+			// before the command ran, not a failure. A claim whose answer
+			// was lost may have landed, though: then the key is started,
+			// unfinished, and the other candidates will not run it.
+			r.log.Warn("stopped while recording the once key; if the record was written, the key stays started and unfinished (--once-retry-unfinished runs it again)",
+				"once_key", key)
 			return ex, endedBy(stopRequested, childExit{}), true
 		case err != nil:
 			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
