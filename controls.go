@@ -161,9 +161,8 @@ func operator() string {
 // that candidate if it leads) to hand over; with --wait, wait until a
 // different candidate leads. Exit 0 done, 1 not possible or not in time.
 func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
-	conn, err := dialReader(set, acc, log, nil, nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
+	conn := dialOperator(set, acc, log, "cannot read ZooKeeper")
+	if conn == nil {
 		return exitFailure
 	}
 	defer conn.Close()
@@ -217,16 +216,26 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	return exitNo
 }
 
-// runResume is `ballot resume`: the leader starts its command again.
-func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+// dialOperator connects for an operator's command; on failure it prints
+// "ballot: <failed>: why" and returns nil.
+func dialOperator(set *Settings, acc *zkAccess, log *slog.Logger, failed string) *zk.Conn {
 	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
+		fmt.Fprintln(os.Stderr, "ballot: "+failed+": "+err.Error())
+		return nil
+	}
+	return conn
+}
+
+// runResume is `ballot resume`: the leader starts its command again.
+func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
+	if conn == nil {
 		return exitFailure
 	}
 	defer conn.Close()
 	p := set.BasePath + "/" + pauseName
-	err = conn.Delete(p, -1)
+	err := conn.Delete(p, -1)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
@@ -242,15 +251,14 @@ func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 // runPause is `ballot pause`: the leader stops its command and holds the
 // lead running nothing until `ballot resume`.
 func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
-	conn, err := dialReader(set, acc, log, nil, nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ballot: cannot reach ZooKeeper: "+err.Error())
+	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
+	if conn == nil {
 		return exitFailure
 	}
 	defer conn.Close()
 	p := set.BasePath + "/" + pauseName
 	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
-	_, err = conn.Create(p, rec, 0, acc.acl)
+	_, err := conn.Create(p, rec, 0, acc.acl)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = createParents(conn, set.BasePath, acc.acl); err == nil {
 			_, err = conn.Create(p, rec, 0, acc.acl)
