@@ -211,7 +211,7 @@ func TestSecureDigestACLs(t *testing.T) {
 	// the same credentials and gives the baton back, which the creator
 	// ACL grants only to alice; the successor does not wait for a drop.
 	t.Run("keeper's release under a creator ACL", func(t *testing.T) {
-		keeperReleases(t, global(servers, "/acl-kill/e", "--zookeeper-auth-file", alice, "--zookeeper-acl", aclCreator))
+		keeperReleases(t, "", global(servers, "/acl-kill/e", "--zookeeper-auth-file", alice, "--zookeeper-acl", aclCreator))
 	})
 
 	// The operators' controls and once keys carry the ACL too.

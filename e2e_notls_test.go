@@ -10,9 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 func TestBuildWithoutTLS(t *testing.T) {
@@ -46,32 +44,5 @@ func TestBuildWithoutTLS(t *testing.T) {
 	// then a SIGKILL of the leader's ballot, after which its keeper gives
 	// the baton back (the keeper's client, too, has no TLS).
 	c := startZK(t, 1)
-	auth := writeAuthFile(t, "fleet:secret")
-	file := filepath.Join(t.TempDir(), "ticks")
-	candidate := func(id string) *ballotProc {
-		args := append(global(c.ConnString(), "/notls/e", "--zookeeper-auth-file", auth), "run", "once", "--candidate-id", id,
-			"--", selfExe(), file)
-		return startProc(t, id, exec.Command(bin, args...), ballotEnv(t, "BALLOT_TEST_CHILD=tick"))
-	}
-	a := candidate("a")
-	a.WaitLog("elected leader", 20*time.Second)
-	waitTenures(t, file, 1, 10*time.Second)
-	b := candidate("b")
-	b.WaitLog("following", 10*time.Second)
-	a.Signal(syscall.SIGTERM)
-	a.Wait(20 * time.Second)
-	b.WaitLog("elected leader", 10*time.Second)
-	waitTenures(t, file, 2, 10*time.Second)
-	cc := candidate("c")
-	cc.WaitLog("following", 10*time.Second)
-	b.Signal(syscall.SIGKILL)
-	b.Wait(5 * time.Second)
-	cc.WaitLog("elected leader", 20*time.Second)
-	waitTenures(t, file, 3, 10*time.Second)
-	checkNoOverlap(t, file)
-	if cc.Logged("dropped it without releasing") {
-		t.Errorf("c waited for a dropped baton: the keeper of a build without TLS did not give it back")
-	}
-	cc.Signal(syscall.SIGTERM)
-	cc.Wait(20 * time.Second)
+	keeperReleases(t, bin, global(c.ConnString(), "/notls/e", "--zookeeper-auth-file", writeAuthFile(t, "fleet:secret")))
 }

@@ -19,6 +19,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -272,7 +273,7 @@ func TestSecureClientAuthNeed(t *testing.T) {
 	})
 
 	t.Run("keeper's release with the client certificate", func(t *testing.T) {
-		keeperReleases(t, global(servers, "/need/kill", opts...))
+		keeperReleases(t, "", global(servers, "/need/kill", opts...))
 	})
 
 	t.Run("without a client certificate", func(t *testing.T) {
@@ -310,29 +311,40 @@ func TestSecureChroot(t *testing.T) {
 	p.Wait(20 * time.Second)
 }
 
-// keeperReleases: SIGKILL of a leading ballot; its keeper, reaching
-// ZooKeeper as ballot did (args: the global options), gives the baton
-// back, so the successor takes over without waiting for a dropped baton.
-func keeperReleases(t *testing.T, args []string) {
+// keeperReleases: a clean handover, then a SIGKILL of the leading ballot,
+// whose keeper, reaching ZooKeeper as ballot did (args: the global
+// options), gives the baton back, so the successor takes over without
+// waiting for a dropped baton. bin is the ballot under test ("" for the
+// suite's own build).
+func keeperReleases(t *testing.T, bin string, args []string) {
 	t.Helper()
+	if bin == "" {
+		bin = ballotBin
+	}
 	file := filepath.Join(t.TempDir(), "ticks")
 	candidate := func(id string) *ballotProc {
-		return startBallot(t, id, ballotEnv(t, "BALLOT_TEST_CHILD=tick"),
-			append(append([]string(nil), args...), "run", "once", "--candidate-id", id, "--", selfExe(), file)...)
+		all := append(append([]string(nil), args...), "run", "once", "--candidate-id", id, "--", selfExe(), file)
+		return startProc(t, id, exec.Command(bin, all...), ballotEnv(t, "BALLOT_TEST_CHILD=tick"))
 	}
 	a := candidate("a")
 	a.WaitLog("elected leader", 20*time.Second)
 	waitTenures(t, file, 1, 10*time.Second)
 	b := candidate("b")
 	b.WaitLog("following", 10*time.Second)
-	a.Signal(syscall.SIGKILL)
-	a.Wait(5 * time.Second)
-	b.WaitLog("elected leader", 20*time.Second)
+	a.Signal(syscall.SIGTERM)
+	a.Wait(20 * time.Second)
+	b.WaitLog("elected leader", 10*time.Second)
 	waitTenures(t, file, 2, 10*time.Second)
+	c := candidate("c")
+	c.WaitLog("following", 10*time.Second)
+	b.Signal(syscall.SIGKILL)
+	b.Wait(5 * time.Second)
+	c.WaitLog("elected leader", 20*time.Second)
+	waitTenures(t, file, 3, 10*time.Second)
 	checkNoOverlap(t, file)
-	if b.Logged("dropped it without releasing") {
-		t.Errorf("b waited for a dropped baton: the keeper did not give it back")
+	if c.Logged("dropped it without releasing") {
+		t.Errorf("c waited for a dropped baton: the keeper did not give it back")
 	}
-	b.Signal(syscall.SIGTERM)
-	b.Wait(20 * time.Second)
+	c.Signal(syscall.SIGTERM)
+	c.Wait(20 * time.Second)
 }
