@@ -406,6 +406,9 @@ func TestWatch(t *testing.T) {
 		"leader changed: a (…-", // → b
 		"leader b (…-",          // state, command started
 		"command exited with status 0 after 1")
+	// Each watch is its own process with its own session: the JSON one may
+	// print the last event a moment after the human one.
+	jw.WaitLog(`"change":"commandExited"`, 10*time.Second)
 	if !strings.Contains(hw.out.String(), ") → b (…-") {
 		t.Errorf("no leader change to b:\n%s", hw.out.String())
 	}
