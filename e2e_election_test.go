@@ -226,6 +226,7 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 	b := e.add("b", nil, nil, "tick")
 	b.WaitLog("following", 10*time.Second)
 	a.WaitLog("grandchild ", 10*time.Second)
+	a.WaitLog("command started pid=", 10*time.Second) // logged once the keeper reports the start
 	var gpid, cpid int
 	for _, line := range strings.Split(a.out.String(), "\n") {
 		if i := strings.Index(line, "grandchild "); i >= 0 {

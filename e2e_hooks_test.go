@@ -269,6 +269,22 @@ func pidLogged(t *testing.T, p *ballotProc, what string) int {
 	return pid
 }
 
+// loggedAt is the time on p's first log line that contains what.
+func loggedAt(t *testing.T, p *ballotProc, what string) time.Time {
+	t.Helper()
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if strings.Contains(line, what) {
+			at, err := time.Parse(time.RFC3339Nano, strings.SplitN(line, " ", 2)[0])
+			if err != nil {
+				t.Fatalf("%s: no time on the line %q: %v", p.name, line, err)
+			}
+			return at
+		}
+	}
+	t.Fatalf("%s did not log %q", p.name, what)
+	return time.Time{}
+}
+
 func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -518,27 +534,27 @@ func TestHangingHooksAreStopped(t *testing.T) {
 		a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", time.Minute, 0), "--hook-timeout", "500ms",
 			"--on-child-success", "ignore", "--on-child-error", "exit"}, nil, "tick")
 		a.WaitLog("on-promote hook started", 10*time.Second)
-		started := time.Now()
 		hook := pidLogged(t, a, "on-promote hook started")
 		code := a.Wait(10 * time.Second)
-		took := time.Since(started)
 		if code == 0 {
 			t.Errorf("a exited 0: a timed-out promote hook was not a failure")
 		}
 		if !a.Logged("on-promote hook timed out") {
-			t.Errorf("a did not log the hook's timeout")
+			t.Fatalf("a did not log the hook's timeout")
 		}
+		// Timed on ballot's own log: the test may notice "started" late.
+		took := loggedAt(t, a, "on-promote hook timed out").Sub(loggedAt(t, a, "on-promote hook started"))
 		if took < 450*time.Millisecond || took > 3*time.Second {
-			t.Errorf("a exited %s after its promote hook started, want about the 500ms hook timeout", took)
+			t.Errorf("a's promote hook timed out %s after it started, want about the 500ms hook timeout", took)
 		}
-		waitGone(t, hook, time.Second, "the timed-out promote hook")
+		waitGone(t, hook, 5*time.Second, "the timed-out promote hook")
 		if a.Logged("command started") || len(readTenures(t, e.ticks)) != 0 {
 			t.Errorf("a's command ran after its promote hook timed out")
 		}
 		if len(readEvents(t, e.events)) != 0 {
 			t.Errorf("the promote hook ran to its end: %v", readEvents(t, e.events))
 		}
-		t.Logf("timed-out promote hook: a exited %d, %s after the hook started", code, ms(took))
+		t.Logf("timed-out promote hook: a exited %d; the hook timed out %s after it started", code, ms(took))
 	})
 	t.Run("demote", func(t *testing.T) {
 		e := newHookElection(t, c)
@@ -556,7 +572,7 @@ func TestHangingHooksAreStopped(t *testing.T) {
 		if took < 450*time.Millisecond || took > 3*time.Second {
 			t.Errorf("a exited %s after SIGTERM, want just over the 500ms hook timeout", took)
 		}
-		waitGone(t, hook, time.Second, "the timed-out demote hook")
+		waitGone(t, hook, 5*time.Second, "the timed-out demote hook")
 		if ps := e.proposals(); len(ps) != 0 {
 			t.Errorf("proposals left after a exited: %v", ps)
 		}
@@ -572,6 +588,7 @@ func TestHooksOnlyNoCommand(t *testing.T) {
 	args := runArgs(c.Servers(), e.base, "a", append(hookFlags(e.events), "--leader-data", "hooks only")...)
 	a := startBallot(t, "a", ballotEnv(t), args...)
 	a.WaitLog("holding leadership", 10*time.Second)
+	a.WaitLog("leadership acknowledged", 10*time.Second) // the leader node is written after
 	if r := leaderQuery(t, c.Servers(), e.base); r.code != 0 || r.stdout != "hooks only\n" {
 		t.Errorf("ballot leader: exit %d, stdout %q, want 0 and \"hooks only\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
 	}

@@ -112,6 +112,9 @@ func TestMetricsFile(t *testing.T) {
 	waitProm(t, bf, func(m map[string]float64) bool {
 		return m["ballot_leader"] == 1 && m["ballot_leadership_changes_total"] == 1 && m["ballot_cron_last_run_timestamp_seconds"] > 0
 	})
+	// b rewrites its file through a temporary one: look once it has exited.
+	b.Signal(syscall.SIGTERM)
+	b.Wait(10 * time.Second)
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(leftovers) > 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
