@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,36 @@ type election struct {
 	cands []*ballotProc
 }
 
+// newElection is an election that has had a leader before, as a
+// production election has after its first start: its path exists and the
+// handover record says the baton was given back. A brand-new election's
+// first leader waits for a baton nobody recorded (TestNewElectionWaits);
+// the tests that are about something else need not.
 func newElection(t *testing.T, c *zkCluster) *election {
+	e := newFreshElection(t, c)
+	seedElection(t, c.Servers(), e.base)
+	return e
+}
+
+// newFreshElection is an election whose path does not exist yet.
+func newFreshElection(t *testing.T, c *zkCluster) *election {
 	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
 	return &election{t: t, zk: c, base: "/ballot/test/" + name, ticks: filepath.Join(t.TempDir(), "ticks")}
+}
+
+// seedElection creates base with a handover record that says a leader gave
+// the baton back.
+func seedElection(t testing.TB, servers []string, base string) {
+	t.Helper()
+	conn := zkConnect(t, servers, 2*time.Second)
+	defer conn.Close()
+	if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("seed %s: %v", base, err)
+	}
+	rec := []byte(`{"state":"released","candidateId":"seed","sessionTimeoutMs":2000,"at":"2026-01-01T00:00:00Z"}`)
+	if _, err := conn.Create(base+"/"+handoverName, rec, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("seed %s: %v", base, err)
+	}
 }
 
 // add starts a candidate whose command ticks forever (mode tick) or

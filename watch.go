@@ -317,7 +317,14 @@ func (w *watcher) loop() int {
 		}
 		if needRead {
 			s, err := w.read(full)
+			w.mu.Lock()
+			expiredMeanwhile := w.expired
+			w.mu.Unlock()
 			switch {
+			case err == nil && expiredMeanwhile:
+				// Read on the session the client opened silently after the
+				// expiry: say "reconnected" first, then read again.
+				continue
 			case err == nil:
 				w.show(first, s)
 				first, needRead, full, retry = false, false, false, nil
