@@ -120,6 +120,9 @@ func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 	}
 }
 
+// fSetPipeSize is F_SETPIPE_SZ of fcntl(2) (Linux 2.6.35 and later).
+const fSetPipeSize = 1031
+
 // TestBlockedStderrDoesNotStallSupervision: nobody reads ballot's stderr
 // (a stalled journal, a full pipe). Supervision must go on: with
 // on-child-success rerun the leader keeps starting its command, which
@@ -137,6 +140,9 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 	cmd := exec.Command(ballotBin, args...)
 	cmd.Env = ballotEnv(t, "BALLOT_TEST_CHILD=exit", "TICK_FILE="+e.ticks)
 	cmd.Stdout, cmd.Stderr = w, w
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), fSetPipeSize, 4096); errno != 0 {
+		t.Fatalf("F_SETPIPE_SZ: %v", errno)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,16 +151,16 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 
-	// A pipe holds 64 KiB; each run logs several lines at debug level.
-	// Fill it first (nobody reads it after that), then count the runs.
+	// Read until the command runs, then never again: with the pipe shrunk
+	// to a page, a few runs' lines fill it.
+	var seen []byte
 	var buf [4096]byte
-	read := 0
-	for read < 64<<10 {
+	for !strings.Contains(string(seen), "command started") {
 		n, err := r.Read(buf[:])
 		if err != nil {
-			t.Fatalf("ballot's output ended after %d bytes: %v", read, err)
+			t.Fatalf("ballot's output ended: %v\n%s", err, seen)
 		}
-		read += n
+		seen = append(seen, buf[:n]...)
 	}
 	runs := func() int { // one pid per run, all in one leadership
 		n := 0
@@ -163,11 +169,11 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 		}
 		return n
 	}
+	// Each run logs about 1 KiB at debug level: 30 runs are several
+	// times what the pipe holds.
 	before := runs()
-	// Each run lasts 30 ms; far more than a pipe's worth of lines later,
-	// the runs must still go on.
 	deadline := time.Now().Add(30 * time.Second)
-	for runs() < before+100 {
+	for runs() < before+30 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command stopped being run once stderr was blocked: %d runs, then %d", before, runs())
 		}

@@ -378,7 +378,7 @@ func waitLines(t *testing.T, p *ballotProc, timeout time.Duration, want ...strin
 
 func TestWatch(t *testing.T) {
 	c := startZK(t, 1)
-	e := newElection(t, c)
+	e := newFreshElection(t, c)
 	args := func(format string) []string {
 		return []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base,
 			"--zookeeper-session-timeout", "2s", "watch", "--output", format}
