@@ -21,12 +21,14 @@ import (
 )
 
 // operatorCleanup deletes what an operator "cleaning up a stuck leader"
-// would: the leader's proposal, the baton and the handover record.
+// would: the handover record, the baton and the leader's proposal, the
+// proposal last, so that the next candidate, which watches it, finds the
+// other two gone.
 func operatorCleanup(t *testing.T, e *election) {
 	t.Helper()
 	conn := zkConnect(t, e.zk.Servers(), 2*time.Second)
 	defer conn.Close()
-	for _, p := range []string{e.base + "/" + e.proposals()[0], e.base + "/" + batonName, e.base + "/" + handoverName} {
+	for _, p := range []string{e.base + "/" + handoverName, e.base + "/" + batonName, e.base + "/" + e.proposals()[0]} {
 		if err := conn.Delete(p, -1); err != nil {
 			t.Fatalf("delete %s: %v", p, err)
 		}
