@@ -182,7 +182,7 @@ func (c *child) tellHandoff(h *handoff) {
 	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
 	c.tell(h.Access.line())
 	if h.ReleasePath != "" {
-		c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
+		c.tell(fmt.Sprintf("release %s %s %d %x %s", h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton))
 	}
 }
 

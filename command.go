@@ -91,6 +91,7 @@ func handoffFor(c *candidate) *handoff {
 	h := c.s.handoff()
 	if h != nil && c.holdsBaton {
 		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+		h.Proposal, h.Baton = c.node, c.batonPath()
 	}
 	return h
 }

@@ -25,8 +25,9 @@ package main
 //         "deadline T"  the tree must be gone by boot-clock nanosecond T
 //                       (0: no deadline);
 //         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
-//                       credentials, zkwire.go) and "release PATH VERSION DATA"
-//                       (hex): what ending ballot's session takes;
+//                       credentials, zkwire.go) and "release PROPOSAL PATH
+//                       VERSION DATA BATON" (hex data): what ending ballot's
+//                       session takes; the release is fenced by PROPOSAL;
 //         EOF means ballot died: once the tree is reaped, the keeper gives
 //         the baton back and closes the session (zkwire.go), so the next
 //         candidate need not wait for it to expire.
@@ -181,13 +182,13 @@ func (k *keeper) obey(control *os.File) {
 				k.h.Access = a
 			}
 			k.mu.Unlock()
-		case len(f) == 4 && f[0] == "release":
+		case len(f) == 6 && f[0] == "release":
 			k.mu.Lock()
 			if k.h != nil {
-				k.h.ReleasePath = f[1]
-				v, _ := strconv.ParseInt(f[2], 10, 32)
+				k.h.Proposal, k.h.ReleasePath, k.h.Baton = f[1], f[2], f[5]
+				v, _ := strconv.ParseInt(f[3], 10, 32)
 				k.h.ReleaseVersion = int32(v)
-				k.h.ReleaseData, _ = hex.DecodeString(f[3])
+				k.h.ReleaseData, _ = hex.DecodeString(f[4])
 			}
 			k.mu.Unlock()
 		case len(f) != 2:

@@ -16,30 +16,64 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// TestWireEndsASessionItDidNotOpen: what the keeper does for a dead ballot.
-// A session opened by the client library, whose password was read off the
-// wire, is resumed by the tiny client, which marks the handover record and
-// closes the session: the session's ephemeral node goes at once.
-func TestWireEndsASessionItDidNotOpen(t *testing.T) {
-	c := startZK(t, 1)
+// sniffedSession opens a session with the client library and returns it
+// with its handoff as the keeper would get it: id and password read off
+// the wire.
+func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *handoff) {
+	t.Helper()
 	var mu sync.Mutex
 	var id int64
 	var pw []byte
 	conn := zkConnect(t, c.Servers(), 2*time.Second,
 		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if _, err := conn.Create("/wire-eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Create("/wire-record", []byte("taken"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
 	}
 	mu.Lock()
-	h := &handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000,
-		ReleasePath: "/wire-record", ReleaseVersion: 0, ReleaseData: []byte("released")}
-	mu.Unlock()
-	if h.SessionID != conn.SessionID() || len(h.Passwd) == 0 {
-		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", h.SessionID, len(h.Passwd), conn.SessionID())
+	defer mu.Unlock()
+	if id != conn.SessionID() || len(pw) == 0 {
+		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", id, len(pw), conn.SessionID())
 	}
+	return conn, &handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000}
+}
+
+// takeAs creates what a leader holds: its proposal and baton (ephemeral),
+// and the handover record; base must exist.
+func takeAs(t *testing.T, conn *zk.Conn, base, record string) {
+	t.Helper()
+	for _, n := range []struct {
+		path  string
+		data  string
+		flags int32
+	}{{base + "/proposal", "", zk.FlagEphemeral}, {base + "/baton", "", zk.FlagEphemeral}, {base + "/handover", record, 0}} {
+		if _, err := conn.Create(n.path, []byte(n.data), n.flags, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", n.path, err)
+		}
+	}
+}
+
+func mkdir(t *testing.T, conn *zk.Conn, path string) {
+	t.Helper()
+	if _, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func releaseOf(h *handoff, base string) {
+	h.Proposal, h.ReleasePath, h.Baton = base+"/proposal", base+"/handover", base+"/baton"
+	h.ReleaseVersion, h.ReleaseData = 0, []byte("released")
+}
+
+// TestWireEndsASessionItDidNotOpen: what the keeper does for a dead ballot.
+// A session opened by the client library, whose password was read off the
+// wire, is resumed by the tiny client, which gives the baton back (record
+// marked, baton deleted) and closes the session: its proposal goes at once.
+func TestWireEndsASessionItDidNotOpen(t *testing.T) {
+	c := startZK(t, 1)
+	conn, h := sniffedSession(t, c)
+	mkdir(t, conn, "/e")
+	takeAs(t, conn, "/e", "taken")
+	releaseOf(h, "/e")
 
 	// A wrong password is refused: the server answers with no session.
 	bad := *h
@@ -52,10 +86,12 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 		t.Fatalf("endSession: %v", err)
 	}
 	other := zkConnect(t, c.Servers(), 2*time.Second)
-	if ok, _, err := other.Exists("/wire-eph"); err != nil || ok {
-		t.Errorf("the closed session's ephemeral node: exists=%v err=%v", ok, err)
+	for _, n := range []string{"/e/proposal", "/e/baton"} {
+		if ok, _, err := other.Exists(n); err != nil || ok {
+			t.Errorf("%s: exists=%v err=%v, want it gone", n, ok, err)
+		}
 	}
-	if b, _, err := other.Get("/wire-record"); err != nil || string(b) != "released" {
+	if b, _, err := other.Get("/e/handover"); err != nil || string(b) != "released" {
 		t.Errorf("the record: %q, %v; want released", b, err)
 	}
 
@@ -65,38 +101,85 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	}
 }
 
-// TestWireReleaseIsConditional: a record changed since the take (someone
-// else took the baton) is left alone, and the session is closed anyway.
+// TestWireReleaseIsConditional: the release marks only our own take,
+// fenced by our proposal; the session is closed in every case.
 func TestWireReleaseIsConditional(t *testing.T) {
 	c := startZK(t, 1)
-	var id int64
-	var pw []byte
-	var mu sync.Mutex
-	conn := zkConnect(t, c.Servers(), 2*time.Second,
-		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if _, err := conn.Create("/rec", []byte("taken"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Set("/rec", []byte("taken by another"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	h := &handoff{Servers: append([]string{basicDeadPort(t)}, c.Servers()...), SessionID: id, Passwd: pw, TimeoutMs: 2000,
-		ReleasePath: "/rec", ReleaseVersion: 0, ReleaseData: []byte("released")}
-	mu.Unlock()
-	if err := h.endSession(3 * time.Second); err != nil {
-		t.Fatalf("endSession (first server dead): %v", err)
-	}
 	other := zkConnect(t, c.Servers(), 2*time.Second)
-	if b, _, _ := other.Get("/rec"); string(b) != "taken by another" {
-		t.Errorf("the record was overwritten: %q", b)
-	}
-	if ok, _, _ := other.Exists("/eph"); ok {
-		t.Errorf("the session was not closed")
-	}
+
+	// The record changed since the take (someone else took the baton):
+	// left alone. The first server is dead.
+	t.Run("record changed", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/v")
+		takeAs(t, conn, "/v", "taken")
+		if _, err := conn.Set("/v/handover", []byte("taken by another"), 0); err != nil {
+			t.Fatal(err)
+		}
+		releaseOf(h, "/v")
+		h.Servers = append([]string{basicDeadPort(t)}, c.Servers()...)
+		if err := h.endSession(3 * time.Second); err != nil {
+			t.Fatalf("endSession (first server dead): %v", err)
+		}
+		if b, _, _ := other.Get("/v/handover"); string(b) != "taken by another" {
+			t.Errorf("the record was overwritten: %q", b)
+		}
+		if ok, _, _ := other.Exists("/v/proposal"); ok {
+			t.Errorf("the session was not closed")
+		}
+	})
+
+	// An operator deleted our proposal and the record, a successor took
+	// the baton and created the record again: at version 0, the version
+	// we took ours at. The release changes nothing of the successor's.
+	t.Run("proposal gone, record re-created", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/p")
+		takeAs(t, conn, "/p", "taken")
+		releaseOf(h, "/p")
+		for _, n := range []string{"/p/proposal", "/p/baton", "/p/handover"} {
+			if err := other.Delete(n, -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		succ := zkConnect(t, c.Servers(), 2*time.Second)
+		if _, err := succ.Create("/p/baton", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := succ.Create("/p/handover", []byte("taken by the successor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.endSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, st, _ := other.Get("/p/handover"); string(b) != "taken by the successor" || st.Version != 0 {
+			t.Errorf("the successor's record: %q at version %d, want it untouched", b, st.Version)
+		}
+		if ok, st, _ := other.Exists("/p/baton"); !ok || st.EphemeralOwner != succ.SessionID() {
+			t.Errorf("the successor's baton is gone")
+		}
+		if err := h.endSession(2 * time.Second); !errors.Is(err, errSessionLost) {
+			t.Errorf("the session was not closed: %v", err)
+		}
+	})
+
+	// Someone deleted the baton under a live leader: the record is still
+	// ours and is marked released.
+	t.Run("baton gone", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/b")
+		takeAs(t, conn, "/b", "taken")
+		releaseOf(h, "/b")
+		if err := other.Delete("/b/baton", -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.endSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, _, _ := other.Get("/b/handover"); string(b) != "released" {
+			t.Errorf("the record: %q, want released", b)
+		}
+	})
 }
 
 // TestWireAccessLine: what the keeper learns over its pipe is what ballot
