@@ -172,18 +172,27 @@ func (h *handoff) endSession(timeout time.Duration) error {
 }
 
 // resume connects to the session on the first server, from the index
-// from on, that takes it, by deadline.
+// from on, that takes it. Each server gets the session timeout divided by
+// the number of servers, as ZooKeeper's Java client bounds its connects
+// (ClientCnxn: connectTimeout = sessionTimeout / hosts): a member that
+// accepts TCP but never answers cannot use up the time of the others.
+// None goes past deadline.
 func (h *handoff) resume(deadline time.Time, from int) (s *wireSession, at int, err error) {
 	if len(h.Servers) == 0 {
 		return nil, 0, errors.New("no servers")
 	}
+	each := h.timeout() / time.Duration(len(h.Servers))
 	var errs []error
 	for i := from; i < len(h.Servers); i++ {
 		if !time.Now().Before(deadline) {
 			errs = append(errs, errors.New("out of time"))
 			break
 		}
-		s, err := h.resumeAt(h.Servers[i], deadline)
+		bound := time.Now().Add(each)
+		if bound.After(deadline) {
+			bound = deadline
+		}
+		s, err := h.resumeAt(h.Servers[i], bound)
 		if err == nil || errors.Is(err, errSessionLost) {
 			return s, i, err
 		}

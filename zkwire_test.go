@@ -182,6 +182,63 @@ func TestWireReleaseIsConditional(t *testing.T) {
 	})
 }
 
+// TestWireServerThatNeverAnswers: a first member that accepts connections
+// but never answers gets only its share of the session timeout; the
+// release still happens on the second.
+func TestWireServerThatNeverAnswers(t *testing.T) {
+	c := startZK(t, 1)
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			cn, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, cn) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, cn := range held {
+			cn.Close()
+		}
+		mu.Unlock()
+	}()
+
+	conn, h := sniffedSession(t, c)
+	mkdir(t, conn, "/m")
+	takeAs(t, conn, "/m", "taken")
+	releaseOf(h, "/m")
+	h.Servers = append([]string{mute.Addr().String()}, c.Servers()...)
+	start := time.Now()
+	if err := h.endSession(h.timeout()); err != nil {
+		t.Fatalf("endSession with a mute first server: %v", err)
+	}
+	took := time.Since(start)
+	mu.Lock()
+	accepted := len(held)
+	mu.Unlock()
+	if accepted == 0 {
+		t.Errorf("the mute server was never tried")
+	}
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	if b, _, _ := other.Get("/m/handover"); string(b) != "released" {
+		t.Errorf("the record: %q, want released", b)
+	}
+	if ok, _, _ := other.Exists("/m/proposal"); ok {
+		t.Errorf("the session was not closed")
+	}
+	t.Logf("released %s after the start, the mute server holding %s of it", took.Round(time.Millisecond), h.timeout()/2)
+}
+
 // TestWireAccessLine: what the keeper learns over its pipe is what ballot
 // connects with, the client certificate's key included.
 func TestWireAccessLine(t *testing.T) {
