@@ -38,6 +38,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
 		Handoff:  handoffFor(c),
+		Demote:   r.keeperDemote(c),
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"reflect"
 	"strings"
@@ -21,10 +22,17 @@ import (
 // the wire.
 func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *handoff) {
 	t.Helper()
+	return sniffedSessionVia(t, c, c.Servers())
+}
+
+// sniffedSessionVia is sniffedSession with the client library connected
+// to servers (a proxy), the handoff to c's.
+func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *handoff) {
+	t.Helper()
 	var mu sync.Mutex
 	var id int64
 	var pw []byte
-	conn := zkConnect(t, c.Servers(), 2*time.Second,
+	conn := zkConnect(t, servers, 2*time.Second,
 		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
 	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
@@ -237,6 +245,65 @@ func TestWireServerThatNeverAnswers(t *testing.T) {
 		t.Errorf("the session was not closed")
 	}
 	t.Logf("released %s after the start, the mute server holding %s of it", took.Round(time.Millisecond), h.timeout()/2)
+}
+
+// TestWireKeepAlive: the keeper keeps a session alive on its own while
+// ballot's connection is silent (ballot is dead), for two session
+// timeouts; and says so when it cannot, because no server answers.
+func TestWireKeepAlive(t *testing.T) {
+	c := startZK(t, 1)
+	proxy := newTCPProxy(t, c.Servers())
+	conn, h := sniffedSessionVia(t, c, []string{proxy.Addr()})
+	if _, err := conn.Create("/ka", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := h.resume(time.Now().Add(h.timeout()), 0)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	proxy.Blackhole(true) // the library's pings go nowhere now
+	var out syncBuffer
+	log := newLogger(&out, "human", slog.LevelInfo)
+	stop := make(chan struct{})
+	kept := make(chan *wireSession, 1)
+	go func() { kept <- keepAlive(log, h, s, stop) }()
+	time.Sleep(2 * h.timeout())
+	close(stop)
+	s = <-kept
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	if ok, _, _ := other.Exists("/ka"); !ok || s == nil {
+		t.Fatalf("after two session timeouts of pings: session kept %v, its node exists %v\n%s", s != nil, ok, out.String())
+	}
+	if err := s.finish(h, time.Now().Add(h.timeout())); err != nil {
+		t.Fatalf("closing the kept session: %v", err)
+	}
+	s.Close()
+	if ok, _, _ := other.Exists("/ka"); ok {
+		t.Errorf("the session was not closed")
+	}
+
+	// No server answers any more: keepAlive gives up and says so.
+	_, h2 := sniffedSession(t, c)
+	s2, _, err := h2.resume(time.Now().Add(h2.timeout()), 0)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	c.Kill(0)
+	stop2 := make(chan struct{})
+	defer close(stop2)
+	gaveUp := make(chan *wireSession, 1)
+	go func() { gaveUp <- keepAlive(log, h2, s2, stop2) }()
+	select {
+	case got := <-gaveUp:
+		if got != nil {
+			t.Errorf("keepAlive kept a session no server answers for")
+		}
+	case <-time.After(2 * h2.timeout()):
+		t.Fatalf("keepAlive did not give up within two session timeouts of the servers' end")
+	}
+	if !strings.Contains(out.String(), "outlasts ballot's session") {
+		t.Errorf("keepAlive gave up without saying so:\n%s", out.String())
+	}
 }
 
 // TestWireAccessLine: what the keeper learns over its pipe is what ballot
