@@ -57,6 +57,9 @@ type childSpec struct {
 	// Handoff lets the keeper end ballot's session, should ballot die,
 	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
 	Handoff *handoff
+	// Demote is the on-demote hook the keeper runs, should ballot die
+	// while leading, before it ends the session (keeperend.go). nil: none.
+	Demote *demoteHook
 }
 
 // startChild runs the command. An error means ballot itself failed; a
@@ -85,7 +88,9 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), spec.Env...)
 	k.Stdin = os.Stdin
-	k.ExtraFiles = []*os.File{statusW, controlR}
+	// fd 5: ballot's stderr, where the keeper logs should ballot die
+	// (the command's may be a pipe to ballot).
+	k.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
 	k.SysProcAttr = newGroupAttr(syscall.SIGTERM)
 
 	c := &child{log: log, keeper: k, control: controlW, deadline: spec.Deadline, done: make(chan struct{})}
@@ -111,6 +116,9 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.readStart(status, statusR, spec.Deadline)
 	if h := spec.Handoff; h != nil && c.pid != 0 {
 		c.tellHandoff(h)
+	}
+	if d := spec.Demote; d != nil && c.pid != 0 {
+		c.tell(d.line())
 	}
 	for _, start := range relays {
 		start()
@@ -182,7 +190,7 @@ func (c *child) tellHandoff(h *handoff) {
 	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
 	c.tell(h.Access.line())
 	if h.ReleasePath != "" {
-		c.tell(fmt.Sprintf("release %s %d %x", h.ReleasePath, h.ReleaseVersion, h.ReleaseData))
+		c.tell(fmt.Sprintf("release %s %s %d %x %s", h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton))
 	}
 }
 

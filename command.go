@@ -38,6 +38,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
 		Handoff:  handoffFor(c),
+		Demote:   r.keeperDemote(c),
 	})
 	if err != nil {
 		return nil, err
@@ -91,6 +92,7 @@ func handoffFor(c *candidate) *handoff {
 	h := c.s.handoff()
 	if h != nil && c.holdsBaton {
 		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+		h.Proposal, h.Baton = c.node, c.batonPath()
 	}
 	return h
 }

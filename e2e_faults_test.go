@@ -300,3 +300,53 @@ func TestFaultEnsembleRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestSIGKILLedLeaderRunsItsDemoteHook: ballot is killed outright while
+// leading; its keeper runs the on-demote hook (reason ballot-died) while
+// keeping ballot's session, and so its baton, alive, then gives the baton
+// back. The hook lasts two session timeouts: without the keeper's pings the
+// session would expire and, after the wait for a dropped baton (3/4 of it),
+// the follower be promoted before the hook ends. The follower's promote
+// hook starts after it, and without waiting for a dropped baton.
+func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
+	const sessionTimeout = 2 * time.Second // runArgs
+	e := newHookElection(t, startZK(t, 1))
+	flags := []string{
+		"--on-promote", hookCmd(e.events, "promote", 50*time.Millisecond, 0),
+		"--on-demote", hookCmd(e.events, "demote", sessionTimeout*2, 0),
+	}
+	a := e.add("a", flags, nil, "tick")
+	e.leader(10 * time.Second)
+	b := e.add("b", flags, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+
+	killed := time.Now()
+	a.Signal(syscall.SIGKILL)
+	demote := waitEvent(t, e.events, "demote", "a", sessionTimeout*3)
+	promote := waitEvent(t, e.events, "promote", "b", sessionTimeout*3)
+	waitTenures(t, e.ticks, 2, 10*time.Second)
+	// a's output ends once its keeper has released and exited.
+	a.Wait(sessionTimeout * 2)
+
+	if demote.reason != demoteReasonBallotDied || demote.role != "follower" {
+		t.Errorf("a's demote hook ran with reason %q, role %q; want %s, follower", demote.reason, demote.role, demoteReasonBallotDied)
+	}
+	ls := leaderships(t, e.events, e.ticks)
+	if len(ls) != 2 || ls[0].cand != "a" || ls[1].cand != "b" {
+		t.Fatalf("want leaderships a then b, have %v", readEvents(t, e.events))
+	}
+	t.Log(checkOwnOrder(t, ls[0]))
+	t.Log(checkHandover(t, ls[0], ls[1]))
+	checkNoOverlap(t, e.ticks)
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton: a's keeper did not give it back")
+	}
+	for _, want := range []string{"running the on-demote hook, holding the baton", "on-demote hook ended"} {
+		if !a.Logged(want) {
+			t.Errorf("a's keeper did not log %q", want)
+		}
+	}
+	t.Logf("after SIGKILL of a: its demote hook ran +%s..+%s; b promoted +%s (%s after the hook ended)",
+		ms(demote.start.Sub(killed)), ms(demote.end.Sub(killed)), ms(promote.start.Sub(killed)), ms(promote.start.Sub(demote.end)))
+}

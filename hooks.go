@@ -79,6 +79,18 @@ func (r *runner) demote(c *candidate, reason string) {
 	r.log.Info("on-demote hook ended", "reason", reason, "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 }
 
+// keeperDemote is the on-demote hook as demote would run it, for the
+// keeper to run should ballot die while leading (keeperend.go); nil when
+// ballot would run none (demote clears c.leading before its own hook).
+func (r *runner) keeperDemote(c *candidate) *demoteHook {
+	if c == nil || !c.leading || len(r.set.OnDemote) == 0 {
+		return nil
+	}
+	env := append(r.childEnv(c), "BALLOT_ROLE=follower", "BALLOT_DEMOTE_REASON="+demoteReasonBallotDied)
+	return &demoteHook{Argv: r.set.OnDemote, Env: env, Timeout: r.set.HookTimeout, Wrap: r.set.WrapChildLogs,
+		LogFormat: r.set.LogFormat}
+}
+
 // startHook runs a hook; the promote hook runs under the leader's lease l,
 // like the command.
 func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, role, reason string) (*child, error) {
@@ -87,7 +99,7 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
 	hook, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
-		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c)})
+		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c), Demote: r.keeperDemote(c)})
 	if err != nil {
 		return nil, err
 	}

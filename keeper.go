@@ -25,11 +25,18 @@ package main
 //         "deadline T"  the tree must be gone by boot-clock nanosecond T
 //                       (0: no deadline);
 //         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
-//                       credentials, zkwire.go) and "release PATH VERSION DATA"
-//                       (hex): what ending ballot's session takes;
-//         EOF means ballot died: once the tree is reaped, the keeper gives
-//         the baton back and closes the session (zkwire.go), so the next
-//         candidate need not wait for it to expire.
+//                       credentials, zkwire.go) and "release PROPOSAL PATH
+//                       VERSION DATA BATON" (hex data): what ending ballot's
+//                       session takes; the release is fenced by PROPOSAL;
+//         "demote FORMAT WRAP TIMEOUT ARGV ENV"  the on-demote hook, sent
+//                       by a leader with one (keeperend.go);
+//         EOF means ballot died: once the tree is reaped, the keeper resumes
+//         the session, runs the on-demote hook (reason ballot-died) while
+//         pinging it, then gives the baton back and closes the session
+//         (zkwire.go), so the next candidate need not wait for it to expire
+//         and is promoted only after the hook. An expired session: the hook
+//         runs anyway, best effort.
+//   fd 5, ballot's stderr: the keeper's own log lines.
 
 import (
 	"bufio"
@@ -58,8 +65,11 @@ type keeper struct {
 	report func(format string, a ...any) // a line on the status pipe
 
 	mu         sync.Mutex
-	h          *handoff // what ending ballot's session takes; nil: unknown
-	ballotGone bool     // EOF on the control pipe
+	h          *handoff    // what ending ballot's session takes; nil: unknown
+	demote     *demoteHook // the on-demote hook to run if ballot dies; nil: none
+	ballotGone bool        // EOF on the control pipe
+	eof        chan struct{}
+	logOut     *os.File // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
 func keeperMain(args []string) int {
@@ -72,12 +82,15 @@ func keeperMain(args []string) int {
 	graceMs, _ := strconv.Atoi(args[1])
 	first, _ := strconv.ParseInt(args[2], 10, 64)
 	argv := args[4:]
-	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond, dl: newDeadline(bootTime(first))}
+	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond, dl: newDeadline(bootTime(first)),
+		eof: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
+	syscall.CloseOnExec(5)
 	status := os.NewFile(3, "status")
 	control := os.NewFile(4, "control")
+	k.logOut = os.NewFile(5, "ballot-stderr")
 	k.report = func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
 
 	sigs := make(chan os.Signal, 4)
@@ -114,12 +127,12 @@ func keeperMain(args []string) int {
 	k.mu.Lock()
 	// ballot's death shows as EOF on the control pipe or, sooner, as the
 	// parent-death signal that already ended the tree: check both.
-	end := (k.ballotGone || os.Getppid() != parent) && k.h != nil
+	died := k.ballotGone || os.Getppid() != parent
 	k.mu.Unlock()
-	if end {
+	if died {
 		// Everything is reaped: nothing of this leadership runs any more.
-		k.h.stampRelease()
-		_ = k.h.endSession(time.Duration(k.h.TimeoutMs) * time.Millisecond)
+		// The on-demote hook, then the release (keeperend.go).
+		k.afterBallot()
 	}
 	return 0
 }
@@ -181,13 +194,19 @@ func (k *keeper) obey(control *os.File) {
 				k.h.Access = a
 			}
 			k.mu.Unlock()
-		case len(f) == 4 && f[0] == "release":
+		case len(f) == 6 && f[0] == "demote":
+			if d := parseDemote(f[1:]); d != nil {
+				k.mu.Lock()
+				k.demote = d
+				k.mu.Unlock()
+			}
+		case len(f) == 6 && f[0] == "release":
 			k.mu.Lock()
 			if k.h != nil {
-				k.h.ReleasePath = f[1]
-				v, _ := strconv.ParseInt(f[2], 10, 32)
+				k.h.Proposal, k.h.ReleasePath, k.h.Baton = f[1], f[2], f[5]
+				v, _ := strconv.ParseInt(f[3], 10, 32)
 				k.h.ReleaseVersion = int32(v)
-				k.h.ReleaseData, _ = hex.DecodeString(f[3])
+				k.h.ReleaseData, _ = hex.DecodeString(f[4])
 			}
 			k.mu.Unlock()
 		case len(f) != 2:
@@ -208,6 +227,7 @@ func (k *keeper) obey(control *os.File) {
 	k.mu.Lock()
 	k.ballotGone = true
 	k.mu.Unlock()
+	close(k.eof)
 	k.tree.endAll(syscall.SIGKILL) // EOF: ballot is gone
 }
 
@@ -227,7 +247,11 @@ func (k *keeper) onSignals(sigs <-chan os.Signal) {
 
 // reap reaps every process of the tree and returns the command's exit
 // code (-1 if it was never seen to end).
-func (k *keeper) reap(pid int) int {
+func (k *keeper) reap(pid int) int { return reapTree(k.tree, pid, k.grace) }
+
+// reapTree reaps every child of the keeper, which are t's processes; once
+// there are none, t is retired.
+func reapTree(t *tree, pid int, grace time.Duration) int {
 	code := -1
 	for {
 		var ws syscall.WaitStatus
@@ -236,13 +260,14 @@ func (k *keeper) reap(pid int) int {
 			continue
 		}
 		if err != nil { // ECHILD: the whole tree is reaped
+			t.retire()
 			return code
 		}
 		if wpid == pid {
 			code = exitCode(ws)
 			// The command is done; whatever it left behind must not outlive
 			// it, or a new leader's command would overlap with it.
-			go k.tree.endWithGrace(k.grace)
+			go t.endWithGrace(grace)
 		}
 	}
 }
@@ -318,17 +343,47 @@ type tree struct {
 	pgid int
 	mu   sync.Mutex
 	sig  syscall.Signal
+	// Every process of the tree is reaped: nothing may be signalled any
+	// more, as the keeper's children now are the on-demote hook's, and
+	// the group's id may be a new process's.
+	reaped bool
+}
+
+func (t *tree) retire() {
+	t.mu.Lock()
+	t.reaped = true
+	t.mu.Unlock()
+}
+
+// gone: nothing of the tree is left.
+func (t *tree) gone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reaped || (syscall.Kill(-t.pgid, 0) != nil && len(childrenOf(os.Getpid())) == 0)
 }
 
 func (t *tree) signal(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped {
+		return
+	}
 	_ = syscall.Kill(-t.pgid, sig)
-	t.signalEscaped(sig)
+	t.escaped(sig)
 }
 
 // signalEscaped signals the keeper's children that left the command's
 // process group; those still in it get the group's signal, and a second
 // delivery of, say, SIGHUP or SIGUSR1 would act twice.
 func (t *tree) signalEscaped(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.reaped {
+		t.escaped(sig)
+	}
+}
+
+func (t *tree) escaped(sig syscall.Signal) {
 	for _, p := range childrenOf(os.Getpid()) {
 		if pg, err := syscall.Getpgid(p); err == nil && pg == t.pgid {
 			continue
@@ -348,7 +403,7 @@ func (t *tree) endAll(sig syscall.Signal) {
 	t.mu.Unlock()
 	for {
 		t.signal(sig)
-		if len(childrenOf(os.Getpid())) == 0 && syscall.Kill(-t.pgid, 0) != nil {
+		if t.gone() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -356,13 +411,13 @@ func (t *tree) endAll(sig syscall.Signal) {
 }
 
 func (t *tree) endWithGrace(grace time.Duration) {
-	if syscall.Kill(-t.pgid, 0) != nil && len(childrenOf(os.Getpid())) == 0 {
+	if t.gone() {
 		return
 	}
 	t.signal(syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(-t.pgid, 0) != nil && len(childrenOf(os.Getpid())) == 0 {
+		if t.gone() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -1,10 +1,10 @@
 package main
 
 // Just enough of ZooKeeper's wire protocol for the keeper to end a dead
-// ballot's session at once: resume the session by id and password, give
-// the baton back (one setData on the handover record, with the version
-// ballot took it at), and close the session, which deletes its proposal and
-// baton. The successor is then elected in milliseconds instead of after the
+// ballot's session at once: resume the session by id and password, keep it
+// alive with pings while the on-demote hook runs, give the baton back (the
+// multi-op ballot itself would send, fenced by its proposal), and close
+// the session, which deletes its proposal. The successor is then elected in milliseconds instead of after the
 // session timeout and the wait for a dropped baton.
 //
 // The client library neither exports a session's password nor connects to
@@ -29,10 +29,21 @@ import (
 )
 
 const (
+	wireOpDelete       = 2
 	wireOpSetData      = 5
+	wireOpPing         = 11
+	wireOpCheck        = 13
+	wireOpMulti        = 14
 	wireOpAuth         = 100
+	wireOpError        = -1 // a failed operation in a multi's reply
 	wireOpCloseSession = -11
+	wireXidPing        = -2 // the reserved xid of a ping and its reply
 	wireXidAuth        = -4 // the reserved xid of an auth packet and its reply
+
+	wireErrRuntimeInconsistency = -2 // an operation of a failed multi that was not the cause
+	wireErrNoNode               = -101
+
+	wireStatSize = 68 // a Stat: 6 int64 and 5 int32
 )
 
 // wireAccess is how ballot reaches ZooKeeper (zkaccess.go), in a form the
@@ -110,10 +121,18 @@ type handoff struct {
 	Passwd    []byte
 	TimeoutMs int32
 
-	ReleasePath    string // the handover record; "" when no baton is held
+	// The release, fenced by Proposal: while ballot's own proposal exists
+	// nobody else can hold the baton, so a late release cannot mark a
+	// successor's record (which may be at the same version). "" when no
+	// baton is held.
+	ReleasePath    string // the handover record
 	ReleaseVersion int32
 	ReleaseData    []byte
+	Proposal       string
+	Baton          string
 }
+
+func (h *handoff) timeout() time.Duration { return time.Duration(h.TimeoutMs) * time.Millisecond }
 
 // stampRelease dates the release record now, as the keeper writes it.
 func (h *handoff) stampRelease() {
@@ -126,42 +145,98 @@ func (h *handoff) stampRelease() {
 }
 
 // endSession resumes the session on the first server that takes it, gives
-// the baton back and closes the session. An expired session is no error:
-// ZooKeeper has done the work (the successor waits for the dropped baton).
+// the baton back and closes the session, trying the next server if one
+// fails midway. An expired session is no error: ZooKeeper has done the
+// work (the successor waits for the dropped baton).
 func (h *handoff) endSession(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var errs []error
-	for _, addr := range h.Servers {
-		if time.Now().After(deadline) {
-			break
+	from := 0
+	for range h.Servers {
+		s, at, err := h.resume(deadline, from)
+		if err != nil {
+			if errors.Is(err, errSessionLost) {
+				return err
+			}
+			return errors.Join(append(errs, err)...)
 		}
-		err := h.endSessionAt(addr, deadline)
+		err = s.finish(h, deadline)
+		s.Close()
 		if err == nil || errors.Is(err, errSessionLost) {
 			return err
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[at], err))
+		from = at + 1
 	}
 	return errors.Join(errs...)
 }
 
-func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
+// resume connects to the session on the first server, from the index
+// from on, that takes it. Each server gets the session timeout divided by
+// the number of servers, as ZooKeeper's Java client bounds its connects
+// (ClientCnxn: connectTimeout = sessionTimeout / hosts): a member that
+// accepts TCP but never answers cannot use up the time of the others.
+// None goes past deadline.
+func (h *handoff) resume(deadline time.Time, from int) (s *wireSession, at int, err error) {
+	if len(h.Servers) == 0 {
+		return nil, 0, errors.New("no servers")
+	}
+	each := h.timeout() / time.Duration(len(h.Servers))
+	var errs []error
+	for i := from; i < len(h.Servers); i++ {
+		if !time.Now().Before(deadline) {
+			errs = append(errs, errors.New("out of time"))
+			break
+		}
+		bound := time.Now().Add(each)
+		if bound.After(deadline) {
+			bound = deadline
+		}
+		s, err := h.resumeAt(h.Servers[i], bound)
+		if err == nil || errors.Is(err, errSessionLost) {
+			return s, i, err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[i], err))
+	}
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("no server left to try"))
+	}
+	return nil, 0, errors.Join(errs...)
+}
+
+// wireSession is ballot's session resumed on one connection.
+type wireSession struct {
+	conn    net.Conn
+	xid     int32
+	timeout time.Duration // as the server granted it
+}
+
+func (h *handoff) resumeAt(addr string, deadline time.Time) (*wireSession, error) {
 	conn, err := h.Access.dial(addr, deadline)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(deadline)
+	s := &wireSession{conn: conn}
+	if err := s.connect(h, deadline); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
 
+func (s *wireSession) connect(h *handoff, deadline time.Time) error {
+	_ = s.conn.SetDeadline(deadline)
+	defer s.conn.SetDeadline(time.Time{})
 	var req wireBuf
 	req.int32(0) // protocol version
 	req.int64(0) // last zxid seen: none, so any member in sync may take it
 	req.int32(h.TimeoutMs)
 	req.int64(h.SessionID)
 	req.buffer(h.Passwd)
-	if err := writeFrame(conn, req.Bytes()); err != nil {
+	if err := writeFrame(s.conn, req.Bytes()); err != nil {
 		return err
 	}
-	resp, err := readFrame(conn)
+	resp, err := readFrame(s.conn)
 	if err != nil {
 		return err
 	}
@@ -175,6 +250,7 @@ func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
 	if id == 0 || timeout <= 0 {
 		return errSessionLost // expired: its nodes are gone already
 	}
+	s.timeout = time.Duration(timeout) * time.Millisecond
 
 	if h.Access.Digest != nil {
 		// Before anything else, as the client library does on every
@@ -185,7 +261,7 @@ func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
 		auth.int32(0) // type
 		auth.string("digest")
 		auth.buffer(h.Access.Digest)
-		code, err := wireCall(conn, auth.Bytes(), wireXidAuth)
+		code, err := wireCall(s.conn, auth.Bytes(), wireXidAuth)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("credentials refused: error code %d", code)
 		}
@@ -193,52 +269,165 @@ func (h *handoff) endSessionAt(addr string, deadline time.Time) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	xid := int32(1)
-	if h.ReleasePath != "" {
-		var sd wireBuf
-		sd.int32(xid)
-		sd.int32(wireOpSetData)
-		sd.string(h.ReleasePath)
-		sd.buffer(h.ReleaseData)
-		sd.int32(h.ReleaseVersion)
-		// A refusal (someone else took the baton: a version conflict) is
-		// fine: then the record is not ours to mark.
-		if _, err := wireCall(conn, sd.Bytes(), xid); err != nil {
+// call sends one request (body after the header) and waits for its reply
+// until deadline.
+func (s *wireSession) call(op int32, body []byte, deadline time.Time) (code int32, reply []byte, err error) {
+	s.xid++
+	var req wireBuf
+	req.int32(s.xid)
+	req.int32(op)
+	req.Write(body)
+	_ = s.conn.SetDeadline(deadline)
+	defer s.conn.SetDeadline(time.Time{})
+	return wireRoundTrip(s.conn, req.Bytes(), s.xid)
+}
+
+// ping keeps the session alive (a ping touches it at the server).
+func (s *wireSession) ping(deadline time.Time) error {
+	var req wireBuf
+	req.int32(wireXidPing)
+	req.int32(wireOpPing)
+	_ = s.conn.SetDeadline(deadline)
+	defer s.conn.SetDeadline(time.Time{})
+	_, _, err := wireRoundTrip(s.conn, req.Bytes(), wireXidPing)
+	return err
+}
+
+// finish gives the baton back, if ballot holds it, and closes the session.
+func (s *wireSession) finish(h *handoff, deadline time.Time) error {
+	if h.ReleasePath != "" && h.Proposal != "" {
+		// A refusal (our proposal is gone, or someone else took the
+		// baton) is fine: then the record is not ours to mark.
+		if _, err := s.release(h, deadline); err != nil {
 			return err
 		}
-		xid++
 	}
-	var cs wireBuf
-	cs.int32(xid)
-	cs.int32(wireOpCloseSession)
-	code, err := wireCall(conn, cs.Bytes(), xid)
+	code, _, err := s.call(wireOpCloseSession, nil, deadline)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("close-session refused: error code %d", code)
 	}
 	return err
 }
 
+// release is the multi-op ballot itself would send: check our proposal,
+// mark the record released at the version we took it at, delete the baton.
+// A baton someone deleted meanwhile is no reason to leave the record
+// taken: then it is tried again without the delete.
+func (s *wireSession) release(h *handoff, deadline time.Time) (released bool, err error) {
+	withBaton := h.Baton != ""
+	for {
+		var m wireBuf
+		op := func(typ int32) {
+			m.int32(typ)
+			m.bool(false) // done
+			m.int32(-1)   // err
+		}
+		op(wireOpCheck)
+		m.string(h.Proposal)
+		m.int32(-1)
+		op(wireOpSetData)
+		m.string(h.ReleasePath)
+		m.buffer(h.ReleaseData)
+		m.int32(h.ReleaseVersion)
+		if withBaton {
+			op(wireOpDelete)
+			m.string(h.Baton)
+			m.int32(-1)
+		}
+		m.int32(-1) // the end: type -1, done, err -1
+		m.bool(true)
+		m.int32(-1)
+		code, reply, err := s.call(wireOpMulti, m.Bytes(), deadline)
+		if err != nil {
+			return false, err
+		}
+		codes, err := multiResults(reply)
+		if err != nil {
+			return false, err
+		}
+		failed := -1
+		for i, c := range codes {
+			if c != 0 && c != wireErrRuntimeInconsistency {
+				failed = i
+				break
+			}
+		}
+		if code == 0 && failed < 0 {
+			return true, nil
+		}
+		if withBaton && failed == 2 && codes[2] == wireErrNoNode {
+			withBaton = false
+			continue
+		}
+		return false, nil
+	}
+}
+
+// multiResults reads a multi's reply: each operation's error code (0: it
+// succeeded).
+func multiResults(b []byte) ([]int32, error) {
+	r := wireReader{b: b}
+	var codes []int32
+	for len(r.b) > 0 {
+		typ := r.int32()
+		done := r.bool()
+		errc := r.int32()
+		if r.err != nil {
+			return nil, r.err
+		}
+		if done {
+			return codes, nil
+		}
+		switch typ {
+		case wireOpError:
+			errc = r.int32() // ErrorResponse
+		case wireOpSetData:
+			r.take(wireStatSize)
+		case wireOpCheck, wireOpDelete:
+		default:
+			return nil, fmt.Errorf("unexpected operation %d in a multi's reply", typ)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		codes = append(codes, errc)
+	}
+	return codes, nil
+}
+
+// Close drops the connection; the session lives on until it times out.
+func (s *wireSession) Close() { s.conn.Close() }
+
 // wireCall sends one request and returns the error code of its reply,
 // skipping notifications (xid -1) and pings.
 func wireCall(conn net.Conn, req []byte, xid int32) (int32, error) {
+	code, _, err := wireRoundTrip(conn, req, xid)
+	return code, err
+}
+
+// wireRoundTrip sends one request and returns its reply's error code and
+// body, skipping notifications (xid -1) and other replies.
+func wireRoundTrip(conn net.Conn, req []byte, xid int32) (int32, []byte, error) {
 	if err := writeFrame(conn, req); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	for {
 		resp, err := readFrame(conn)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		r := wireReader{b: resp}
 		got := r.int32()
 		r.int64() // zxid
 		code := r.int32()
 		if r.err != nil {
-			return 0, r.err
+			return 0, nil, r.err
 		}
 		if got == xid {
-			return code, nil
+			return code, r.b, nil
 		}
 	}
 }
@@ -273,6 +462,13 @@ func (w *wireBuf) buffer(b []byte) {
 	w.Write(b)
 }
 func (w *wireBuf) string(s string) { w.buffer([]byte(s)) }
+func (w *wireBuf) bool(b bool) {
+	if b {
+		w.WriteByte(1)
+	} else {
+		w.WriteByte(0)
+	}
+}
 
 type wireReader struct {
 	b   []byte
@@ -291,6 +487,7 @@ func (r *wireReader) take(n int) []byte {
 
 func (r *wireReader) int32() int32 { return int32(binary.BigEndian.Uint32(r.take(4))) }
 func (r *wireReader) int64() int64 { return int64(binary.BigEndian.Uint64(r.take(8))) }
+func (r *wireReader) bool() bool   { return r.take(1)[0] != 0 }
 func (r *wireReader) buffer() []byte {
 	n := r.int32()
 	if n <= 0 {

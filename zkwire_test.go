@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"reflect"
 	"strings"
@@ -16,30 +17,71 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// TestWireEndsASessionItDidNotOpen: what the keeper does for a dead ballot.
-// A session opened by the client library, whose password was read off the
-// wire, is resumed by the tiny client, which marks the handover record and
-// closes the session: the session's ephemeral node goes at once.
-func TestWireEndsASessionItDidNotOpen(t *testing.T) {
-	c := startZK(t, 1)
+// sniffedSession opens a session with the client library and returns it
+// with its handoff as the keeper would get it: id and password read off
+// the wire.
+func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *handoff) {
+	t.Helper()
+	return sniffedSessionVia(t, c, c.Servers())
+}
+
+// sniffedSessionVia is sniffedSession with the client library connected
+// to servers (a proxy), the handoff to c's.
+func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *handoff) {
+	t.Helper()
 	var mu sync.Mutex
 	var id int64
 	var pw []byte
-	conn := zkConnect(t, c.Servers(), 2*time.Second,
+	conn := zkConnect(t, servers, 2*time.Second,
 		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if _, err := conn.Create("/wire-eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Create("/wire-record", []byte("taken"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
 	}
 	mu.Lock()
-	h := &handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000,
-		ReleasePath: "/wire-record", ReleaseVersion: 0, ReleaseData: []byte("released")}
-	mu.Unlock()
-	if h.SessionID != conn.SessionID() || len(h.Passwd) == 0 {
-		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", h.SessionID, len(h.Passwd), conn.SessionID())
+	defer mu.Unlock()
+	if id != conn.SessionID() || len(pw) == 0 {
+		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", id, len(pw), conn.SessionID())
 	}
+	return conn, &handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000}
+}
+
+// takeAs creates what a leader holds: its proposal and baton (ephemeral),
+// and the handover record; base must exist.
+func takeAs(t *testing.T, conn *zk.Conn, base, record string) {
+	t.Helper()
+	for _, n := range []struct {
+		path  string
+		data  string
+		flags int32
+	}{{base + "/proposal", "", zk.FlagEphemeral}, {base + "/baton", "", zk.FlagEphemeral}, {base + "/handover", record, 0}} {
+		if _, err := conn.Create(n.path, []byte(n.data), n.flags, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("create %s: %v", n.path, err)
+		}
+	}
+}
+
+func mkdir(t *testing.T, conn *zk.Conn, path string) {
+	t.Helper()
+	if _, err := conn.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func releaseOf(h *handoff, base string) {
+	h.Proposal, h.ReleasePath, h.Baton = base+"/proposal", base+"/handover", base+"/baton"
+	h.ReleaseVersion, h.ReleaseData = 0, []byte("released")
+}
+
+// TestWireEndsASessionItDidNotOpen: what the keeper does for a dead ballot.
+// A session opened by the client library, whose password was read off the
+// wire, is resumed by the tiny client, which gives the baton back (record
+// marked, baton deleted) and closes the session: its proposal goes at once.
+func TestWireEndsASessionItDidNotOpen(t *testing.T) {
+	c := startZK(t, 1)
+	conn, h := sniffedSession(t, c)
+	mkdir(t, conn, "/e")
+	takeAs(t, conn, "/e", "taken")
+	releaseOf(h, "/e")
 
 	// A wrong password is refused: the server answers with no session.
 	bad := *h
@@ -52,10 +94,12 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 		t.Fatalf("endSession: %v", err)
 	}
 	other := zkConnect(t, c.Servers(), 2*time.Second)
-	if ok, _, err := other.Exists("/wire-eph"); err != nil || ok {
-		t.Errorf("the closed session's ephemeral node: exists=%v err=%v", ok, err)
+	for _, n := range []string{"/e/proposal", "/e/baton"} {
+		if ok, _, err := other.Exists(n); err != nil || ok {
+			t.Errorf("%s: exists=%v err=%v, want it gone", n, ok, err)
+		}
 	}
-	if b, _, err := other.Get("/wire-record"); err != nil || string(b) != "released" {
+	if b, _, err := other.Get("/e/handover"); err != nil || string(b) != "released" {
 		t.Errorf("the record: %q, %v; want released", b, err)
 	}
 
@@ -65,37 +109,200 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	}
 }
 
-// TestWireReleaseIsConditional: a record changed since the take (someone
-// else took the baton) is left alone, and the session is closed anyway.
+// TestWireReleaseIsConditional: the release marks only our own take,
+// fenced by our proposal; the session is closed in every case.
 func TestWireReleaseIsConditional(t *testing.T) {
 	c := startZK(t, 1)
-	var id int64
-	var pw []byte
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+
+	// The record changed since the take (someone else took the baton):
+	// left alone. The first server is dead.
+	t.Run("record changed", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/v")
+		takeAs(t, conn, "/v", "taken")
+		if _, err := conn.Set("/v/handover", []byte("taken by another"), 0); err != nil {
+			t.Fatal(err)
+		}
+		releaseOf(h, "/v")
+		h.Servers = append([]string{basicDeadPort(t)}, c.Servers()...)
+		if err := h.endSession(3 * time.Second); err != nil {
+			t.Fatalf("endSession (first server dead): %v", err)
+		}
+		if b, _, _ := other.Get("/v/handover"); string(b) != "taken by another" {
+			t.Errorf("the record was overwritten: %q", b)
+		}
+		if ok, _, _ := other.Exists("/v/proposal"); ok {
+			t.Errorf("the session was not closed")
+		}
+	})
+
+	// An operator deleted our proposal and the record, a successor took
+	// the baton and created the record again: at version 0, the version
+	// we took ours at. The release changes nothing of the successor's.
+	t.Run("proposal gone, record re-created", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/p")
+		takeAs(t, conn, "/p", "taken")
+		releaseOf(h, "/p")
+		for _, n := range []string{"/p/proposal", "/p/baton", "/p/handover"} {
+			if err := other.Delete(n, -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		succ := zkConnect(t, c.Servers(), 2*time.Second)
+		if _, err := succ.Create("/p/baton", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := succ.Create("/p/handover", []byte("taken by the successor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.endSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, st, _ := other.Get("/p/handover"); string(b) != "taken by the successor" || st.Version != 0 {
+			t.Errorf("the successor's record: %q at version %d, want it untouched", b, st.Version)
+		}
+		if ok, st, _ := other.Exists("/p/baton"); !ok || st.EphemeralOwner != succ.SessionID() {
+			t.Errorf("the successor's baton is gone")
+		}
+		if err := h.endSession(2 * time.Second); !errors.Is(err, errSessionLost) {
+			t.Errorf("the session was not closed: %v", err)
+		}
+	})
+
+	// Someone deleted the baton under a live leader: the record is still
+	// ours and is marked released.
+	t.Run("baton gone", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/b")
+		takeAs(t, conn, "/b", "taken")
+		releaseOf(h, "/b")
+		if err := other.Delete("/b/baton", -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.endSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, _, _ := other.Get("/b/handover"); string(b) != "released" {
+			t.Errorf("the record: %q, want released", b)
+		}
+	})
+}
+
+// TestWireServerThatNeverAnswers: a first member that accepts connections
+// but never answers gets only its share of the session timeout; the
+// release still happens on the second.
+func TestWireServerThatNeverAnswers(t *testing.T) {
+	c := startZK(t, 1)
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	var held []net.Conn
 	var mu sync.Mutex
-	conn := zkConnect(t, c.Servers(), 2*time.Second,
-		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
-	if _, err := conn.Create("/rec", []byte("taken"), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
+	go func() {
+		for {
+			cn, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, cn) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, cn := range held {
+			cn.Close()
+		}
+		mu.Unlock()
+	}()
+
+	conn, h := sniffedSession(t, c)
+	mkdir(t, conn, "/m")
+	takeAs(t, conn, "/m", "taken")
+	releaseOf(h, "/m")
+	h.Servers = append([]string{mute.Addr().String()}, c.Servers()...)
+	start := time.Now()
+	if err := h.endSession(h.timeout()); err != nil {
+		t.Fatalf("endSession with a mute first server: %v", err)
 	}
-	if _, err := conn.Set("/rec", []byte("taken by another"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	took := time.Since(start)
 	mu.Lock()
-	h := &handoff{Servers: append([]string{basicDeadPort(t)}, c.Servers()...), SessionID: id, Passwd: pw, TimeoutMs: 2000,
-		ReleasePath: "/rec", ReleaseVersion: 0, ReleaseData: []byte("released")}
+	accepted := len(held)
 	mu.Unlock()
-	if err := h.endSession(3 * time.Second); err != nil {
-		t.Fatalf("endSession (first server dead): %v", err)
+	if accepted == 0 {
+		t.Errorf("the mute server was never tried")
 	}
 	other := zkConnect(t, c.Servers(), 2*time.Second)
-	if b, _, _ := other.Get("/rec"); string(b) != "taken by another" {
-		t.Errorf("the record was overwritten: %q", b)
+	if b, _, _ := other.Get("/m/handover"); string(b) != "released" {
+		t.Errorf("the record: %q, want released", b)
 	}
-	if ok, _, _ := other.Exists("/eph"); ok {
+	if ok, _, _ := other.Exists("/m/proposal"); ok {
 		t.Errorf("the session was not closed")
+	}
+	t.Logf("released %s after the start, the mute server holding %s of it", took.Round(time.Millisecond), h.timeout()/2)
+}
+
+// TestWireKeepAlive: the keeper keeps a session alive on its own while
+// ballot's connection is silent (ballot is dead), for two session
+// timeouts; and says so when it cannot, because no server answers.
+func TestWireKeepAlive(t *testing.T) {
+	c := startZK(t, 1)
+	proxy := newTCPProxy(t, c.Servers())
+	conn, h := sniffedSessionVia(t, c, []string{proxy.Addr()})
+	if _, err := conn.Create("/ka", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := h.resume(time.Now().Add(h.timeout()), 0)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	proxy.Blackhole(true) // the library's pings go nowhere now
+	var out syncBuffer
+	log := newLogger(&out, "human", slog.LevelInfo)
+	stop := make(chan struct{})
+	kept := make(chan *wireSession, 1)
+	go func() { kept <- keepAlive(log, h, s, stop) }()
+	time.Sleep(2 * h.timeout())
+	close(stop)
+	s = <-kept
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	if ok, _, _ := other.Exists("/ka"); !ok || s == nil {
+		t.Fatalf("after two session timeouts of pings: session kept %v, its node exists %v\n%s", s != nil, ok, out.String())
+	}
+	if err := s.finish(h, time.Now().Add(h.timeout())); err != nil {
+		t.Fatalf("closing the kept session: %v", err)
+	}
+	s.Close()
+	if ok, _, _ := other.Exists("/ka"); ok {
+		t.Errorf("the session was not closed")
+	}
+
+	// No server answers any more: keepAlive gives up and says so.
+	_, h2 := sniffedSession(t, c)
+	s2, _, err := h2.resume(time.Now().Add(h2.timeout()), 0)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	c.Kill(0)
+	stop2 := make(chan struct{})
+	defer close(stop2)
+	gaveUp := make(chan *wireSession, 1)
+	go func() { gaveUp <- keepAlive(log, h2, s2, stop2) }()
+	select {
+	case got := <-gaveUp:
+		if got != nil {
+			t.Errorf("keepAlive kept a session no server answers for")
+		}
+	case <-time.After(2 * h2.timeout()):
+		t.Fatalf("keepAlive did not give up within two session timeouts of the servers' end")
+	}
+	if !strings.Contains(out.String(), "outlasts ballot's session") {
+		t.Errorf("keepAlive gave up without saying so:\n%s", out.String())
 	}
 }
 

@@ -1,0 +1,220 @@
+package main
+
+// What the keeper does once ballot has died and the command's tree is
+// reaped: run the on-demote hook ballot can no longer run, keeping ballot's
+// session (and so its baton) alive meanwhile, then give the baton back and
+// close the session. Without the hook first, the release would let the
+// successor's on-promote hook run while nothing ever ran this host's
+// on-demote: two holders of a virtual IP.
+
+import (
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// demoteReasonBallotDied is BALLOT_DEMOTE_REASON when the keeper runs the
+// on-demote hook for a ballot that died while leading.
+const demoteReasonBallotDied = "ballot-died"
+
+// demoteHook is the on-demote hook as ballot would run it.
+type demoteHook struct {
+	Argv      []string
+	Env       []string // BALLOT_* NAME=value pairs, over the keeper's own
+	Timeout   time.Duration
+	Wrap      bool   // ballot wraps hook output into log lines: its pipes die with it
+	LogFormat string // ballot's, for the keeper's own log lines
+}
+
+// line is the "demote" order: "demote FORMAT WRAP TIMEOUT_MS ARGV ENV",
+// ARGV and ENV each the hex of their items joined by NUL bytes.
+func (d *demoteHook) line() string {
+	wrap := "plain"
+	if d.Wrap {
+		wrap = "wrap"
+	}
+	format := d.LogFormat
+	if format == "" {
+		format = "human"
+	}
+	return strings.Join([]string{"demote", format, wrap, strconv.FormatInt(d.Timeout.Milliseconds(), 10),
+		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), hex.EncodeToString([]byte(strings.Join(d.Env, "\x00")))}, " ")
+}
+
+// parseDemote reads the fields after "demote"; nil if any is bad.
+func parseDemote(f []string) *demoteHook {
+	ms, err1 := strconv.ParseInt(f[2], 10, 64)
+	argv, err2 := hex.DecodeString(f[3])
+	env, err3 := hex.DecodeString(f[4])
+	if errors.Join(err1, err2, err3) != nil || len(argv) == 0 || (f[1] != "wrap" && f[1] != "plain") {
+		return nil
+	}
+	d := &demoteHook{Argv: strings.Split(string(argv), "\x00"), Timeout: time.Duration(ms) * time.Millisecond,
+		Wrap: f[1] == "wrap", LogFormat: f[0]}
+	if len(env) > 0 {
+		d.Env = strings.Split(string(env), "\x00")
+	}
+	return d
+}
+
+// environ is the keeper's environment (ballot's plus the command's
+// BALLOT_*) with the hook's pairs in place of any of the same name.
+func (d *demoteHook) environ() []string {
+	name := func(kv string) string { n, _, _ := strings.Cut(kv, "="); return n }
+	ours := map[string]bool{}
+	for _, kv := range d.Env {
+		ours[name(kv)] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !ours[name(kv)] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, d.Env...)
+}
+
+// afterBallot ends what ballot left when it died: the on-demote hook, if
+// ballot would have run one, then the release and the session's close.
+func (k *keeper) afterBallot() {
+	// The orders ballot wrote before it died are all read by EOF.
+	select {
+	case <-k.eof:
+	case <-time.After(time.Second):
+	}
+	k.dl.set(0) // nothing of the lease runs any more
+	k.mu.Lock()
+	h, hook := k.h, k.demote
+	k.mu.Unlock()
+	if hook == nil {
+		if h != nil {
+			h.stampRelease()
+			_ = h.endSession(h.timeout())
+		}
+		return
+	}
+
+	log := newLogger(k.logOut, hook.LogFormat, slog.LevelInfo).With("keeper_pid", os.Getpid())
+	var s *wireSession
+	switch {
+	case h == nil:
+		log.Warn("ballot died while leading; its session is unknown to the keeper: running the on-demote hook, best effort")
+	default:
+		var err error
+		s, _, err = h.resume(time.Now().Add(h.timeout()), 0)
+		switch {
+		case errors.Is(err, errSessionLost):
+			log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
+			h = nil
+		case err != nil:
+			log.Warn("ballot died while leading and the keeper cannot resume its session: running the on-demote hook anyway, best effort",
+				"error", err)
+		default:
+			log.Info("ballot died while leading: running the on-demote hook, holding the baton until it ends")
+		}
+	}
+
+	stop := make(chan struct{})
+	kept := make(chan *wireSession, 1)
+	if s != nil {
+		go func() { kept <- keepAlive(log, h, s, stop) }()
+	} else {
+		kept <- nil
+	}
+	k.runDemote(log, hook)
+	close(stop)
+	s = <-kept
+	if h == nil {
+		return
+	}
+	h.stampRelease()
+	if s != nil {
+		err := s.finish(h, time.Now().Add(h.timeout()))
+		s.Close()
+		if err == nil || errors.Is(err, errSessionLost) {
+			return
+		}
+	}
+	_ = h.endSession(h.timeout())
+}
+
+// keepAlive pings s every third of the session timeout until stop is
+// closed, as a client library would. A connection that fails is replaced
+// by one to the next server that takes the session, while the session may
+// still live: a session timeout after the last answered ping. It returns
+// the session's connection, nil if it is lost.
+func keepAlive(log *slog.Logger, h *handoff, s *wireSession, stop <-chan struct{}) *wireSession {
+	t := s.timeout
+	tick := time.NewTicker(t / 3)
+	defer tick.Stop()
+	touched := time.Now()
+	for {
+		select {
+		case <-stop:
+			return s
+		case <-tick.C:
+		}
+		sent := time.Now()
+		if err := s.ping(sent.Add(t / 3)); err == nil {
+			touched = sent
+			continue
+		}
+		s.Close()
+		ns, _, err := h.resume(touched.Add(t), 0)
+		if err != nil {
+			log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends",
+				"error", err)
+			return nil
+		}
+		s, touched = ns, time.Now()
+	}
+}
+
+// runDemote runs the on-demote hook as ballot would: its own process
+// group, bounded by the hook timeout (then SIGTERM, the grace period,
+// SIGKILL), and done once everything it started is reaped.
+func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
+	path, err := exec.LookPath(hook.Argv[0])
+	if err != nil {
+		log.Error("cannot execute the on-demote hook", "command", hook.Argv[0], "reason", err.Error())
+		return
+	}
+	// Output wrapped by ballot went to pipes that died with it: the hook
+	// writes to ballot's stderr instead, not into a broken pipe.
+	out, errOut := uintptr(1), uintptr(2)
+	if hook.Wrap && k.logOut != nil {
+		out, errOut = k.logOut.Fd(), k.logOut.Fd()
+	}
+	start := time.Now()
+	pid, err := syscall.ForkExec(path, hook.Argv, &syscall.ProcAttr{
+		Env:   hook.environ(),
+		Files: []uintptr{0, out, errOut},
+		Sys:   newGroupAttr(syscall.SIGKILL),
+	})
+	if err != nil {
+		log.Error("cannot execute the on-demote hook", "command", hook.Argv[0], "reason", err.Error())
+		return
+	}
+	log.Info("on-demote hook started", "pid", pid, "command", hook.Argv[0], "reason", demoteReasonBallotDied)
+	t := &tree{pgid: pid}
+	done := make(chan int, 1)
+	go func() { done <- reapTree(t, pid, k.grace) }()
+	timer := time.NewTimer(hook.Timeout)
+	defer timer.Stop()
+	var code int
+	select {
+	case code = <-done:
+	case <-timer.C:
+		log.Warn("on-demote hook timed out", "timeout", hook.Timeout)
+		go t.endWithGrace(k.grace)
+		code = <-done
+	}
+	log.Info("on-demote hook ended", "reason", demoteReasonBallotDied, "exit_code", code,
+		"duration", time.Since(start).Round(time.Millisecond))
+}
