@@ -100,12 +100,13 @@ func (s *supervision) pastLease() bool { return s.guard && !time.Now().Before(s.
 // how.
 func (s *supervision) await() (how outcome, over bool) {
 	r, c, l := s.r, s.c, s.l
-	next := time.Hour
+	// At most T/8, within the T/4 that renewals allow between check-ins
+	// (renewals that go unanswered wake nobody).
+	next := l.timeout / renewEveryDiv
 	if s.guard {
-		// At most T/8, within the T/4 that renewals allow between
-		// check-ins; and Go's timers stop with a suspended machine, the
-		// lease's clock does not (the boot alarm wakes us on resume).
-		next = min(time.Until(l.StopBy()), time.Until(l.KillBy()), l.timeout/renewEveryDiv)
+		// Go's timers stop with a suspended machine, the lease's clock
+		// does not: the boot alarm wakes us on resume.
+		next = min(time.Until(l.StopBy()), time.Until(l.KillBy()), next)
 		r.alarm.Set(l.stopAt())
 	}
 	if !s.wake.IsZero() {
