@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 //	                        candidate reason role" (start/end in unixnano; reason
 //	                        is $BALLOT_DEMOTE_REASON, role $BALLOT_ROLE, "-" if
 //	                        unset) to FILE in one write, exit CODE
+//	alarm-kill, alarm-cont  the boot-clock alarm's tests (alarmChildMain)
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
 	tick := func(file string, stop <-chan struct{}) {
@@ -180,6 +181,8 @@ func testChildMain(mode string, args []string) int {
 			orDash("BALLOT_CANDIDATE_ID"), orDash("BALLOT_DEMOTE_REASON"), orDash("BALLOT_ROLE"))
 		f.Close()
 		return code
+	case "alarm-kill", "alarm-cont":
+		return alarmChildMain(mode, args)
 	case "die":
 		sig := map[string]syscall.Signal{"SIGKILL": syscall.SIGKILL, "SIGTERM": syscall.SIGTERM,
 			"SIGINT": syscall.SIGINT, "SIGHUP": syscall.SIGHUP, "SIGUSR1": syscall.SIGUSR1}[args[0]]

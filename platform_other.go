@@ -7,6 +7,7 @@ package main
 // that it does not run: main checks checkPlatform first.
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -30,3 +31,10 @@ func listProcs() []procEntry { return nil }
 var clockStart = time.Now()
 
 var bootClock = func() bootTime { return bootTime(time.Since(clockStart)) }
+
+type bootAlarm struct{}
+
+func newBootAlarm(syscall.Signal) (*bootAlarm, error) { return nil, errors.ErrUnsupported }
+
+func (*bootAlarm) Set(bootTime) error { return errors.ErrUnsupported }
+func (*bootAlarm) Close() error       { return nil }
