@@ -41,9 +41,24 @@ type child struct {
 	exit    childExit
 
 	mu       sync.Mutex
-	control  *os.File // to the keeper: one line per order (keeper.go)
-	cutLine  bool     // the last order was cut short by its write deadline
-	deadline bootTime // the last deadline the keeper was told
+	control  *os.File  // to the keeper: one line per order (keeper.go)
+	cutLine  bool      // the last order was cut short by its write deadline
+	deadline killTimes // the last deadline the keeper was told
+}
+
+// killTimes is what the keeper enforces, on the boot clock (0, 0: none).
+type killTimes struct {
+	Kill     bootTime // the tree must be dead: the keeper kills it
+	Backstop bootTime // later: the kernel kills the keeper, and so the command
+}
+
+// leaseKillTimes is what the keeper enforces under the lease l.
+//
+// PLACEHOLDER until the lease computes the backstop (K2, notes/design.md):
+// half the kill margin after the kill time.
+func leaseKillTimes(l *lease) killTimes {
+	k := l.KillAt()
+	return killTimes{Kill: k, Backstop: k + bootTime(l.timeout/(2*marginDiv))}
 }
 
 type childSpec struct {
@@ -53,7 +68,7 @@ type childSpec struct {
 	Grace time.Duration
 	// Deadline is when the keeper kills the tree unless told a later one
 	// (SetDeadline); it does not start the command after it. 0: none.
-	Deadline bootTime
+	Deadline killTimes
 	// Handoff lets the keeper end ballot's session, should ballot die,
 	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
 	Handoff *handoff
@@ -80,7 +95,8 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		return nil, err
 	}
 	args := append([]string{keeperArg, strconv.Itoa(os.Getpid()),
-		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline), 10), "--"}, spec.Argv...)
+		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline.Kill), 10),
+		strconv.FormatInt(int64(spec.Deadline.Backstop), 10), "--"}, spec.Argv...)
 	k := exec.Command(self, args...)
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), spec.Env...)
@@ -108,7 +124,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.started = time.Now()
 
 	status := bufio.NewReader(statusR)
-	c.readStart(status, statusR, spec.Deadline)
+	c.readStart(status, statusR, spec.Deadline.Kill)
 	if h := spec.Handoff; h != nil && c.pid != 0 {
 		c.tellHandoff(h)
 	}
@@ -257,17 +273,33 @@ func (c *child) Signal(sig syscall.Signal) {
 
 // SetDeadline tells the keeper a new lease deadline (0: none); one that
 // could not be written is tried again at the next call.
-func (c *child) SetDeadline(d bootTime) {
+func (c *child) SetDeadline(d killTimes) {
+	near := func(a, b bootTime) bool {
+		return a-b < bootTime(5*time.Millisecond) && b-a < bootTime(5*time.Millisecond)
+	}
 	c.mu.Lock()
 	// Within 5 ms is the same deadline read off another clock: not worth a
 	// line (renewals move it by T/4).
-	same := d-c.deadline < bootTime(5*time.Millisecond) && c.deadline-d < bootTime(5*time.Millisecond)
+	same := near(d.Kill, c.deadline.Kill) && near(d.Backstop, c.deadline.Backstop)
 	c.mu.Unlock()
-	if !same && c.tell(fmt.Sprintf("deadline %d", int64(d))) {
+	if !same && c.tell(fmt.Sprintf("deadline %d %d", int64(d.Kill), int64(d.Backstop))) {
 		c.mu.Lock()
 		c.deadline = d
 		c.mu.Unlock()
 	}
+}
+
+// moveDeadline moves the kill time; the backstop keeps its distance
+// from it (the lease sets both from one renewal).
+func (c *child) moveDeadline(kill bootTime) {
+	c.mu.Lock()
+	d := c.deadline
+	c.mu.Unlock()
+	if d.Backstop != 0 {
+		d.Backstop += kill - d.Kill
+	}
+	d.Kill = kill
+	c.SetDeadline(d)
 }
 
 // tell writes one line to the keeper. The pipe is written without waiting
@@ -354,7 +386,7 @@ func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy func() time
 		if killBy != nil {
 			// The lease keeps being renewed during the grace period: the
 			// keeper must hear of it, or it would kill at the old deadline.
-			c.SetDeadline(bootNow() + bootTime(time.Until(killBy())))
+			c.moveDeadline(bootNow() + bootTime(time.Until(killBy())))
 		}
 		wait := time.Until(deadline())
 		if wait <= 0 {

@@ -13,7 +13,11 @@ package main
 // CLOCK_BOOTTIME, which both processes read). If that moment passes without
 // a newer one, the keeper kills the whole tree, so a stopped, hung or
 // crashed ballot can never leave the command running past the lease; and
-// it refuses to start the command at all after it.
+// it refuses to start the command at all after it. Kernel alarms on the
+// same clock (bootAlarm) cover the keeper itself: one wakes it at that
+// moment should it be stopped too, or its Go timer late after a suspend;
+// a second, a little later, kills it should it still not have acted
+// (ptrace-stopped, wedged), and the command with it (parent-death signal).
 //
 // Protocol (file descriptors set up by startChild):
 //   fd 3, keeper → ballot: "pid N" once the command runs, then
@@ -22,8 +26,9 @@ package main
 //   fd 4, ballot → keeper, one line each:
 //         "signal N"    send signal N to the whole tree (SIGKILL: keep
 //                       killing until it is all gone);
-//         "deadline T"  the tree must be gone by boot-clock nanosecond T
-//                       (0: no deadline);
+//         "deadline K K2" the tree must be gone by boot-clock nanosecond K;
+//                       at K2 (later) the kernel kills the keeper itself
+//                       ("deadline 0 0": none; the first comes in argv);
 //         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
 //                       credentials, zkwire.go) and "release PATH VERSION DATA"
 //                       (hex): what ending ballot's session takes;
@@ -63,16 +68,21 @@ type keeper struct {
 }
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis deadline -- command...
-	if len(args) < 5 || args[3] != "--" {
+	// args: parentPID graceMillis K K2 -- command...
+	if len(args) < 6 || args[4] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return exitUsage
 	}
 	parent, _ := strconv.Atoi(args[0])
 	graceMs, _ := strconv.Atoi(args[1])
-	first, _ := strconv.ParseInt(args[2], 10, 64)
-	argv := args[4:]
-	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond, dl: newDeadline(bootTime(first))}
+	kill, _ := strconv.ParseInt(args[2], 10, 64)
+	backstop, _ := strconv.ParseInt(args[3], 10, 64)
+	argv := args[5:]
+	// Caught before the alarm that sends it is armed.
+	wakes := make(chan os.Signal, 1)
+	signal.Notify(wakes, syscall.SIGCONT)
+	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
+		dl: newDeadline(bootTime(kill), bootTime(backstop))}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
@@ -109,8 +119,13 @@ func keeperMain(args []string) int {
 		k.tree.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
 	}()
 	go k.onSignals(sigs)
+	go k.onWake(wakes)
 
-	k.report("exit %d", k.reap(pid))
+	code := k.reap(pid)
+	// Nothing is left to kill: the alarms must not hit the keeper while it
+	// reports, waits for ballot and maybe ends its session.
+	k.dl.end()
+	k.report("exit %d", code)
 	k.mu.Lock()
 	// ballot's death shows as EOF on the control pipe or, sooner, as the
 	// parent-death signal that already ended the tree: check both.
@@ -190,10 +205,11 @@ func (k *keeper) obey(control *os.File) {
 				k.h.ReleaseData, _ = hex.DecodeString(f[3])
 			}
 			k.mu.Unlock()
-		case len(f) != 2:
-		case f[0] == "deadline":
+		case len(f) == 3 && f[0] == "deadline":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
-			k.dl.set(bootTime(n))
+			n2, _ := strconv.ParseInt(f[2], 10, 64)
+			k.dl.set(bootTime(n), bootTime(n2))
+		case len(f) != 2:
 		case f[0] == "signal":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
 			if sig := syscall.Signal(n); sig == syscall.SIGKILL {
@@ -222,6 +238,17 @@ func (k *keeper) onSignals(sigs <-chan os.Signal) {
 			continue
 		}
 		k.tree.endAll(syscall.SIGKILL)
+	}
+}
+
+// onWake: a SIGCONT, from the alarm set for the deadline (or from anyone),
+// resumed a stopped keeper or came while its Go timer, which does not count
+// a host's suspend, still runs: the deadline is checked afresh.
+func (k *keeper) onWake(wakes <-chan os.Signal) {
+	for range wakes {
+		if k.dl.passed() {
+			k.tree.endAll(syscall.SIGKILL)
+		}
 	}
 }
 
@@ -258,24 +285,62 @@ func parseSession(f []string) *handoff {
 	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
 }
 
-// deadline is the lease's kill time as the keeper knows it.
+// deadline is the lease's kill time as the keeper knows it, with the
+// kernel alarms that enforce it when the keeper cannot run: SIGCONT at the
+// kill time (onWake), SIGKILL for the keeper itself at the backstop.
 type deadline struct {
-	mu      sync.Mutex
-	at      bootTime // 0: none
-	changed chan struct{}
+	mu       sync.Mutex
+	at       bootTime // 0: none
+	changed  chan struct{}
+	wake     *bootAlarm // nil if the kernel would not make one: the Go timer alone
+	backstop *bootAlarm
+	ended    bool // the tree is reaped: nothing more to enforce
 }
 
-func newDeadline(at bootTime) *deadline {
-	return &deadline{at: at, changed: make(chan struct{}, 1)}
+func newDeadline(at, backstop bootTime) *deadline {
+	d := &deadline{changed: make(chan struct{}, 1)}
+	d.wake, _ = newBootAlarm(syscall.SIGCONT) // nil on error
+	d.backstop, _ = newBootAlarm(syscall.SIGKILL)
+	d.set(at, backstop)
+	return d
 }
 
-func (d *deadline) set(at bootTime) {
+// set moves the kill time to at and the keeper's own end to backstop
+// (0, 0: none).
+func (d *deadline) set(at, backstop bootTime) {
+	if at == 0 || backstop < at {
+		backstop = 0 // a backstop must never beat the keeper to the kill
+	}
 	d.mu.Lock()
+	if d.ended {
+		d.mu.Unlock()
+		return
+	}
 	d.at = at
+	if d.backstop != nil {
+		_ = d.backstop.Set(backstop)
+	}
+	if d.wake != nil {
+		_ = d.wake.Set(at)
+	}
 	d.mu.Unlock()
 	select {
 	case d.changed <- struct{}{}:
 	default:
+	}
+}
+
+// end deletes the alarms once the tree is reaped; later deadlines from
+// ballot are moot.
+func (d *deadline) end() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ended, d.at = true, 0
+	if d.backstop != nil {
+		_ = d.backstop.Close()
+	}
+	if d.wake != nil {
+		_ = d.wake.Close()
 	}
 }
 
@@ -288,9 +353,9 @@ func (d *deadline) passed() bool {
 // wait returns once the deadline has passed. It sleeps until the deadline
 // or the next update (ballot sends one with every renewal), never
 // polling: an idle leader's keeper must cost no CPU. Go's timers do not
-// count time the machine spent suspended, so after a resume the kill can
-// come late by what was left of the sleep; ballot's own check, at most T/4
-// apart, and the fencing token cover a host suspended as a whole.
+// count time the machine spent suspended, so after a resume this one fires
+// late by what was left of the sleep: the SIGCONT alarm, on the boot
+// clock, comes on time (onWake).
 func (d *deadline) wait() {
 	for !d.passed() {
 		d.mu.Lock()

@@ -70,7 +70,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 	}
 	l := s.l
 	if s.cmd != nil {
-		s.cmd.SetDeadline(l.KillAt()) // the keeper kills by then unless told later
+		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
 	}
 	now := time.Now()
 	deadline := l.KillBy()
