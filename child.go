@@ -211,6 +211,7 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
 				code, _ := strconv.Atoi(f[1])
 				c.exit = childExit{Code: code, Started: true}
+				c.bye()
 				break
 			}
 			if err != nil {
@@ -230,6 +231,19 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
 	close(c.done)
+}
+
+// bye tells the keeper that ballot has its exit report, so it may go
+// without ending ballot's session. A keeper that cannot be told is killed:
+// its tree is reaped, and closing the pipe on it would read as ballot's
+// death.
+func (c *child) bye() {
+	if !c.tell("bye") {
+		_ = c.keeper.Process.Kill()
+	}
+	c.mu.Lock()
+	c.control.Close()
+	c.mu.Unlock()
 }
 
 // relay turns each line the command writes into a log line.

@@ -60,6 +60,7 @@ func TestMain(m *testing.M) {
 //	stubborn FILE           tick like tick, ignoring SIGTERM, SIGINT and SIGHUP (as
 //	                        many daemons do): only SIGKILL ends it
 //	exit CODE DELAY         tick into $TICK_FILE (if set) for DELAY, then exit CODE
+//	quitfile FILE           tick into $TICK_FILE until FILE exists, then exit 0
 //	trap FILE               write each signal received to FILE, exit 0 on SIGTERM
 //	echo                    print a line on stdout and one on stderr, exit 0
 //	run FILE DURATION       append "scheduled-time token candidate" to FILE, tick
@@ -129,6 +130,16 @@ func testChildMain(mode string, args []string) int {
 		time.Sleep(d)
 		close(stop)
 		return code
+	case "quitfile":
+		stop := make(chan struct{})
+		go tick(os.Getenv("TICK_FILE"), stop)
+		for {
+			if _, err := os.Stat(args[0]); err == nil {
+				close(stop)
+				return 0
+			}
+			time.Sleep(time.Millisecond)
+		}
 	case "trap":
 		sigs := make(chan os.Signal, 8)
 		signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT)

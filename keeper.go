@@ -32,8 +32,10 @@ package main
 //         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
 //                       credentials, zkwire.go) and "release PATH VERSION DATA"
 //                       (hex): what ending ballot's session takes;
-//         EOF means ballot died: once the tree is reaped, the keeper gives
-//         the baton back and closes the session (zkwire.go), so the next
+//         "bye"         ballot has read "exit": the keeper may go;
+//         EOF without "bye" means ballot died (perhaps just as the command
+//         ended on its own): once the tree is reaped, the keeper gives the
+//         baton back and closes the session (zkwire.go), so the next
 //         candidate need not wait for it to expire.
 
 import (
@@ -62,9 +64,11 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	mu         sync.Mutex
-	h          *handoff // what ending ballot's session takes; nil: unknown
-	ballotGone bool     // EOF on the control pipe
+	over chan struct{} // closed on "bye" or EOF
+
+	mu  sync.Mutex
+	h   *handoff // what ending ballot's session takes; nil: unknown
+	bye bool     // ballot said "bye": it read the exit and lives on
 }
 
 func keeperMain(args []string) int {
@@ -82,7 +86,7 @@ func keeperMain(args []string) int {
 	wakes := make(chan os.Signal, 1)
 	signal.Notify(wakes, syscall.SIGCONT)
 	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
-		dl: newDeadline(bootTime(kill), bootTime(backstop))}
+		dl: newDeadline(bootTime(kill), bootTime(backstop)), over: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
@@ -126,10 +130,12 @@ func keeperMain(args []string) int {
 	// reports, waits for ballot and maybe ends its session.
 	k.dl.end()
 	k.report("exit %d", code)
+	// Wait for ballot to take the report: the command may have ended on
+	// its own just as ballot died, and then the keeper ends the session
+	// for it. A stopped ballot keeps the keeper waiting, idle.
+	<-k.over
 	k.mu.Lock()
-	// ballot's death shows as EOF on the control pipe or, sooner, as the
-	// parent-death signal that already ended the tree: check both.
-	end := (k.ballotGone || os.Getppid() != parent) && k.h != nil
+	end := !k.bye && k.h != nil
 	k.mu.Unlock()
 	if end {
 		// Everything is reaped: nothing of this leadership runs any more.
@@ -172,9 +178,10 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 	return pid, true
 }
 
-// obey carries out ballot's orders from the control pipe until EOF, which
-// means ballot is gone: then the tree is ended.
+// obey carries out ballot's orders from the control pipe until "bye" or
+// EOF, which means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
+	defer close(k.over)
 	lines := bufio.NewScanner(control)
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
 	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
@@ -209,6 +216,11 @@ func (k *keeper) obey(control *os.File) {
 			n, _ = strconv.ParseInt(f[1], 10, 64)
 			n2, _ := strconv.ParseInt(f[2], 10, 64)
 			k.dl.set(bootTime(n), bootTime(n2))
+		case len(f) == 1 && f[0] == "bye":
+			k.mu.Lock()
+			k.bye = true
+			k.mu.Unlock()
+			return
 		case len(f) != 2:
 		case f[0] == "signal":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
@@ -221,9 +233,6 @@ func (k *keeper) obey(control *os.File) {
 			}
 		}
 	}
-	k.mu.Lock()
-	k.ballotGone = true
-	k.mu.Unlock()
 	k.tree.endAll(syscall.SIGKILL) // EOF: ballot is gone
 }
 
