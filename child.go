@@ -72,7 +72,17 @@ type childSpec struct {
 	// Handoff lets the keeper end ballot's session, should ballot die,
 	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
 	Handoff *handoff
+	// StartLimit bounds the wait for the keeper's first report, like
+	// Deadline, whichever comes first. 0: keeperStartLimit.
+	StartLimit time.Duration
 }
+
+// keeperStartLimit bounds the wait for the keeper's first report when
+// nothing shorter does (no lease: on-connection-loss=ignore, run-anyway).
+// The report follows a fork and two execs, milliseconds even on a small
+// board; a keeper this slow is stopped or hung (an exec from a dead network
+// mount), and ballot, blocked on it, could neither run nor stop anything.
+const keeperStartLimit = 10 * time.Second
 
 // startChild runs the command. An error means ballot itself failed; a
 // command that cannot be executed is a child that is done at once with
@@ -124,7 +134,11 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.started = time.Now()
 
 	status := bufio.NewReader(statusR)
-	c.readStart(status, statusR, spec.Deadline.Kill)
+	limit := spec.StartLimit
+	if limit <= 0 {
+		limit = keeperStartLimit
+	}
+	c.readStart(status, statusR, spec.Deadline.Kill, limit)
 	if h := spec.Handoff; h != nil && c.pid != 0 {
 		c.tellHandoff(h)
 	}
@@ -167,18 +181,22 @@ func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (closeAfterStart 
 }
 
 // readStart reads the keeper's first report: the command's pid, or why it
-// did not start it (c.exit).
-func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootTime) {
+// did not start it (c.exit). A keeper that does not report by the lease's
+// end or within limit (stopped, hung on exec) is given up: the command
+// must not start after the lease, and ballot must not hang on it.
+func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootTime, limit time.Duration) {
+	by, why := time.Now().Add(limit), fmt.Sprintf("within %s", limit)
 	if deadline != 0 {
-		// A keeper that does not report by the lease's end (stopped, hung
-		// on exec) is given up: the command must not start after it.
-		_ = statusR.SetReadDeadline(onGoClock(deadline))
+		if end := onGoClock(deadline); end.Before(by) {
+			by, why = end, "before the lease ended"
+		}
 	}
+	_ = statusR.SetReadDeadline(by)
 	first, err := status.ReadString('\n')
 	_ = statusR.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		_ = c.keeper.Process.Kill() // its command, if any, dies with it (parent-death signal)
-		first = fmt.Sprintf("error %d the keeper did not start the command before the lease ended", exitFailure)
+		first = fmt.Sprintf("error %d the keeper did not start the command %s", exitFailure, why)
 	}
 	switch f := strings.Fields(first); {
 	case len(f) == 2 && f[0] == "pid":

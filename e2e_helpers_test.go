@@ -72,6 +72,8 @@ func TestMain(m *testing.M) {
 //	                        is $BALLOT_DEMOTE_REASON, role $BALLOT_ROLE, "-" if
 //	                        unset) to FILE in one write, exit CODE
 //	alarm-kill, alarm-cont  the boot-clock alarm's tests (alarmChildMain)
+//	stopself                stop at once with SIGSTOP (as a keeper: one that
+//	                        never reports)
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
 	tick := func(file string, stop <-chan struct{}) {
@@ -192,6 +194,9 @@ func testChildMain(mode string, args []string) int {
 			orDash("BALLOT_CANDIDATE_ID"), orDash("BALLOT_DEMOTE_REASON"), orDash("BALLOT_ROLE"))
 		f.Close()
 		return code
+	case "stopself":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		return 3
 	case "alarm-kill", "alarm-cont":
 		return alarmChildMain(mode, args)
 	case "die":
