@@ -43,12 +43,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -64,7 +66,8 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	over chan struct{} // closed on "bye" or EOF
+	over    chan struct{} // closed on "bye" or EOF
+	waiting atomic.Bool   // obey waits for more of the control pipe: all read is done
 
 	mu  sync.Mutex
 	h   *handoff // what ending ballot's session takes; nil: unknown
@@ -119,7 +122,12 @@ func keeperMain(args []string) int {
 	}
 	go k.obey(control)
 	go func() {
-		k.dl.wait()
+		for {
+			k.dl.wait()
+			if k.overdue() {
+				break
+			}
+		}
 		k.tree.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
 	}()
 	go k.onSignals(sigs)
@@ -182,7 +190,7 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 // EOF, which means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
 	defer close(k.over)
-	lines := bufio.NewScanner(control)
+	lines := bufio.NewScanner(waitingReader{control, &k.waiting})
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
 	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
 	// at worst. A longer line would end the scan as if ballot were gone.
@@ -255,10 +263,43 @@ func (k *keeper) onSignals(sigs <-chan os.Signal) {
 // a host's suspend, still runs: the deadline is checked afresh.
 func (k *keeper) onWake(wakes <-chan os.Signal) {
 	for range wakes {
-		if k.dl.passed() {
+		if k.overdue() {
 			k.tree.endAll(syscall.SIGKILL)
 		}
 	}
+}
+
+// overdue reports that the deadline has passed, once every order ballot
+// wrote is carried out: a keeper stopped on its own, then woken by its
+// alarm, finds the renewals it missed waiting in the pipe, and must not
+// kill on the deadline it knew.
+func (k *keeper) overdue() bool {
+	for k.dl.passed() {
+		select {
+		case <-k.over: // nothing more will be read
+			return true
+		default:
+		}
+		// The scanner reads only once it has no whole line left (fd 4:
+		// control; its Fd method would make it blocking).
+		if k.waiting.Load() && unreadBytes(4) == 0 {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// waitingReader tells when a read of it is under way.
+type waitingReader struct {
+	r       io.Reader
+	waiting *atomic.Bool
+}
+
+func (w waitingReader) Read(p []byte) (int, error) {
+	w.waiting.Store(true)
+	defer w.waiting.Store(false)
+	return w.r.Read(p)
 }
 
 // reap reaps every process of the tree and returns the command's exit

@@ -24,6 +24,8 @@ func newGroupAttr(syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProc
 
 func isTerminal(uintptr) bool { return false }
 
+func unreadBytes(uintptr) int { return 0 }
+
 type procEntry struct{ pid, ppid int }
 
 func listProcs() []procEntry { return nil }
