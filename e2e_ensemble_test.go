@@ -158,6 +158,33 @@ func TestEnsembleSafety(t *testing.T) {
 		checkNoOverlap(t, e.ticks)
 	})
 
+	// ballot and its keeper are stopped together (pkill -STOP -f ballot
+	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
+	// it at the kill time to end the command before the lease does.
+	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		a.Signal(syscall.SIGSTOP)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		stopped := time.Now()
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
+		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
+		if processAlive(cpid) {
+			t.Errorf("the stopped keeper's command still runs")
+		}
+		// Woken by its alarm, the keeper killed the tree and waits for
+		// ballot: neither still stopped nor ended by its backstop (a
+		// zombie, as the stopped ballot does not reap it).
+		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
+			t.Errorf("the keeper was not woken by its alarm: state %v", st)
+		}
+		a.Signal(syscall.SIGCONT)
+		a.WaitLog("lease expired", 10*time.Second)
+		a.WaitLog("following", 20*time.Second)
+		checkNoOverlap(t, e.ticks)
+	})
+
 	// Ctrl-Z in a terminal: ballot does not stop, so nothing fails; a clean
 	// stop afterwards still hands over.
 	t.Run("ballot SIGTSTP", func(t *testing.T) {
