@@ -50,7 +50,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -66,8 +65,8 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	over    chan struct{} // closed on "bye" or EOF
-	waiting atomic.Bool   // obey waits for more of the control pipe: all read is done
+	over      chan struct{} // closed on "bye" or EOF
+	unapplied sync.Mutex    // held by obey from reading orders until it has carried them out
 
 	mu  sync.Mutex
 	h   *handoff // what ending ballot's session takes; nil: unknown
@@ -94,6 +93,9 @@ func keeperMain(args []string) int {
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	status := os.NewFile(3, "status")
+	// Non-blocking, so that obey waits for orders in Go's poller without
+	// taking them in (ordersReader).
+	_ = syscall.SetNonblock(4, true)
 	control := os.NewFile(4, "control")
 	k.report = func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
 
@@ -190,7 +192,8 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 // EOF, which means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
 	defer close(k.over)
-	lines := bufio.NewScanner(waitingReader{control, &k.waiting})
+	lines := bufio.NewScanner(k.ordersFrom(control))
+	defer k.unapplied.Unlock()
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
 	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
 	// at worst. A longer line would end the scan as if ballot were gone.
@@ -275,31 +278,62 @@ func (k *keeper) onWake(wakes <-chan os.Signal) {
 // kill on the deadline it knew.
 func (k *keeper) overdue() bool {
 	for k.dl.passed() {
-		select {
-		case <-k.over: // nothing more will be read
-			return true
-		default:
-		}
-		// The scanner reads only once it has no whole line left (fd 4:
-		// control; its Fd method would make it blocking).
-		if k.waiting.Load() && unreadBytes(4) == 0 {
+		k.unapplied.Lock()
+		// obey has carried out all it took in: anything newer is in the
+		// pipe (fd 4: control; its Fd method would make it blocking).
+		pending := unreadBytes(4) > 0
+		k.unapplied.Unlock()
+		if !pending {
 			return true
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // for obey to take it in
 	}
 	return false
 }
 
-// waitingReader tells when a read of it is under way.
-type waitingReader struct {
-	r       io.Reader
-	waiting *atomic.Bool
+// ordersReader reads the control pipe for obey, holding k.unapplied from
+// each read until the next, by when the scanner has carried out every
+// whole line it took in (it reads only once it has none left).
+type ordersReader struct {
+	k  *keeper
+	rc syscall.RawConn
 }
 
-func (w waitingReader) Read(p []byte) (int, error) {
-	w.waiting.Store(true)
-	defer w.waiting.Store(false)
-	return w.r.Read(p)
+// ordersFrom returns control's reader, k.unapplied held; obey releases it
+// when it returns.
+func (k *keeper) ordersFrom(control *os.File) io.Reader {
+	k.unapplied.Lock()
+	rc, err := control.SyscallConn()
+	if err != nil {
+		return control
+	}
+	return ordersReader{k, rc}
+}
+
+func (r ordersReader) Read(p []byte) (n int, err error) {
+	r.k.unapplied.Unlock()
+	held := false
+	var rerr error
+	err = r.rc.Read(func(fd uintptr) bool {
+		r.k.unapplied.Lock()
+		n, rerr = syscall.Read(int(fd), p)
+		if rerr == syscall.EAGAIN {
+			r.k.unapplied.Unlock()
+			return false // wait in the poller, taking nothing in
+		}
+		held = true
+		return true
+	})
+	if !held {
+		r.k.unapplied.Lock()
+	}
+	switch {
+	case err == nil && rerr != nil:
+		err = rerr
+	case err == nil && n <= 0:
+		err = io.EOF
+	}
+	return max(n, 0), err
 }
 
 // reap reaps every process of the tree and returns the command's exit
