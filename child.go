@@ -41,9 +41,20 @@ type child struct {
 	exit    childExit
 
 	mu       sync.Mutex
-	control  *os.File // to the keeper: one line per order (keeper.go)
-	cutLine  bool     // the last order was cut short by its write deadline
-	deadline bootTime // the last deadline the keeper was told
+	control  *os.File  // to the keeper: one line per order (keeper.go)
+	cutLine  bool      // the last order was cut short by its write deadline
+	deadline killTimes // the last deadline the keeper was told
+}
+
+// killTimes is what the keeper enforces, on the boot clock (0, 0: none).
+type killTimes struct {
+	Kill     bootTime // the tree must be dead: the keeper kills it
+	Backstop bootTime // later: the kernel kills the keeper, and so the command
+}
+
+// leaseKillTimes is what the keeper enforces under the lease l.
+func leaseKillTimes(l *lease) killTimes {
+	return killTimes{Kill: l.KillAt(), Backstop: l.BackstopAt()}
 }
 
 type childSpec struct {
@@ -53,14 +64,24 @@ type childSpec struct {
 	Grace time.Duration
 	// Deadline is when the keeper kills the tree unless told a later one
 	// (SetDeadline); it does not start the command after it. 0: none.
-	Deadline bootTime
+	Deadline killTimes
 	// Handoff lets the keeper end ballot's session, should ballot die,
 	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
 	Handoff *handoff
 	// Demote is the on-demote hook the keeper runs, should ballot die
 	// while leading, before it ends the session (keeperend.go). nil: none.
 	Demote *demoteHook
+	// StartLimit bounds the wait for the keeper's first report, like
+	// Deadline, whichever comes first. 0: keeperStartLimit.
+	StartLimit time.Duration
 }
+
+// keeperStartLimit bounds the wait for the keeper's first report when
+// nothing shorter does (no lease: on-connection-loss=ignore, run-anyway).
+// The report follows a fork and two execs, milliseconds even on a small
+// board; a keeper this slow is stopped or hung (an exec from a dead network
+// mount), and ballot, blocked on it, could neither run nor stop anything.
+const keeperStartLimit = 10 * time.Second
 
 // startChild runs the command. An error means ballot itself failed; a
 // command that cannot be executed is a child that is done at once with
@@ -83,7 +104,8 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		return nil, err
 	}
 	args := append([]string{keeperArg, strconv.Itoa(os.Getpid()),
-		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline), 10), "--"}, spec.Argv...)
+		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline.Kill), 10),
+		strconv.FormatInt(int64(spec.Deadline.Backstop), 10), "--"}, spec.Argv...)
 	k := exec.Command(self, args...)
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), spec.Env...)
@@ -113,7 +135,11 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	c.started = time.Now()
 
 	status := bufio.NewReader(statusR)
-	c.readStart(status, statusR, spec.Deadline)
+	limit := spec.StartLimit
+	if limit <= 0 {
+		limit = keeperStartLimit
+	}
+	c.readStart(status, statusR, spec.Deadline.Kill, limit)
 	if h := spec.Handoff; h != nil && c.pid != 0 {
 		c.tellHandoff(h)
 	}
@@ -159,18 +185,22 @@ func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (closeAfterStart 
 }
 
 // readStart reads the keeper's first report: the command's pid, or why it
-// did not start it (c.exit).
-func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootTime) {
+// did not start it (c.exit). A keeper that does not report by the lease's
+// end or within limit (stopped, hung on exec) is given up: the command
+// must not start after the lease, and ballot must not hang on it.
+func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootTime, limit time.Duration) {
+	by, why := time.Now().Add(limit), fmt.Sprintf("within %s", limit)
 	if deadline != 0 {
-		// A keeper that does not report by the lease's end (stopped, hung
-		// on exec) is given up: the command must not start after it.
-		_ = statusR.SetReadDeadline(onGoClock(deadline))
+		if end := onGoClock(deadline); end.Before(by) {
+			by, why = end, "before the lease ended"
+		}
 	}
+	_ = statusR.SetReadDeadline(by)
 	first, err := status.ReadString('\n')
 	_ = statusR.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		_ = c.keeper.Process.Kill() // its command, if any, dies with it (parent-death signal)
-		first = fmt.Sprintf("error %d the keeper did not start the command before the lease ended", exitFailure)
+		first = fmt.Sprintf("error %d the keeper did not start the command %s", exitFailure, why)
 	}
 	switch f := strings.Fields(first); {
 	case len(f) == 2 && f[0] == "pid":
@@ -203,6 +233,7 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
 				code, _ := strconv.Atoi(f[1])
 				c.exit = childExit{Code: code, Started: true}
+				c.bye()
 				break
 			}
 			if err != nil {
@@ -222,6 +253,19 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
 	close(c.done)
+}
+
+// bye tells the keeper that ballot has its exit report, so it may go
+// without ending ballot's session. A keeper that cannot be told is killed:
+// its tree is reaped, and closing the pipe on it would read as ballot's
+// death.
+func (c *child) bye() {
+	if !c.tell("bye") {
+		_ = c.keeper.Process.Kill()
+	}
+	c.mu.Lock()
+	c.control.Close()
+	c.mu.Unlock()
 }
 
 // relay turns each line the command writes into a log line.
@@ -265,17 +309,33 @@ func (c *child) Signal(sig syscall.Signal) {
 
 // SetDeadline tells the keeper a new lease deadline (0: none); one that
 // could not be written is tried again at the next call.
-func (c *child) SetDeadline(d bootTime) {
+func (c *child) SetDeadline(d killTimes) {
+	near := func(a, b bootTime) bool {
+		return a-b < bootTime(5*time.Millisecond) && b-a < bootTime(5*time.Millisecond)
+	}
 	c.mu.Lock()
 	// Within 5 ms is the same deadline read off another clock: not worth a
 	// line (renewals move it by T/4).
-	same := d-c.deadline < bootTime(5*time.Millisecond) && c.deadline-d < bootTime(5*time.Millisecond)
+	same := near(d.Kill, c.deadline.Kill) && near(d.Backstop, c.deadline.Backstop)
 	c.mu.Unlock()
-	if !same && c.tell(fmt.Sprintf("deadline %d", int64(d))) {
+	if !same && c.tell(fmt.Sprintf("deadline %d %d", int64(d.Kill), int64(d.Backstop))) {
 		c.mu.Lock()
 		c.deadline = d
 		c.mu.Unlock()
 	}
+}
+
+// moveDeadline moves the kill time; the backstop keeps its distance
+// from it (the lease sets both from one renewal).
+func (c *child) moveDeadline(kill bootTime) {
+	c.mu.Lock()
+	d := c.deadline
+	c.mu.Unlock()
+	if d.Backstop != 0 {
+		d.Backstop += kill - d.Kill
+	}
+	d.Kill = kill
+	c.SetDeadline(d)
 }
 
 // tell writes one line to the keeper. The pipe is written without waiting
@@ -362,7 +422,7 @@ func (c *child) Stop(sig syscall.Signal, grace time.Duration, killBy func() time
 		if killBy != nil {
 			// The lease keeps being renewed during the grace period: the
 			// keeper must hear of it, or it would kill at the old deadline.
-			c.SetDeadline(bootNow() + bootTime(time.Until(killBy())))
+			c.moveDeadline(bootNow() + bootTime(time.Until(killBy())))
 		}
 		wait := time.Until(deadline())
 		if wait <= 0 {

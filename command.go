@@ -76,11 +76,11 @@ func (r *runner) killByFor(l *lease) func() time.Time {
 // keeperDeadline is the lease's kill time for the keeper to enforce; none
 // without a lease, or with on-connection-loss=ignore, which keeps the
 // command running whatever happens to the session.
-func (r *runner) keeperDeadline(l *lease) bootTime {
+func (r *runner) keeperDeadline(l *lease) killTimes {
 	if l == nil || r.set.OnConnectionLoss == lossIgnore {
-		return 0
+		return killTimes{}
 	}
-	return l.KillAt()
+	return leaseKillTimes(l)
 }
 
 // handoffFor is what a keeper needs to end c's session and give its baton

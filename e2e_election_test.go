@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -287,6 +288,44 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 	// dropped baton.
 	if b.Logged("dropped it without releasing") {
 		t.Errorf("b waited for a dropped baton: the keeper did not give it back")
+	}
+}
+
+// TestCommandEndsAsBallotDies: the command ends on its own just as ballot
+// is SIGKILLed, and the keeper reaps it before it sees ballot go. ballot is
+// stopped first, so it cannot take the keeper's exit report, and killed
+// once the command is reaped: the keeper, waiting for ballot's "bye", sees
+// EOF instead and gives the baton back.
+func TestCommandEndsAsBallotDies(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	quit := filepath.Join(t.TempDir(), "quit")
+	a := e.add("a", nil, nil, "quitfile", quit)
+	e.leader(10 * time.Second)
+	b := e.add("b", nil, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	cpid := commandPid(t, a)
+
+	a.Signal(syscall.SIGSTOP)
+	stopped := time.Now()
+	if err := os.WriteFile(quit, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for procStat(cpid) != nil { // until the keeper has reaped it
+		time.Sleep(time.Millisecond)
+	}
+	a.Signal(syscall.SIGKILL)
+	a.Wait(5 * time.Second)
+	// ballot was stopped for this long; well under its session timeout
+	// (2 s), so the session was alive for the keeper to end.
+	frozen := time.Since(stopped)
+	b.WaitLog("command started", 15*time.Second)
+	waitTenures(t, e.ticks, 2, 10*time.Second)
+	gaps := checkNoOverlap(t, e.ticks)
+	logGaps(t, "command ended as ballot was SIGKILLed", gaps)
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton: the keeper did not give it back (ballot stopped for %s before its SIGKILL)", frozen.Round(time.Millisecond))
 	}
 }
 

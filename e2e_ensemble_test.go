@@ -158,6 +158,33 @@ func TestEnsembleSafety(t *testing.T) {
 		checkNoOverlap(t, e.ticks)
 	})
 
+	// ballot and its keeper are stopped together (pkill -STOP -f ballot
+	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
+	// it at the kill time to end the command before the lease does.
+	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		a.Signal(syscall.SIGSTOP)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		stopped := time.Now()
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
+		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
+		if processAlive(cpid) {
+			t.Errorf("the stopped keeper's command still runs")
+		}
+		// Woken by its alarm, the keeper killed the tree and waits for
+		// ballot: neither still stopped nor ended by its backstop (a
+		// zombie, as the stopped ballot does not reap it).
+		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
+			t.Errorf("the keeper was not woken by its alarm: state %v", st)
+		}
+		a.Signal(syscall.SIGCONT)
+		a.WaitLog("lease expired", 10*time.Second)
+		a.WaitLog("following", 20*time.Second)
+		checkNoOverlap(t, e.ticks)
+	})
+
 	// Ctrl-Z in a terminal: ballot does not stop, so nothing fails; a clean
 	// stop afterwards still hands over.
 	t.Run("ballot SIGTSTP", func(t *testing.T) {
@@ -175,18 +202,40 @@ func TestEnsembleSafety(t *testing.T) {
 		takeover(t, e, b, "ballot SIGTSTPped for 3x the session timeout, then SIGTERM", time.Now(), 20*time.Second)
 	})
 
-	// The keeper alone is stopped: ballot still stops the command's group,
-	// and does not wait forever for the stopped keeper.
+	// The keeper alone is stopped while ballot renews on: its alarm
+	// resumes it at the kill time it last knew, and it reads the renewals
+	// it missed before it would kill. (A keeper that stays stopped, under
+	// a debugger, meets its backstop, or ballot's own kill: Kill.)
 	t.Run("keeper SIGSTOP", func(t *testing.T) {
 		e, a, b := ensembleElection(t, c, nil, nil)
 		cpid := commandPid(t, a)
 		keeper := parentPid(cpid)
 		_ = syscall.Kill(keeper, syscall.SIGSTOP)
 		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
-		time.Sleep(ensembleSession)
+		stopped := time.Now()
+		state := func() string {
+			if st := procStat(keeper); len(st) > 0 {
+				return st[0]
+			}
+			return "gone"
+		}
+		for state() != "T" {
+			time.Sleep(time.Millisecond)
+		}
+		for state() == "T" {
+			if time.Since(stopped) > ensembleSession { // the kill time is less than a lease away
+				t.Fatalf("the keeper was not resumed by its alarm %s after its stop", ensembleSession)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		resumed := time.Now()
+		time.Sleep(ensembleSession / 4) // a renewal: ample time to kill on a stale deadline
+		if !processAlive(cpid) || a.Logged("command ended") {
+			t.Fatalf("the keeper killed the command on the deadline it knew when stopped")
+		}
+		t.Logf("the keeper was resumed by its alarm %s after its stop; the command runs on", resumed.Sub(stopped).Round(time.Millisecond))
 		a.Signal(syscall.SIGTERM)
-		takeover(t, e, b, "keeper SIGSTOPped, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
-		a.WaitLog("the keeper does not answer", 5*time.Second)
+		takeover(t, e, b, "keeper SIGSTOPped until its alarm, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
 		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
 			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
 		}

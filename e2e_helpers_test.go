@@ -60,6 +60,7 @@ func TestMain(m *testing.M) {
 //	stubborn FILE           tick like tick, ignoring SIGTERM, SIGINT and SIGHUP (as
 //	                        many daemons do): only SIGKILL ends it
 //	exit CODE DELAY         tick into $TICK_FILE (if set) for DELAY, then exit CODE
+//	quitfile FILE           tick into $TICK_FILE until FILE exists, then exit 0
 //	trap FILE               write each signal received to FILE, exit 0 on SIGTERM
 //	echo                    print a line on stdout and one on stderr, exit 0
 //	run FILE DURATION       append "scheduled-time token candidate" to FILE, tick
@@ -70,6 +71,9 @@ func TestMain(m *testing.M) {
 //	                        candidate reason role" (start/end in unixnano; reason
 //	                        is $BALLOT_DEMOTE_REASON, role $BALLOT_ROLE, "-" if
 //	                        unset) to FILE in one write, exit CODE
+//	alarm-kill, alarm-cont  the boot-clock alarm's tests (alarmChildMain)
+//	stopself                stop at once with SIGSTOP (as a keeper: one that
+//	                        never reports)
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
 	tick := func(file string, stop <-chan struct{}) {
@@ -128,6 +132,16 @@ func testChildMain(mode string, args []string) int {
 		time.Sleep(d)
 		close(stop)
 		return code
+	case "quitfile":
+		stop := make(chan struct{})
+		go tick(os.Getenv("TICK_FILE"), stop)
+		for {
+			if _, err := os.Stat(args[0]); err == nil {
+				close(stop)
+				return 0
+			}
+			time.Sleep(time.Millisecond)
+		}
 	case "trap":
 		sigs := make(chan os.Signal, 8)
 		signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT)
@@ -180,6 +194,11 @@ func testChildMain(mode string, args []string) int {
 			orDash("BALLOT_CANDIDATE_ID"), orDash("BALLOT_DEMOTE_REASON"), orDash("BALLOT_ROLE"))
 		f.Close()
 		return code
+	case "stopself":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		return 3
+	case "alarm-kill", "alarm-cont":
+		return alarmChildMain(mode, args)
 	case "die":
 		sig := map[string]syscall.Signal{"SIGKILL": syscall.SIGKILL, "SIGTERM": syscall.SIGTERM,
 			"SIGINT": syscall.SIGINT, "SIGHUP": syscall.SIGHUP, "SIGUSR1": syscall.SIGUSR1}[args[0]]

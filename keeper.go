@@ -13,7 +13,11 @@ package main
 // CLOCK_BOOTTIME, which both processes read). If that moment passes without
 // a newer one, the keeper kills the whole tree, so a stopped, hung or
 // crashed ballot can never leave the command running past the lease; and
-// it refuses to start the command at all after it.
+// it refuses to start the command at all after it. Kernel alarms on the
+// same clock (bootAlarm) cover the keeper itself: one wakes it at that
+// moment should it be stopped too, or its Go timer late after a suspend;
+// a second, a little later, kills it should it still not have acted
+// (ptrace-stopped, wedged), and the command with it (parent-death signal).
 //
 // Protocol (file descriptors set up by startChild):
 //   fd 3, keeper → ballot: "pid N" once the command runs, then
@@ -22,15 +26,18 @@ package main
 //   fd 4, ballot → keeper, one line each:
 //         "signal N"    send signal N to the whole tree (SIGKILL: keep
 //                       killing until it is all gone);
-//         "deadline T"  the tree must be gone by boot-clock nanosecond T
-//                       (0: no deadline);
+//         "deadline K K2" the tree must be gone by boot-clock nanosecond K;
+//                       at K2 (later) the kernel kills the keeper itself
+//                       ("deadline 0 0": none; the first comes in argv);
 //         "session ID PASSWD TIMEOUT SERVERS", "access ..." (TLS and
 //                       credentials, zkwire.go) and "release PROPOSAL PATH
 //                       VERSION DATA BATON" (hex data): what ending ballot's
 //                       session takes; the release is fenced by PROPOSAL;
 //         "demote FORMAT WRAP TIMEOUT ARGV ENV"  the on-demote hook, sent
 //                       by a leader with one (keeperend.go);
-//         EOF means ballot died: once the tree is reaped, the keeper resumes
+//         "bye"         ballot has read "exit": the keeper may go;
+//         EOF without "bye" means ballot died (perhaps just as the command
+//         ended on its own): once the tree is reaped, the keeper resumes
 //         the session, runs the on-demote hook (reason ballot-died) while
 //         pinging it, then gives the baton back and closes the session
 //         (zkwire.go), so the next candidate need not wait for it to expire
@@ -43,6 +50,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -64,31 +72,40 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	mu         sync.Mutex
-	h          *handoff    // what ending ballot's session takes; nil: unknown
-	demote     *demoteHook // the on-demote hook to run if ballot dies; nil: none
-	ballotGone bool        // EOF on the control pipe
-	eof        chan struct{}
-	logOut     *os.File // ballot's stderr (fd 5), for the keeper's own log lines
+	over      chan struct{} // closed on "bye" or EOF
+	unapplied sync.Mutex    // held by obey from reading orders until it has carried them out
+
+	mu     sync.Mutex
+	h      *handoff    // what ending ballot's session takes; nil: unknown
+	demote *demoteHook // the on-demote hook to run if ballot dies; nil: none
+	bye    bool        // ballot said "bye": it read the exit and lives on
+	logOut *os.File    // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis deadline -- command...
-	if len(args) < 5 || args[3] != "--" {
+	// args: parentPID graceMillis K K2 -- command...
+	if len(args) < 6 || args[4] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return exitUsage
 	}
 	parent, _ := strconv.Atoi(args[0])
 	graceMs, _ := strconv.Atoi(args[1])
-	first, _ := strconv.ParseInt(args[2], 10, 64)
-	argv := args[4:]
-	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond, dl: newDeadline(bootTime(first)),
-		eof: make(chan struct{})}
+	kill, _ := strconv.ParseInt(args[2], 10, 64)
+	backstop, _ := strconv.ParseInt(args[3], 10, 64)
+	argv := args[5:]
+	// Caught before the alarm that sends it is armed.
+	wakes := make(chan os.Signal, 1)
+	signal.Notify(wakes, syscall.SIGCONT)
+	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
+		dl: newDeadline(bootTime(kill), bootTime(backstop)), over: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	syscall.CloseOnExec(5)
 	status := os.NewFile(3, "status")
+	// Non-blocking, so that obey waits for orders in Go's poller without
+	// taking them in (ordersReader).
+	_ = syscall.SetNonblock(4, true)
 	control := os.NewFile(4, "control")
 	k.logOut = os.NewFile(5, "ballot-stderr")
 	k.report = func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
@@ -118,16 +135,30 @@ func keeperMain(args []string) int {
 	}
 	go k.obey(control)
 	go func() {
-		k.dl.wait()
+		for {
+			k.dl.wait()
+			if k.overdue() {
+				break
+			}
+		}
 		k.tree.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
 	}()
 	go k.onSignals(sigs)
+	go k.onWake(wakes)
 
-	k.report("exit %d", k.reap(pid))
+	code := k.reap(pid)
+	// Nothing is left to kill: the alarms must not hit the keeper while it
+	// reports, waits for ballot and maybe ends its session.
+	k.dl.end()
+	k.report("exit %d", code)
+	// Wait for ballot to take the report: the command may have ended on
+	// its own just as ballot died, and then the keeper ends the session
+	// for it. A stopped ballot keeps the keeper waiting, idle.
+	<-k.over
 	k.mu.Lock()
-	// ballot's death shows as EOF on the control pipe or, sooner, as the
-	// parent-death signal that already ended the tree: check both.
-	died := k.ballotGone || os.Getppid() != parent
+	// EOF without "bye": ballot died, before or just after the command
+	// ended.
+	died := !k.bye
 	k.mu.Unlock()
 	if died {
 		// Everything is reaped: nothing of this leadership runs any more.
@@ -170,10 +201,12 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 	return pid, true
 }
 
-// obey carries out ballot's orders from the control pipe until EOF, which
-// means ballot is gone: then the tree is ended.
+// obey carries out ballot's orders from the control pipe until "bye" or
+// EOF, which means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
-	lines := bufio.NewScanner(control)
+	defer close(k.over)
+	lines := bufio.NewScanner(k.ordersFrom(control))
+	defer k.unapplied.Unlock()
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
 	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
 	// at worst. A longer line would end the scan as if ballot were gone.
@@ -209,10 +242,16 @@ func (k *keeper) obey(control *os.File) {
 				k.h.ReleaseData, _ = hex.DecodeString(f[4])
 			}
 			k.mu.Unlock()
-		case len(f) != 2:
-		case f[0] == "deadline":
+		case len(f) == 3 && f[0] == "deadline":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
-			k.dl.set(bootTime(n))
+			n2, _ := strconv.ParseInt(f[2], 10, 64)
+			k.dl.set(bootTime(n), bootTime(n2))
+		case len(f) == 1 && f[0] == "bye":
+			k.mu.Lock()
+			k.bye = true
+			k.mu.Unlock()
+			return
+		case len(f) != 2:
 		case f[0] == "signal":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
 			if sig := syscall.Signal(n); sig == syscall.SIGKILL {
@@ -224,10 +263,6 @@ func (k *keeper) obey(control *os.File) {
 			}
 		}
 	}
-	k.mu.Lock()
-	k.ballotGone = true
-	k.mu.Unlock()
-	close(k.eof)
 	k.tree.endAll(syscall.SIGKILL) // EOF: ballot is gone
 }
 
@@ -243,6 +278,81 @@ func (k *keeper) onSignals(sigs <-chan os.Signal) {
 		}
 		k.tree.endAll(syscall.SIGKILL)
 	}
+}
+
+// onWake: a SIGCONT, from the alarm set for the deadline (or from anyone),
+// resumed a stopped keeper or came while its Go timer, which does not count
+// a host's suspend, still runs: the deadline is checked afresh.
+func (k *keeper) onWake(wakes <-chan os.Signal) {
+	for range wakes {
+		if k.overdue() {
+			k.tree.endAll(syscall.SIGKILL)
+		}
+	}
+}
+
+// overdue reports that the deadline has passed, once every order ballot
+// wrote is carried out: a keeper stopped on its own, then woken by its
+// alarm, finds the renewals it missed waiting in the pipe, and must not
+// kill on the deadline it knew.
+func (k *keeper) overdue() bool {
+	for k.dl.passed() {
+		k.unapplied.Lock()
+		// obey has carried out all it took in: anything newer is in the
+		// pipe (fd 4: control; its Fd method would make it blocking).
+		pending := unreadBytes(4) > 0
+		k.unapplied.Unlock()
+		if !pending {
+			return true
+		}
+		time.Sleep(time.Millisecond) // for obey to take it in
+	}
+	return false
+}
+
+// ordersReader reads the control pipe for obey, holding k.unapplied from
+// each read until the next, by when the scanner has carried out every
+// whole line it took in (it reads only once it has none left).
+type ordersReader struct {
+	k  *keeper
+	rc syscall.RawConn
+}
+
+// ordersFrom returns control's reader, k.unapplied held; obey releases it
+// when it returns.
+func (k *keeper) ordersFrom(control *os.File) io.Reader {
+	k.unapplied.Lock()
+	rc, err := control.SyscallConn()
+	if err != nil {
+		return control
+	}
+	return ordersReader{k, rc}
+}
+
+func (r ordersReader) Read(p []byte) (n int, err error) {
+	r.k.unapplied.Unlock()
+	held := false
+	var rerr error
+	err = r.rc.Read(func(fd uintptr) bool {
+		r.k.unapplied.Lock()
+		n, rerr = syscall.Read(int(fd), p)
+		if rerr == syscall.EAGAIN {
+			r.k.unapplied.Unlock()
+			return false // wait in the poller, taking nothing in
+		}
+		held = true
+		return true
+	})
+	if !held {
+		r.k.unapplied.Lock()
+	}
+	switch {
+	case err == nil && rerr != nil:
+		err = rerr
+	case err == nil && n <= 0:
+		err = io.EOF
+	}
+	return max(n, 0), err
 }
 
 // reap reaps every process of the tree and returns the command's exit
@@ -283,24 +393,62 @@ func parseSession(f []string) *handoff {
 	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
 }
 
-// deadline is the lease's kill time as the keeper knows it.
+// deadline is the lease's kill time as the keeper knows it, with the
+// kernel alarms that enforce it when the keeper cannot run: SIGCONT at the
+// kill time (onWake), SIGKILL for the keeper itself at the backstop.
 type deadline struct {
-	mu      sync.Mutex
-	at      bootTime // 0: none
-	changed chan struct{}
+	mu       sync.Mutex
+	at       bootTime // 0: none
+	changed  chan struct{}
+	wake     *bootAlarm // nil if the kernel would not make one: the Go timer alone
+	backstop *bootAlarm
+	ended    bool // the tree is reaped: nothing more to enforce
 }
 
-func newDeadline(at bootTime) *deadline {
-	return &deadline{at: at, changed: make(chan struct{}, 1)}
+func newDeadline(at, backstop bootTime) *deadline {
+	d := &deadline{changed: make(chan struct{}, 1)}
+	d.wake, _ = newBootAlarm(syscall.SIGCONT) // nil on error
+	d.backstop, _ = newBootAlarm(syscall.SIGKILL)
+	d.set(at, backstop)
+	return d
 }
 
-func (d *deadline) set(at bootTime) {
+// set moves the kill time to at and the keeper's own end to backstop
+// (0, 0: none).
+func (d *deadline) set(at, backstop bootTime) {
+	if at == 0 || backstop < at {
+		backstop = 0 // a backstop must never beat the keeper to the kill
+	}
 	d.mu.Lock()
+	if d.ended {
+		d.mu.Unlock()
+		return
+	}
 	d.at = at
+	if d.backstop != nil {
+		_ = d.backstop.Set(backstop)
+	}
+	if d.wake != nil {
+		_ = d.wake.Set(at)
+	}
 	d.mu.Unlock()
 	select {
 	case d.changed <- struct{}{}:
 	default:
+	}
+}
+
+// end deletes the alarms once the tree is reaped; later deadlines from
+// ballot are moot.
+func (d *deadline) end() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ended, d.at = true, 0
+	if d.backstop != nil {
+		_ = d.backstop.Close()
+	}
+	if d.wake != nil {
+		_ = d.wake.Close()
 	}
 }
 
@@ -313,9 +461,9 @@ func (d *deadline) passed() bool {
 // wait returns once the deadline has passed. It sleeps until the deadline
 // or the next update (ballot sends one with every renewal), never
 // polling: an idle leader's keeper must cost no CPU. Go's timers do not
-// count time the machine spent suspended, so after a resume the kill can
-// come late by what was left of the sleep; ballot's own check, at most T/4
-// apart, and the fencing token cover a host suspended as a whole.
+// count time the machine spent suspended, so after a resume this one fires
+// late by what was left of the sleep: the SIGCONT alarm, on the boot
+// clock, comes on time (onWake).
 func (d *deadline) wait() {
 	for !d.passed() {
 		d.mu.Lock()

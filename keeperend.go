@@ -83,12 +83,8 @@ func (d *demoteHook) environ() []string {
 // afterBallot ends what ballot left when it died: the on-demote hook, if
 // ballot would have run one, then the release and the session's close.
 func (k *keeper) afterBallot() {
-	// The orders ballot wrote before it died are all read by EOF.
-	select {
-	case <-k.eof:
-	case <-time.After(time.Second):
-	}
-	k.dl.set(0) // nothing of the lease runs any more
+	// The orders ballot wrote before it died are all read by EOF, and the
+	// deadline's alarms were deleted once the tree was reaped.
 	k.mu.Lock()
 	h, hook := k.h, k.demote
 	k.mu.Unlock()

@@ -7,6 +7,7 @@ package main
 // that it does not run: main checks checkPlatform first.
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -23,6 +24,8 @@ func newGroupAttr(syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProc
 
 func isTerminal(uintptr) bool { return false }
 
+func unreadBytes(uintptr) int { return 0 }
+
 type procEntry struct{ pid, ppid int }
 
 func listProcs() []procEntry { return nil }
@@ -30,3 +33,10 @@ func listProcs() []procEntry { return nil }
 var clockStart = time.Now()
 
 var bootClock = func() bootTime { return bootTime(time.Since(clockStart)) }
+
+type bootAlarm struct{}
+
+func newBootAlarm(syscall.Signal) (*bootAlarm, error) { return nil, errors.ErrUnsupported }
+
+func (*bootAlarm) Set(bootTime) error { return errors.ErrUnsupported }
+func (*bootAlarm) Close() error       { return nil }

@@ -36,6 +36,16 @@ func newGroupAttr(deathSig syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 }
 
+// unreadBytes is how many bytes wait in the pipe fd (FIONREAD, which the
+// syscall package names TIOCINQ, per architecture).
+func unreadBytes(fd uintptr) int {
+	var n int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
 // isTerminal reports whether fd is a terminal: TCGETS (tcgetattr)
 // succeeds on it. The syscall package has TCGETS per architecture (mips
 // differs from the rest).

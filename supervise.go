@@ -4,6 +4,8 @@ package main
 // command ends or something ends the leadership.
 
 import (
+	"os"
+	"os/signal"
 	"syscall"
 	"time"
 )
@@ -72,7 +74,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 		return 0, false
 	}
 	if s.cmd != nil {
-		s.cmd.SetDeadline(l.KillAt()) // the keeper kills by then unless told later
+		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
 	}
 	now := time.Now()
 	deadline := l.KillBy()
@@ -242,8 +244,28 @@ func (r *runner) stopChild(cmd *child, killBy func() time.Time) childExit {
 	return ex
 }
 
-// wakeAlarm is a placeholder until the boot alarm lands.
-type wakeAlarm struct{ C chan struct{} }
+// wakeAlarm wakes supervision at a moment on the boot clock: Go's timers
+// do not count time the host spent suspended, a kernel alarm on
+// CLOCK_BOOTTIME does (it fires at once on resume). SIGALRM is ballot's
+// own: nothing else in it uses the signal.
+type wakeAlarm struct {
+	a *bootAlarm       // nil if the kernel would not make one: Go's timers alone
+	C <-chan os.Signal // nil without an alarm: never ready
+}
 
-func newWakeAlarm() *wakeAlarm    { return &wakeAlarm{} }
-func (a *wakeAlarm) Set(bootTime) {}
+func newWakeAlarm() *wakeAlarm {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGALRM) // before the alarm can fire
+	a, err := newBootAlarm(syscall.SIGALRM)
+	if err != nil {
+		signal.Stop(ch)
+		return &wakeAlarm{}
+	}
+	return &wakeAlarm{a: a, C: ch}
+}
+
+func (w *wakeAlarm) Set(at bootTime) {
+	if w.a != nil {
+		_ = w.a.Set(at)
+	}
+}
