@@ -1,7 +1,9 @@
 package main
 
 // Self-tests of the harness's steadiness and deposition faults: a slow
-// link (tcpProxy.SetDelay) and a one-sided reset (ResetClientSides).
+// link (tcpProxy.SetDelay), a one-sided reset (ResetClientSides), a
+// stopped ZooKeeper member (Pause), and a ZooKeeper leader deposed by its
+// followers while it still believes it leads (Depose, unequal syncLimit).
 
 import (
 	"errors"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestHarnessProxyDelay: SetDelay holds every byte back d in each
@@ -166,4 +170,106 @@ func TestHarnessProxyResetClientSides(t *testing.T) {
 	if n, err := up.Read(make([]byte, 16)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("upstream side after Close: read %d bytes, %v; want the connection ended", n, err)
 	}
+}
+
+// TestHarnessPause: a paused member answers nothing, keeps its clients'
+// connections, and after Resume serves the same session again.
+func TestHarnessPause(t *testing.T) {
+	const session = 4 * time.Second // the client's read timeout, 2/3 of it, outlasts the pause
+	c := startZK(t, 1)
+	conn, events := harnessConnect(t, c.Servers(), session)
+	sid := conn.SessionID()
+	c.Pause(0)
+	paused := time.Now()
+	if m := c.Mode(0); m != "" {
+		t.Fatalf("a paused member answered srvr with Mode %q", m)
+	}
+	if time.Since(paused) < zkFourLetterTTL {
+		t.Fatalf("srvr on a paused member failed after %v, before its own timeout", time.Since(paused))
+	}
+	c.Resume(0)
+	if _, _, err := conn.Exists("/"); err != nil {
+		t.Fatalf("request after Resume: %v", err)
+	}
+	if m := c.Mode(0); m != "standalone" {
+		t.Fatalf("Mode after Resume = %q", m)
+	}
+	if conn.SessionID() != sid {
+		t.Fatalf("session changed across the pause: %x → %x", sid, conn.SessionID())
+	}
+	for len(events) > 0 {
+		if ev := <-events; ev.Type == zk.EventSession && ev.State == zk.StateDisconnected {
+			t.Fatalf("the client disconnected during a %v pause", time.Since(paused))
+		}
+	}
+}
+
+// harnessNewLeader waits until a member other than old leads, and returns
+// it with the Mode old reported right after (still "leader" if it has not
+// noticed its deposition).
+func harnessNewLeader(t *testing.T, c *zkCluster, old int, timeout time.Duration) (int, string) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(zkPollInterval) {
+		for i := 0; i < c.Size(); i++ {
+			if i != old && c.Mode(i) == "leader" {
+				return i, c.Mode(old)
+			}
+		}
+	}
+	t.Fatalf("no member but %d leads %v after its deposition", old, timeout)
+	return -1, ""
+}
+
+// harnessDeposed checks a deposition of leader l that began at t0: the
+// others elect a new leader while l still reports Mode: leader, and l steps
+// down within its own syncLimit × tickTime (plus a tick, and an election's
+// worth of slack).
+func harnessDeposed(t *testing.T, c *zkCluster, l int, t0 time.Time, oldLimit time.Duration) {
+	t.Helper()
+	nl, oldMode := harnessNewLeader(t, c, l, oldLimit)
+	elected := time.Since(t0)
+	if oldMode != "leader" {
+		t.Fatalf("member %d was elected %v after the fault, but the old leader %d already reports %q: not a deposed leader", nl, elected.Round(time.Millisecond), l, oldMode)
+	}
+	stepped := harnessWaitMode(t, c, l, "no longer leading", func(m string) bool { return m != "leader" }, oldLimit+5*time.Second)
+	t.Logf("member %d elected %v after the fault while member %d still reported Mode: leader; it stopped leading %v after the fault (its syncLimit × tickTime = %v)",
+		nl, elected.Round(time.Millisecond), l, stepped.Sub(t0).Round(time.Millisecond), oldLimit)
+	c.HealAll()
+	c.WaitWhole(40 * time.Second)
+}
+
+// TestHarnessDeposedLeader: two ways a ZooKeeper leader is deposed before
+// it notices, so that for a while two members report Mode: leader.
+//
+//	a. Depose: its followers get a reset, it hears only silence.
+//	b. A rolling configuration change half done: the followers restarted
+//	   (SIGTERM) with syncLimit 2, the leader still at 8; a plain CutOff
+//	   of the leader is noticed by the followers first.
+func TestHarnessDeposedLeader(t *testing.T) {
+	const (
+		tick      = 500 * time.Millisecond
+		syncLimit = 8
+		short     = 2
+	)
+	c := startZKWith(t, zkOptions{N: 3, TickTime: tick, SyncLimit: syncLimit, PeerProxies: true})
+
+	l := c.Leader()
+	t0 := time.Now()
+	c.Depose(l)
+	harnessDeposed(t, c, l, t0, syncLimit*tick)
+
+	l = c.Leader()
+	for i := 0; i < c.Size(); i++ {
+		if i != l {
+			c.SetMemberConfig(i, fmt.Sprintf("syncLimit=%d", short))
+			c.Restart(i)
+		}
+	}
+	if c.Leader() != l {
+		t.Fatalf("restarting the followers moved the leadership from %d to %d", l, c.Leader())
+	}
+	harnessCheckProxied(t, c, "after restarting the followers")
+	t1 := time.Now()
+	c.CutOff(l)
+	harnessDeposed(t, c, l, t1, syncLimit*tick)
 }
