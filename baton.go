@@ -4,8 +4,11 @@ package main
 // until after they are gone, so a successor never starts while anything of
 // its predecessor may still run.
 //
-//   <base>/baton     ephemeral: held by the leader (its session)
+//   <base>/baton     ephemeral: held by the leader (its session); each
+//                    lease renewal rewrites its data (lease.go)
 //   <base>/handover  persistent: the last take or release of the baton
+//   <base>           its data records the longest batonWait any leader
+//                    of this election has used (electionRecord)
 //
 // Being the lowest proposal is not enough to act: a leader whose proposal
 // was deleted by someone else (an operator's cleanup) is still alive and
@@ -14,11 +17,13 @@ package main
 // A successor takes the baton in one multi-op that also checks its own
 // proposal still exists and records the take in the handover record. A
 // leader gives it back in the multi-op that deletes its proposal, marking
-// the record released. A baton that vanished while the record still says
-// taken was dropped: the holder's session ended (expired, or closed with
-// ballot gone) or someone deleted it. Its holder may then still be running
-// on a lease that outlives the baton: a successor waits batonWait before
-// it takes over, unless the holder releases it meanwhile.
+// the record released: the proposal's delete fences the release, since no
+// successor can hold the baton while our proposal is in line. A baton that
+// vanished while the record still says taken was dropped: the holder's
+// session ended (expired, or closed with ballot gone) or someone deleted
+// it. Its holder may then still be running on a lease that outlives the
+// baton: a successor waits batonWait before it takes over, unless the
+// holder releases it meanwhile.
 
 import (
 	"encoding/json"
@@ -30,20 +35,14 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// batonWait is how long a successor waits after finding the baton dropped
-// by a holder whose session timeout was t. The holder's command is gone by
-// then, whatever ended the baton:
-//   - its session expired: its lease ended before the expiry (lease.go);
-//   - its ZooKeeper member was deposed but answered syncs until it noticed,
-//     up to 1.5 × tickTime after the new quorum started counting its
-//     session afresh: its kill is due at most 3T/8 after the expiry
-//     (tickTime ≤ T/2);
-//   - someone deleted it while its holder was cut off: the holder's last
-//     renewal was sent before the deletion, so its kill is due at most 5T/8
-//     later (the lease ends T after the renewal before that, sent at least
-//     T/4 earlier, minus the T/8 margin);
-//   - before its first renewal, a holder kills at its take + T/2, and the
-//     take came before the session's end.
+// batonWait is W: how long a successor waits after finding the baton
+// dropped by a holder whose session timeout was t. Whatever dropped it
+// (the session's expiry, a deletion), that came after the holder's last
+// renewal was sent, and the holder's command is dead by that send time +
+// W (lease.go): so it is dead by the time the successor, which saw the
+// baton gone no earlier than it went, has waited W. 3T/4 leaves the
+// leader's renewals room to ride through a stalled or slow ZooKeeper
+// (README, "How the election works"); a host that dies costs T + W.
 func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
 
 func batonPath(base string) string    { return base + "/" + batonName }
@@ -52,25 +51,35 @@ func handoverPath(base string) string { return base + "/" + handoverName }
 func (c *candidate) batonPath() string    { return batonPath(c.basePath) }
 func (c *candidate) handoverPath() string { return handoverPath(c.basePath) }
 
-func (c *candidate) handoverData(state string) []byte {
+func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
-	b, _ := json.Marshal(handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
+	return handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
 		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
-		FencingToken: c.token, At: time.Now().UTC()})
+		BatonWaitMs: batonWait(c.s.Timeout()).Milliseconds(), FencingToken: c.token, At: time.Now().UTC()}
+}
+
+func (c *candidate) handoverData(state string) []byte {
+	b, _ := json.Marshal(c.handoverRecord(state))
+	return b
+}
+
+// batonData is the baton's data as a renewal writes it: the take's record
+// and how the renewals go, for ballot info (the node's mtime dates the
+// last renewal on ZooKeeper's clock).
+func (c *candidate) batonData(last, largest, lease time.Duration) []byte {
+	b, _ := json.Marshal(batonRecord{handoverRecord: c.handoverRecord(handoverTaken),
+		LastRenewalMs: last.Milliseconds(), LargestRenewalMs: largest.Milliseconds(),
+		LeaseMs: lease.Milliseconds(), RenewEveryMs: (c.s.Timeout() / renewEveryDiv).Milliseconds()})
 	return b
 }
 
 // takeBaton waits until the baton is free and takes it. It returns the send
 // time of the write that took it: the lease starts there.
 //
-// A missing handover record is treated as a dropped baton (someone may
-// have deleted it, with the baton, under a leader that is cut off), except
-// by the candidate that created the election path itself, on which nobody
-// can have led before. wary is set when this candidate saw its own proposal
-// deleted by someone else: then even a path it created again proves
-// nothing (the whole election may have been deleted under a running
-// leader).
-func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error) {
+// A missing handover record is treated as a dropped baton, even by the
+// candidate that just created the election path: someone may have deleted
+// the whole election (deleteall) under a leader that is still running.
+func (c *candidate) takeBaton(stop <-chan struct{}) (bootTime, error) {
 	var drop droppedWait
 	announced := "" // the last wait logged
 	for {
@@ -84,7 +93,14 @@ func (c *candidate) takeBaton(stop <-chan struct{}, wary bool) (bootTime, error)
 			}
 			continue
 		}
-		if dropped, wait := c.droppedTake(h, wary); dropped != "" {
+		dropped, wait, err := c.droppedTake(h)
+		if err != nil {
+			if err := c.retryAfter(err, stop); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if dropped != "" {
 			free, err := c.waitOutDrop(h, dropped, wait, &drop, &announced, stop)
 			if err != nil {
 				return 0, err
@@ -122,19 +138,55 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 // droppedTake names a take that was never released, by another session
 // (or a missing record, see takeBaton), and how long its holder's lease
 // may still run: "" when there is none.
-func (c *candidate) droppedTake(h *handoverSeen, wary bool) (dropped string, wait time.Duration) {
+func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
 	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
-	wait = batonWait(c.s.Timeout())
 	switch {
 	case h.exists && !mine && (!h.parsed || h.rec.State != handoverReleased):
-		if h.parsed && h.rec.SessionTimeoutMs > 0 {
-			wait = batonWait(time.Duration(h.rec.SessionTimeoutMs) * time.Millisecond)
+		return string(h.raw), h.rec.holderWait(c.s.Timeout()), nil
+	case !h.exists:
+		// Whoever held the baton last, its record is gone: wait the
+		// longest W any leader of this election recorded (mixed session
+		// timeouts), at least our own.
+		e, err := c.readElection()
+		if err != nil {
+			return "", 0, err
 		}
-		return string(h.raw), wait
-	case !h.exists && (wary || !c.createdElection):
-		return "(no handover record)", wait
+		return "(no handover record)", max(batonWait(c.s.Timeout()), time.Duration(e.rec.BatonWaitMs)*time.Millisecond), nil
 	}
-	return "", wait
+	return "", 0, nil
+}
+
+// holderWait is W for the holder of a take record: as recorded, or from
+// its session timeout (records of older ballots), or ours (unparsable).
+func (r handoverRecord) holderWait(own time.Duration) time.Duration {
+	switch {
+	case r.BatonWaitMs > 0:
+		return time.Duration(r.BatonWaitMs) * time.Millisecond
+	case r.SessionTimeoutMs > 0:
+		return batonWait(time.Duration(r.SessionTimeoutMs) * time.Millisecond)
+	}
+	return batonWait(own)
+}
+
+// electionSeen is the election path's own record, as last read.
+type electionSeen struct {
+	rec     electionRecord
+	version int32
+	ours    bool // empty or ballot's: ballot may write it
+}
+
+// readElection reads the election path's record.
+func (c *candidate) readElection() (*electionSeen, error) {
+	raw, st, err := c.s.conn.Get(c.basePath)
+	if err != nil {
+		return nil, err
+	}
+	e := &electionSeen{version: st.Version, ours: len(raw) == 0}
+	if len(raw) > 0 && json.Unmarshal(raw, &e.rec) == nil {
+		e.ours = true
+	}
+	c.election = e
+	return e, nil
 }
 
 // droppedWait is the dropped take already waited for, across rounds.
@@ -176,11 +228,16 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 }
 
 // tryTake creates the baton and marks the record taken, in one multi-op
-// that checks our proposal still exists. taken is false when the round
-// must start again (the baton was held, the record changed, the answer was
-// lost).
+// that checks our proposal still exists, and records our W in the
+// election's record if it is the longest yet. taken is false when the
+// round must start again (the baton was held, a record changed, the
+// answer was lost).
 func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
-	sent = bootNow()
+	if c.election == nil {
+		if _, err := c.readElection(); err != nil {
+			return 0, false, c.retryAfter(err, stop)
+		}
+	}
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
 	if h.exists {
@@ -188,11 +245,21 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 	} else {
 		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
 	}
+	w := batonWait(c.s.Timeout()).Milliseconds()
+	record := c.election.ours && w > c.election.rec.BatonWaitMs
+	if record {
+		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})
+		ops = append(ops, &zk.SetDataRequest{Path: c.basePath, Data: b, Version: c.election.version})
+	}
+	sent = bootNow()
 	res, err := c.s.conn.Multi(ops...)
 	if err == nil {
 		c.handoverVersion = 0
 		if h.exists && res[2].Stat != nil {
 			c.handoverVersion = res[2].Stat.Version
+		}
+		if record && res[3].Stat != nil {
+			c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
 		}
 		c.holdsBaton, c.maybeBaton = true, false
 		c.log.Info("baton taken", "proposal", c.node)
@@ -205,6 +272,9 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 		return 0, false, c.waitHeld(announced, stop)
 	case i == 2 && (errors.Is(res[2].Error, zk.ErrBadVersion) || errors.Is(res[2].Error, zk.ErrNoNode) || errors.Is(res[2].Error, zk.ErrNodeExists)):
 		// The record changed or appeared meanwhile: read it again.
+		return 0, false, nil
+	case i == 3 && errors.Is(res[3].Error, zk.ErrBadVersion):
+		c.election = nil // another leader recorded its W meanwhile
 		return 0, false, nil
 	case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
 		// The multi may have been applied: a baton of ours is found on
@@ -249,13 +319,21 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		c.log.Info("waiting for the baton: the previous leader still holds it (its session lives); it gives it back once its command is gone", "holder", holder)
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
-	select {
-	case <-ev:
-		return nil
-	case <-c.s.lost:
-		return errSessionLost
-	case <-stop:
-		return errStopped
+	for {
+		select {
+		case e := <-ev:
+			if e.Type != zk.EventNodeDataChanged {
+				return nil
+			}
+			// The holder's lease renewal: it still holds the baton.
+			if held, _, ev, err = c.batonWatch(); err != nil || !held {
+				return nil
+			}
+		case <-c.s.lost:
+			return errSessionLost
+		case <-stop:
+			return errStopped
+		}
 	}
 }
 
@@ -300,7 +378,11 @@ func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, er
 
 // releaseOps give the baton back, for the multi-op that deletes the
 // proposal: the handover record says released (only if nobody took the
-// baton since: its version is ours), and the baton goes.
+// baton since: its version is ours), and the baton goes. The proposal's
+// delete in the same multi-op fences them: while our proposal is in line
+// nobody else can have taken the baton, whatever the record's version says
+// (an operator may have deleted the record, and a successor re-created it
+// at version 0, the version of our own create).
 func (c *candidate) releaseOps() []any {
 	if !c.holdsBaton {
 		return nil
@@ -311,13 +393,32 @@ func (c *candidate) releaseOps() []any {
 	}
 }
 
-// retire runs a leader's or candidate's last writes in one multi-op. What
-// someone else already deleted is dropped and the rest tried again; if the
-// handover record changed under us, the release is dropped and released
-// reports false: the caller must end the session, so that a baton of ours,
-// if any is left, goes with it.
+// retire runs a leader's or candidate's last writes in one multi-op, which
+// deletes the proposal. What someone else already deleted is dropped and
+// the rest tried again; if the proposal itself is gone, or the handover
+// record changed under us, the release is dropped and released reports
+// false: the caller must end the session, so that a baton of ours, if any
+// is left, goes with it.
 func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	released = true
+	dropRelease := func() {
+		released = false
+		var keep []any
+		for _, o := range ops {
+			switch o := o.(type) {
+			case *zk.DeleteRequest:
+				if o.Path == c.batonPath() {
+					continue
+				}
+			case *zk.SetDataRequest:
+				if o.Path == c.handoverPath() {
+					continue
+				}
+			}
+			keep = append(keep, o)
+		}
+		ops = keep
+	}
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
@@ -334,21 +435,14 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		case *zk.DeleteRequest:
 			if errors.Is(res[i].Error, zk.ErrNoNode) || errors.Is(res[i].Error, zk.ErrBadVersion) {
 				ops = append(ops[:i:i], ops[i+1:]...)
+				if op.Path == c.node {
+					dropRelease() // not in line any more: the baton may not be ours to give
+				}
 				continue
 			}
 		case *zk.SetDataRequest:
 			if op.Path == c.handoverPath() {
-				released = false
-				var keep []any
-				for _, o := range ops {
-					if d, ok := o.(*zk.DeleteRequest); ok && d.Path == c.batonPath() {
-						continue
-					}
-					if o != op {
-						keep = append(keep, o)
-					}
-				}
-				ops = keep
+				dropRelease()
 				continue
 			}
 		}

@@ -29,10 +29,10 @@ type candidate struct {
 	leading   bool // elected; the demote hook is owed
 	published bool // the leader node was written (or is being written)
 
-	holdsBaton      bool  // took the baton and has not given it back
-	maybeBaton      bool  // a take's answer was lost: a baton of ours may exist
-	handoverVersion int32 // the handover record's version after our take
-	createdElection bool  // this candidate created the election path
+	holdsBaton      bool          // took the baton and has not given it back
+	maybeBaton      bool          // a take's answer was lost: a baton of ours may exist
+	handoverVersion int32         // the handover record's version after our take
+	election        *electionSeen // the election path's record, as last read
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
 

@@ -69,7 +69,7 @@ func (r *runner) killByFor(l *lease) func() time.Time {
 	if r.set.OnConnectionLoss == lossIgnore {
 		return nil
 	}
-	return l.KillBy
+	return l.supervisedKillBy
 }
 
 // keeperDeadline is the lease's kill time for the keeper to enforce; none

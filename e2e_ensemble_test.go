@@ -148,7 +148,7 @@ func TestEnsembleSafety(t *testing.T) {
 			c.CutOff(m)
 			cut := time.Now()
 			takeover(t, e, b, "leader's ZooKeeper member cut off from its peers", cut, 30*time.Second)
-			if !a.Logged("while leading") && !a.Logged("lease expired") {
+			if !a.Logged("lease running out") && !a.Logged("lease expired") {
 				t.Errorf("a did not say it stopped for a lost lease")
 			}
 			whole(t, c)

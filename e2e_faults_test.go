@@ -147,7 +147,7 @@ func TestFaultPartitionReelect(t *testing.T) {
 	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
 	cut := time.Now()
-	a.WaitLog("connection to ZooKeeper lost while leading", 5*time.Second)
+	a.WaitLog("lease running out", 5*time.Second)
 	b.WaitLog("command started", 10*time.Second)
 	if d := time.Since(cut); d < 4*time.Second {
 		time.Sleep(4*time.Second - d)

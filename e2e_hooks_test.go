@@ -391,7 +391,7 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
-	a.WaitLog("connection to ZooKeeper lost while leading", 5*time.Second)
+	a.WaitLog("lease running out", 5*time.Second)
 	demote := waitEvent(t, e.events, "demote", "a", 5*time.Second)
 	promote := waitEvent(t, e.events, "promote", "b", 10*time.Second)
 	b.WaitLog("command started", 10*time.Second)

@@ -7,10 +7,9 @@ package main
 //   - a candidate makes one ephemeral-sequential proposal in a session; the
 //     lowest sequence number leads; every other candidate watches only its
 //     predecessor, so a handover wakes one candidate, not all of them;
-//   - a leader holds a lease: the send time of the last request the server
-//     answered, plus the negotiated session timeout. The server cannot expire
-//     the session before the lease ends, so nobody else can lead before
-//     then; the leader's command must be gone before it ends.
+//   - the lowest proposal leads once it holds the baton (baton.go), under a
+//     lease its quorum writes renew (lease.go); its command must be gone
+//     before the lease ends.
 
 import (
 	"crypto/rand"
@@ -53,7 +52,6 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 	_, _ = rand.Read(guid[:])
 	tag := "_c_" + hex.EncodeToString(guid[:]) + "-"
 	var node string
-	created := false // this candidate created the election path: nobody led on it before
 	for node == "" {
 		if s.isLost() {
 			return nil, errSessionLost
@@ -71,7 +69,6 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			_, err := s.conn.Create(basePath, nil, 0, s.acl)
 			switch {
 			case err == nil:
-				created = true
 			case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
 				return nil, zkError(err, "create", basePath)
 			case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
@@ -94,7 +91,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, createdElection: created, done: make(chan struct{})}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{})}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {
 		ok, stat, err := s.conn.Exists(node)

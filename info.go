@@ -197,8 +197,20 @@ type infoBaton struct {
 	SinceAgoMs int64 `json:"sinceAgoMs"`
 	// SuccessorWaitMs: dropped, how long the next leader waits after
 	// seeing the baton gone.
-	SuccessorWaitMs int64  `json:"successorWaitMs,omitempty"`
-	Note            string `json:"note,omitempty"`
+	SuccessorWaitMs int64 `json:"successorWaitMs,omitempty"`
+	// Held: the leader's lease, from the baton's data and its mtime (each
+	// renewal rewrites it). LeaseLeftMs is about how long the leader's
+	// command may still run should no renewal succeed from now on.
+	Lease *infoLease `json:"lease,omitempty"`
+	Note  string     `json:"note,omitempty"`
+}
+
+type infoLease struct {
+	LastRenewalAgoMs int64 `json:"lastRenewalAgoMs"` // now - the baton's mtime
+	LastRenewalMs    int64 `json:"lastRenewalMs"`    // round trip of a recent renewal
+	LargestRenewalMs int64 `json:"largestRenewalMs"` // the largest of this leadership
+	LeaseLeftMs      int64 `json:"leaseLeftMs"`
+	RenewEveryMs     int64 `json:"renewEveryMs"`
 }
 
 type infoRawNode struct {
@@ -459,8 +471,15 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 	var b *infoBaton
 	switch {
 	case s.baton != nil:
-		_ = json.Unmarshal(s.baton.raw, &rec)
+		var br batonRecord
+		_ = json.Unmarshal(s.baton.raw, &br)
+		rec = br.handoverRecord
 		b = &infoBaton{State: "held", SessionID: fmt.Sprintf("0x%x", s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
+		if br.LeaseMs > 0 {
+			age := ageMs(now, s.baton.stat.Mtime)
+			b.Lease = &infoLease{LastRenewalAgoMs: age, LastRenewalMs: br.LastRenewalMs, LargestRenewalMs: br.LargestRenewalMs,
+				LeaseLeftMs: max(br.LeaseMs-age, 0), RenewEveryMs: br.RenewEveryMs}
+		}
 		if l := s.lowestProposal(); l == nil || l.stat.EphemeralOwner != s.baton.stat.EphemeralOwner {
 			b.Note = fmt.Sprintf("the baton is held by %s, which is not the lowest proposal: the next leader starts only once that candidate's command is gone and it gives the baton back, or its session ends", orNone(rec.CandidateID))
 		}
@@ -471,7 +490,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 		b = &infoBaton{State: rec.State, SessionID: rec.Session, SinceAgoMs: ageMs(now, s.handover.stat.Mtime)}
 		if rec.State != handoverReleased {
 			b.State = "dropped"
-			b.SuccessorWaitMs = batonWait(time.Duration(rec.SessionTimeoutMs) * time.Millisecond).Milliseconds()
+			b.SuccessorWaitMs = rec.holderWait(0).Milliseconds()
 			b.Note = fmt.Sprintf("the baton was dropped by %s without being given back (its session ended, or someone deleted it): the next leader waits %s after seeing it gone, for anything %s may still run to be stopped by its own lease",
 				orNone(rec.CandidateID), fmtMs(b.SuccessorWaitMs), orNone(rec.CandidateID))
 		}

@@ -266,6 +266,10 @@ func batonKVs(b *infoBaton) []kv {
 	if b.SuccessorWaitMs > 0 {
 		kvs = append(kvs, kv{k: "successorWaits", v: fmtMs(b.SuccessorWaitMs)})
 	}
+	if l := b.Lease; l != nil {
+		kvs = append(kvs, kv{k: "lease", v: fmt.Sprintf("renewed %s ago (round trip %s, largest %s); about %s left should renewals stop",
+			fmtMs(l.LastRenewalAgoMs), fmtMs(l.LastRenewalMs), fmtMs(l.LargestRenewalMs), fmtMs(l.LeaseLeftMs))})
+	}
 	return kvs
 }
 

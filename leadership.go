@@ -212,10 +212,13 @@ func (r *runner) follow(c *candidate) (bootTime, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
 	standDown, onceRun, release := r.followStop(c)
+	// The election's record, read while waiting, not when elected: one
+	// round trip fewer between the predecessor's release and our command.
+	_, _ = c.readElection()
 	err := c.awaitLeadership(standDown)
 	var taken bootTime
 	if err == nil {
-		taken, err = c.takeBaton(standDown, r.wary)
+		taken, err = c.takeBaton(standDown)
 	}
 	release()
 	if errors.Is(err, errStopped) {
@@ -223,7 +226,6 @@ func (r *runner) follow(c *candidate) (bootTime, verdict) {
 	}
 	switch {
 	case err == nil:
-		r.wary = false
 		return taken, verdict{}
 	case errors.Is(err, errOnceKeyRun):
 		c.withdraw()
@@ -242,9 +244,6 @@ func (r *runner) follow(c *candidate) (bootTime, verdict) {
 		return 0, exitWith(exitOK)
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
-	if errors.Is(err, errProposalGone) {
-		r.wary = true
-	}
 	if c.maybeBaton {
 		r.endSession() // a baton of ours may exist: it goes with the session
 	}
@@ -267,13 +266,13 @@ func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
 // elected is the edge from follower to leader, once the baton is taken:
 // the lease starts, the proposal node says so.
 func (r *runner) elected(c *candidate, taken bootTime) *lease {
-	l := c.holdLease(taken)
+	l := c.holdLease(taken, r.set.StopGracePeriod)
 	r.lease.Store(l)
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 	r.metrics.Leader(true)
 	c.leading = true
 	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
-		"lease_left", time.Until(l.KillBy()).Round(time.Millisecond))
+		"lease_left", l.Left().Round(time.Millisecond))
 	c.pub.update(func(d *proposalData) {
 		d.State = stateLeading
 		d.FencingToken = c.token

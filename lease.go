@@ -1,30 +1,33 @@
 package main
 
 // The lease: how long a leader may still act. Its end is the earliest
-// moment the ZooKeeper quorum could expire the leader's session; the
-// command must be gone a margin before it, by ballot's hand or, if ballot
-// cannot act (stopped, hung, killed), by the keeper's (keeper.go).
+// moment a successor could start; the command must be gone a margin before
+// it, by ballot's hand or, if ballot cannot act (stopped, hung, killed), by
+// the keeper's (keeper.go).
 //
-// Only requests that reach the ZooKeeper leader vouch for a session: a
-// member cut off from its quorum keeps answering reads and pings from its
-// own copy for syncLimit × tickTime, while the quorum may expire the
-// session after T. So a renewal is a sync (forwarded to the ZooKeeper
-// leader), then reads of the proposal and the baton, which the member
-// answers only once it has caught up with that sync.
+// A renewal is one quorum write: a multi-op that checks the proposal and
+// rewrites the baton's data. ZooKeeper commits it only at a leader that
+// has its quorum (a deposed ZooKeeper leader cannot), and only while the
+// session lives there and both nodes exist. So once renewal b is answered,
+// whatever ends this leadership — the session's expiry, a deletion of the
+// proposal or the baton — comes after b in ZooKeeper's order, hence after b
+// was sent. A successor waits batonWait (W) after seeing the baton dropped,
+// or for its release, which comes only once everything here is gone. So
+// nothing can start elsewhere before (b sent) + W: that is the lease's end,
+// whatever tickTime, syncLimit or ping schedule the ensemble has. The take
+// of the baton is such a write too, so the first lease counts from it.
 //
-// A member reports its clients' session touches to the ZooKeeper leader in
-// its reply to the leader's ping, every tickTime/2. Once a sync sent at
-// least tickTime/2 after an earlier request a was answered, the leader had
-// seen a's touch before it saw the sync, so the session cannot expire
-// before a was sent + T. ballot does not know tickTime; ZooKeeper's default
-// minSessionTimeout (2 × tickTime) makes tickTime/2 ≤ T/4. So each renewal
-// is sent renewGap after the previous one was answered, and moves the end
-// of the lease to the previous one's send time + T. The README derives the
-// bound and lists what it assumes.
+// Renewals are sent every T/8 whether or not earlier ones were answered:
+// on a slow link the lease then trails the clock by one round trip, not
+// by several. The command is asked to stop only when the lease left falls
+// to the grace it is owed; a slow renewal costs nothing until then. The
+// README derives what that rides through.
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -32,36 +35,46 @@ import (
 
 // Fractions of the session timeout T.
 const (
-	// renewGapDiv: renewals are spaced T/4 after the previous answer, at
-	// least the ZooKeeper leader's ping period (tickTime/2 ≤ T/4), so each
-	// answered renewal proves the previous one's touch reached the leader.
-	renewGapDiv = 4
-	// marginDiv: the command must be gone T/8 before the lease ends, for the
-	// kill itself, message delays and clocks that tick at slightly different
-	// rates.
-	marginDiv = 8
-	// suspectLateDiv: a renewal more than T/8 late means the connection is
-	// in trouble: the command is asked to stop (SIGTERM) while the lease
-	// still leaves it a grace period.
-	suspectLateDiv = 8
+	// renewEveryDiv: a renewal goes out every T/8. Each is a quorum write
+	// (8 per T: 96 a minute at T = 5 s); more often would load the ensemble
+	// for little, less often would cut the stall a leader rides through by
+	// as much.
+	renewEveryDiv = 8
+	// maxRenewalsInFlight bounds the renewals waiting for an answer (a
+	// stalled server): one lease's worth.
+	maxRenewalsInFlight = 8
+	// killMarginDiv: the command must be dead T/32 before the lease's end,
+	// for the kill itself and for clocks that tick at slightly different
+	// rates over W (ppm, far less than T/32).
+	killMarginDiv = 32
+	// graceOwedDiv: a command is owed min(--stop-grace-period, T/8) between
+	// SIGTERM and the kill when the lease runs out.
+	graceOwedDiv = 8
+	// slowDiv: a renewal unanswered after T/8 is reported as slow.
+	slowDiv = 8
+	// checkInDiv: renewals vouch only while supervision has checked in
+	// within T/4: a ballot whose main goroutine is stuck must not keep the
+	// lead (and the baton) while nothing watches the command.
+	checkInDiv = 4
 )
-
-// firstLease is the lease a leader has from taking the baton until its
-// first renewal: a write proves only that the session lived when it was
-// sent. 5T/8 leaves T/2 before the kill, which a successor covers: it waits
-// 3T/4 after finding a baton dropped without release (baton.go).
-func firstLease(t time.Duration) time.Duration { return t * 5 / 8 }
 
 type lease struct {
 	c       *candidate
-	timeout time.Duration // the smallest session timeout negotiated
+	timeout time.Duration // T, the smallest session timeout negotiated
+	wait    time.Duration // W, what a successor waits for a dropped baton
+	grace   time.Duration // owed to the command before the kill
 
-	mu       sync.Mutex
-	end      bootTime // the earliest the quorum may expire the session
-	lastSent bootTime // send time of the last answered renewal
-	answered bootTime // and when it was answered
+	mu        sync.Mutex
+	vouched   bootTime   // send time of the last write that succeeded (the take, a renewal)
+	inFlight  []bootTime // send times of renewals not answered yet
+	latency   time.Duration
+	maxLat    time.Duration
+	slowSince bootTime // an unanswered renewal was reported slow; 0: none
+
+	checkedIn atomic.Int64 // bootTime of supervision's last check-in
 
 	renewed  chan struct{} // pinged on every renewal
+	answered chan struct{} // pinged on every answer (room in flight)
 	gone     chan struct{} // closed when the proposal or the baton is gone
 	goneOnce sync.Once
 	goneWhy  string
@@ -73,80 +86,101 @@ type lease struct {
 
 // holdLease starts a leader's lease; taken is the send time of the write
 // that took the baton.
-func (c *candidate) holdLease(taken bootTime) *lease {
+func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration) *lease {
 	t := c.s.Timeout()
 	l := &lease{
 		c:        c,
 		timeout:  t,
-		end:      taken + bootTime(firstLease(t)),
-		lastSent: taken,
-		answered: bootNow(),
+		wait:     batonWait(t),
+		grace:    min(stopGrace, t/graceOwedDiv),
+		vouched:  taken,
 		renewed:  make(chan struct{}, 1),
+		answered: make(chan struct{}, 1),
 		gone:     make(chan struct{}),
 		quit:     make(chan struct{}),
 	}
+	l.checkIn()
 	l.ctl = c.watchControls(l.quit)
 	go l.renewLoop()
-	go l.watch(c.node, "proposal")
-	go l.watch(c.batonPath(), "baton")
+	go l.watch()
 	return l
 }
 
+// checkIn says supervision is alive (supervise's loop, a stop's grace
+// period): renewals vouch only for a leader that watches its command.
+func (l *lease) checkIn() { l.checkedIn.Store(int64(bootNow())) }
+
+func (l *lease) supervised(now bootTime) bool {
+	return now-bootTime(l.checkedIn.Load()) < bootTime(l.timeout/checkInDiv)
+}
+
 func (l *lease) renewLoop() {
-	gap := bootTime(l.timeout / renewGapDiv)
+	every := bootTime(l.timeout / renewEveryDiv)
+	next := bootNow() + every
+	stuck := false
 	for {
-		l.mu.Lock()
-		due := l.answered + gap
-		l.mu.Unlock()
-		if d := time.Duration(due - bootNow()); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-l.quit:
-				t.Stop()
-				return
-			case <-l.c.s.lost:
-				t.Stop()
-				return
-			}
-		}
-		sent := bootNow()
-		err := l.renew()
-		var lost *nodeLostError
-		switch {
-		case err == nil:
-			l.mu.Lock()
-			if e := l.lastSent + bootTime(l.timeout); e > l.end {
-				l.end = e
-			}
-			l.lastSent, l.answered = sent, bootNow()
-			l.mu.Unlock()
-			select {
-			case l.renewed <- struct{}{}:
-			default:
-			}
-		case errors.As(err, &lost):
-			l.lose(lost.Error())
+		if !l.sleepUntil(next) {
 			return
-		default:
-			// The connection is down: the request failed or waited for a
-			// reconnect; try again soon (a later send only widens the gap).
-			// Anything else (an ACL, a deleted election path): try again
-			// less often; the lease runs out meanwhile if it lasts.
-			pause := 20 * time.Millisecond
-			if !retryable(err) {
-				pause = 500 * time.Millisecond
-				l.c.log.Warn("cannot renew the lease", "error", err)
+		}
+		now := bootNow()
+		next = now + every
+		l.reportSlow(now)
+		if !l.supervised(now) {
+			// Stop vouching: the lease runs out, the keeper kills the
+			// command at its end. Then end the session, or the baton
+			// would stay held by a leader that runs nothing.
+			if !stuck {
+				stuck = true
+				l.c.log.Error("supervision has not checked in; renewals stop vouching, so the lease runs out and the keeper stops the command",
+					"last_check_in_ago", time.Duration(now-bootTime(l.checkedIn.Load())).Round(time.Millisecond))
 			}
-			select {
-			case <-time.After(pause):
+			if now >= l.hardEnd() {
+				l.c.s.markLost("supervision stuck past the lease's end")
+				l.c.s.conn.Close()
+				return
+			}
+			continue
+		}
+		if stuck {
+			stuck = false
+			l.c.log.Info("supervision checks in again; renewals vouch again")
+		}
+		l.mu.Lock()
+		full := len(l.inFlight) >= maxRenewalsInFlight
+		if !full {
+			l.inFlight = append(l.inFlight, now)
+		}
+		l.mu.Unlock()
+		if full {
+			select { // send again as soon as one is answered
+			case <-l.answered:
+				next = bootNow()
 			case <-l.quit:
 				return
 			case <-l.c.s.lost:
 				return
 			}
+			continue
 		}
+		go l.renew(now)
 	}
+}
+
+// sleepUntil waits until t on the boot clock; false when the lease ends.
+func (l *lease) sleepUntil(t bootTime) bool {
+	d := time.Duration(t - bootNow())
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-l.quit:
+	case <-l.c.s.lost:
+	}
+	return false
 }
 
 // nodeLostError says the proposal or the baton is gone or not ours.
@@ -154,54 +188,119 @@ type nodeLostError struct{ what string }
 
 func (e *nodeLostError) Error() string { return "our " + e.what + " node was deleted" }
 
-// renew is one renewal: a sync, then the proposal and the baton must still
-// exist and belong to this session.
-func (l *lease) renew() error {
+// renew sends one renewal, sent at sent, and records its answer.
+func (l *lease) renew(sent bootTime) {
 	c := l.c
-	if _, err := c.s.conn.Sync(c.basePath); err != nil {
-		return err
-	}
-	for _, n := range [...]struct{ path, what string }{{c.node, "proposal"}, {c.batonPath(), "baton"}} {
-		ok, st, err := c.s.conn.Exists(n.path)
-		if err != nil {
-			return err
+	l.mu.Lock()
+	data := c.batonData(l.latency, l.maxLat, l.wait-l.timeout/killMarginDiv)
+	l.mu.Unlock()
+	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
+	now := bootNow()
+	l.mu.Lock()
+	for i, s := range l.inFlight {
+		if s == sent {
+			l.inFlight = append(l.inFlight[:i], l.inFlight[i+1:]...)
+			break
 		}
-		if !ok || st.EphemeralOwner != c.s.ID() {
-			return &nodeLostError{n.what}
-		}
 	}
-	return nil
+	if err == nil {
+		l.vouched = max(l.vouched, sent)
+		l.latency = time.Duration(now - sent)
+		l.maxLat = max(l.maxLat, l.latency)
+	}
+	recovered := err == nil && l.slowSince != 0 && len(l.inFlight) == 0
+	slowFor := time.Duration(now - l.slowSince)
+	if recovered {
+		l.slowSince = 0
+	}
+	l.mu.Unlock()
+	ping(l.answered)
+	switch {
+	case err == nil:
+		ping(l.renewed)
+		if recovered {
+			c.log.Info("lease renewals are answered again", "slow_for", slowFor.Round(time.Millisecond),
+				"last_renewal", l.latency.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond))
+		}
+	case errors.Is(err, zk.ErrSessionExpired):
+		c.s.markLost("session expired")
+	case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
+		l.lose((&nodeLostError{"proposal"}).Error())
+	case len(res) == 2 && errors.Is(res[1].Error, zk.ErrNoNode):
+		l.lose((&nodeLostError{"baton"}).Error())
+	case !retryable(err):
+		// An ACL, a deleted election path: the lease runs out meanwhile.
+		c.log.Warn("cannot renew the lease", "error", err)
+	}
 }
 
-// watch ends the lease as soon as path is deleted, rather than at the next
-// renewal: the next candidate's watch fires at the same moment. A member
-// cut off from its quorum sends no such news; the lease covers that.
-func (l *lease) watch(path, what string) {
+// reportSlow warns, once per episode, about a renewal unanswered for T/8:
+// the connection may be fine and ZooKeeper slow (a pause, a leader
+// election, fsync), or the link slow. The command goes on until the lease
+// left falls to the grace it is owed.
+func (l *lease) reportSlow(now bootTime) {
+	l.mu.Lock()
+	if l.slowSince != 0 || len(l.inFlight) == 0 || now-l.inFlight[0] < bootTime(l.timeout/slowDiv) {
+		l.mu.Unlock()
+		return
+	}
+	l.slowSince = l.inFlight[0]
+	oldest := time.Duration(now - l.inFlight[0])
+	l.mu.Unlock()
+	l.c.log.Warn("lease renewal slow: ZooKeeper has not answered; the command goes on while the lease lasts",
+		"unanswered_for", oldest.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond),
+		"stops_at_lease_left", l.grace.Round(time.Millisecond))
+}
+
+func ping(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// watch ends the lease as soon as the proposal or the baton is deleted,
+// rather than at the next renewal: the next candidate's watch fires at the
+// same moment. It watches the election's children, which the renewals'
+// writes to the baton's data do not touch. A member cut off from its
+// quorum sends no such news; the lease covers that.
+func (l *lease) watch() {
+	c := l.c
+	proposal := c.node[len(c.basePath)+1:]
 	for {
-		ok, _, ev, err := l.c.s.conn.ExistsW(path)
+		children, _, ev, err := c.s.conn.ChildrenW(c.basePath)
 		switch {
-		case err == nil && !ok:
-			l.lose((&nodeLostError{what}).Error())
+		case err == nil:
+			has := map[string]bool{}
+			for _, n := range children {
+				has[n] = true
+			}
+			if !has[proposal] {
+				l.lose((&nodeLostError{"proposal"}).Error())
+				return
+			}
+			if !has[batonName] {
+				l.lose((&nodeLostError{"baton"}).Error())
+				return
+			}
+		case errors.Is(err, zk.ErrNoNode):
+			l.lose((&nodeLostError{"proposal"}).Error())
 			return
-		case err != nil:
-			if !retryable(err) || l.c.s.waitOnline(l.quit) != nil {
+		default:
+			if !retryable(err) || c.s.waitOnline(l.quit) != nil {
 				return
 			}
 			continue
 		}
 		select {
 		case e := <-ev:
-			switch e.Type {
-			case zk.EventNodeDeleted:
-				l.lose((&nodeLostError{what}).Error())
-				return
-			case zk.EventNotWatching:
+			if e.Type == zk.EventNotWatching {
 				return // the session is gone; the supervisor hears of it
 			}
-			// The proposal's own status writes: watch again.
 		case <-l.quit:
 			return
-		case <-l.c.s.lost:
+		case <-c.s.lost:
 			return
 		}
 	}
@@ -228,42 +327,77 @@ func (l *lease) GoneWhy() string {
 // closed.
 func (l *lease) Stop() { l.quitOnce.Do(func() { close(l.quit) }) }
 
-// KillAt is when the command must be gone at the latest, on the boot clock
-// (what the keeper is told).
-func (l *lease) KillAt() bootTime {
+// hardEnd is the earliest a successor could start: the last write that
+// vouched for this leadership, plus W.
+func (l *lease) hardEnd() bootTime {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.end - bootTime(l.timeout/marginDiv)
+	return l.vouched + bootTime(l.wait)
 }
 
-// suspectAt is when missing renewals mean the connection is lost: the next
-// renewal is T/8 late, but no later than T/8 before the kill, so the
-// command always gets a grace period and nothing starts on a lease about
-// to end (slow renewals move the kill closer than the schedule assumes).
-func (l *lease) suspectAt() bootTime {
+// KillAt is when the command must be dead at the latest, on the boot
+// clock: ballot kills it then, and so does the keeper (keeper.go).
+func (l *lease) KillAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv) }
+
+// BackstopAt is when the kernel kills the keeper itself, should it not
+// have killed the command by KillAt (ptrace-stopped, wedged): half the
+// margin later, still before the lease's end.
+func (l *lease) BackstopAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv/2) }
+
+// stopAt is when ballot asks the command to stop (SIGTERM): the grace it
+// is owed before KillAt.
+func (l *lease) stopAt() bootTime { return l.KillAt() - bootTime(l.grace) }
+
+// Left is the time left before the kill.
+func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - bootNow()) }
+
+// Renewals reports the last and the largest renewal round trip.
+func (l *lease) Renewals() (last, largest time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	late := l.answered + bootTime(l.timeout/renewGapDiv+l.timeout/suspectLateDiv)
-	kill := l.end - bootTime(l.timeout/marginDiv)
-	return min(late, kill-bootTime(l.timeout/8))
+	return l.latency, l.maxLat
 }
 
-// KillBy and SuspectAt are KillAt and suspectAt on Go's clock, computed
-// afresh at each call, so they compare with time.Now() at that moment.
-func (l *lease) KillBy() time.Time    { return onGoClock(l.KillAt()) }
-func (l *lease) SuspectAt() time.Time { return onGoClock(l.suspectAt()) }
+// KillBy and StopBy are KillAt and stopAt on Go's clock, computed afresh
+// at each call, so they compare with time.Now() at that moment.
+func (l *lease) KillBy() time.Time { return onGoClock(l.KillAt()) }
+func (l *lease) StopBy() time.Time { return onGoClock(l.stopAt()) }
+
+// supervisedKillBy is KillBy for a stop's grace period, which also checks
+// in: a leader waiting for its command to stop is supervising it.
+func (l *lease) supervisedKillBy() time.Time {
+	l.checkIn()
+	return l.KillBy()
+}
 
 func onGoClock(t bootTime) time.Time { return time.Now().Add(time.Duration(t - bootNow())) }
 
-// Fresh reports that the session is connected and the lease well within
-// its term: the condition for starting anything as leader.
+// Fresh reports that the lease leaves more than the grace owed: the
+// condition for starting anything as leader. Only the supervising
+// goroutine calls it, so it checks in.
 func (l *lease) Fresh() bool {
+	l.checkIn()
+	return l.fresh()
+}
+
+func (l *lease) fresh() bool {
 	select {
 	case <-l.gone:
 		return false
 	default:
 	}
-	return l.c.s.connected.Load() && !l.c.s.isLost() && bootNow() < l.suspectAt()
+	return !l.c.s.isLost() && bootNow() < l.stopAt()
+}
+
+// Vouches reports, for systemd's watchdog, that the lease is fresh and
+// supervision alive.
+func (l *lease) Vouches() bool { return l.fresh() && l.supervised(bootNow()) }
+
+// String is the lease as a log attribute.
+func (l *lease) String() string {
+	last, largest := l.Renewals()
+	return fmt.Sprintf("left %s, last renewal %s, largest %s", l.Left().Round(time.Millisecond),
+		last.Round(time.Millisecond), largest.Round(time.Millisecond))
 }
 
 // bootTime is a reading of CLOCK_BOOTTIME. The lease is kept on it, not on

@@ -155,3 +155,80 @@ func (h *lineHandler) WithGroup(name string) slog.Handler {
 	n.group = name
 	return &n
 }
+
+// logPipeMax is how much log output may wait for a stalled reader: a few
+// minutes of a busy ballot's lines. Past it, lines are dropped and counted.
+const logPipeMax = 4 << 20
+
+// logPipe hands log lines to a goroutine that writes them, so that a log
+// call never blocks: a reader that stalls (a full pipe, a stuck journal)
+// must not stall the supervision of the command, which logs as it acts.
+// What cannot wait is dropped, and the count is written once writes go
+// through again.
+type logPipe struct {
+	w    io.Writer
+	mu   sync.Mutex
+	buf  [][]byte
+	size int
+	lost int
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newLogPipe(w io.Writer) *logPipe {
+	p := &logPipe{w: w, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+func (p *logPipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	if p.size+len(b) > logPipeMax {
+		p.lost++
+	} else {
+		p.buf = append(p.buf, append([]byte(nil), b...))
+		p.size += len(b)
+	}
+	p.mu.Unlock()
+	ping(p.wake)
+	return len(b), nil
+}
+
+func (p *logPipe) loop() {
+	defer close(p.done)
+	for {
+		p.mu.Lock()
+		lines, lost := p.buf, p.lost
+		p.buf, p.size, p.lost = nil, 0, 0
+		p.mu.Unlock()
+		for _, l := range lines {
+			_, _ = p.w.Write(l)
+		}
+		if lost > 0 {
+			fmt.Fprintf(p.w, "ballot: %d log lines dropped: their reader did not keep up\n", lost)
+		}
+		if len(lines) > 0 || lost > 0 {
+			continue
+		}
+		select {
+		case <-p.wake:
+		case <-p.quit:
+			p.mu.Lock()
+			empty := len(p.buf) == 0 && p.lost == 0
+			p.mu.Unlock()
+			if empty {
+				return
+			}
+		}
+	}
+}
+
+// Close writes what is left, waiting at most timeout for a stalled reader.
+func (p *logPipe) Close(timeout time.Duration) {
+	close(p.quit)
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+	}
+}

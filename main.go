@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -115,7 +116,14 @@ func realMain(args []string) int {
 	if set.Debug && set.LogLevel > slog.LevelDebug {
 		set.LogLevel = slog.LevelDebug // --debug is for seeing more
 	}
-	log := newLogger(os.Stderr, set.LogFormat, set.LogLevel)
+	var logOut io.Writer = os.Stderr
+	if set.Command == cmdRunOnce || set.Command == cmdRunCron {
+		// Supervision logs as it acts: it must never wait for a reader.
+		p := newLogPipe(os.Stderr)
+		defer p.Close(time.Second)
+		logOut = p
+	}
+	log := newLogger(logOut, set.LogFormat, set.LogLevel)
 	if set.Debug {
 		logSources(log, set)
 	}

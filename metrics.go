@@ -37,15 +37,17 @@ type metrics struct {
 	paused            bool
 	written           string
 	connected         func() bool
+	lease             func() *lease // the current leadership's, nil when not leading
+	largestRenewal    time.Duration // since ballot started
 
 	kick chan struct{}
 }
 
-func newMetrics(path, election, candidate string, connected func() bool) *metrics {
+func newMetrics(path, election, candidate string, connected func() bool, lease func() *lease) *metrics {
 	if path == "" {
 		return nil
 	}
-	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, connected: connected,
+	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, connected: connected, lease: lease,
 		labels: fmt.Sprintf(`election=%s,candidate=%s`, strconv.Quote(election), strconv.Quote(candidate)),
 		kick:   make(chan struct{}, 1)}
 	return m
@@ -104,6 +106,7 @@ func (m *metrics) loop(stop <-chan struct{}, done chan<- struct{}) {
 			m.mu.Lock()
 			m.up, m.leader, m.commandRunning, m.paused = false, false, false, false
 			m.connected = func() bool { return false }
+			m.lease = func() *lease { return nil }
 			m.mu.Unlock()
 			m.write()
 			return
@@ -137,6 +140,25 @@ func (m *metrics) render() string {
 	for _, c := range codes {
 		fmt.Fprintf(&b, "ballot_command_exits_total{%s,code=\"%d\"} %d\n", m.labels, c, m.exits[c])
 	}
+	seconds := func(name, help string, d time.Duration, ok bool) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+		if ok {
+			fmt.Fprintf(&b, "%s{%s} %.3f\n", name, m.labels, d.Seconds())
+		}
+	}
+	var l *lease
+	if m.lease != nil {
+		l = m.lease()
+	}
+	var last, largest, left time.Duration
+	if l != nil {
+		last, largest = l.Renewals()
+		left = max(l.Left(), 0)
+		m.largestRenewal = max(m.largestRenewal, largest)
+	}
+	seconds("ballot_lease_renewal_seconds", "Round trip of the last lease renewal (a quorum write), while leading", last, l != nil)
+	seconds("ballot_lease_renewal_max_seconds", "The largest lease renewal round trip since ballot started", m.largestRenewal, m.largestRenewal > 0)
+	seconds("ballot_lease_remaining_seconds", "While leading: how long the command may still run should no renewal succeed from now on", left.Round(100*time.Millisecond), l != nil)
 	stamp := func(name, help string, t time.Time) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 		if !t.IsZero() {

@@ -8,6 +8,7 @@ package main
 //	<base>/_c_<guid>-proposal-<seq>   a candidate's proposal (proposalData)
 //	<base>/baton                      ephemeral: the leader holds it (baton.go)
 //	<base>/handover                   who last took or gave back the baton
+//	<base> itself                     the longest batonWait used (electionRecord)
 //	<base>/leader                     the leader's acknowledgement (leader.go)
 //	<base>/cron                       run cron: the last scheduled run
 //	<base>/once/<key>                 run once --once-key: one keyed run
@@ -111,8 +112,27 @@ type handoverRecord struct {
 	Proposal         string    `json:"proposal"`
 	Session          string    `json:"session"`
 	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
+	BatonWaitMs      int64     `json:"batonWaitMs,omitempty"` // W: what a successor waits if this take is dropped
 	FencingToken     int64     `json:"fencingToken"`
 	At               time.Time `json:"at"`
+}
+
+// batonRecord is the data of the baton: the take's record, and how the
+// leader's lease renewals go (each renewal rewrites it, so the node's
+// mtime is the last renewal on ZooKeeper's clock).
+type batonRecord struct {
+	handoverRecord
+	LastRenewalMs    int64 `json:"lastRenewalMs"`    // round trip of the previous renewal
+	LargestRenewalMs int64 `json:"largestRenewalMs"` // the largest of this leadership
+	LeaseMs          int64 `json:"leaseMs"`          // a renewal's lease: the kill comes this long after it was sent
+	RenewEveryMs     int64 `json:"renewEveryMs"`
+}
+
+// electionRecord is the data of the election path itself.
+type electionRecord struct {
+	// BatonWaitMs is the longest W any leader of this election has used:
+	// a successor that finds the handover record deleted waits that long.
+	BatonWaitMs int64 `json:"batonWaitMs"`
 }
 
 // leaderRecord is the data of the leader node.

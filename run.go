@@ -44,10 +44,6 @@ type runner struct {
 
 	quickFailures int
 
-	// wary: this candidate's proposal was deleted by someone else; its next
-	// leadership waits as for a dropped baton if no handover is on record.
-	wary bool
-
 	onceClaimed bool // --once-key: this ballot recorded the key
 
 	phase phase // where the current candidacy is; logged at each change
@@ -55,6 +51,7 @@ type runner struct {
 	notify  *notifier             // systemd, when NOTIFY_SOCKET is set
 	metrics *metrics              // --metrics-file
 	lease   atomic.Pointer[lease] // the current leadership's, for the watchdog
+	alarm   *wakeAlarm            // wakes supervision at the lease's stop time, on the boot clock
 
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
@@ -64,9 +61,10 @@ type runner struct {
 }
 
 func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
-	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier()}
+	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier(),
+		alarm: newWakeAlarm()}
 	go r.notify.watchdog(r.vouches, r.stopping)
-	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected)
+	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected, r.lease.Load)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)
@@ -138,7 +136,7 @@ func (r *runner) connected() bool {
 // session is connected.
 func (r *runner) vouches() bool {
 	if l := r.lease.Load(); l != nil {
-		return l.Fresh()
+		return l.Vouches()
 	}
 	return r.connected()
 }

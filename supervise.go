@@ -46,7 +46,7 @@ type supervision struct {
 func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) outcome {
 	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore}
 	if s.guard {
-		s.killBy = l.KillBy
+		s.killBy = l.supervisedKillBy
 	}
 	if cmd != nil {
 		s.done = cmd.Done()
@@ -61,28 +61,32 @@ func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) o
 	}
 }
 
-// checkLease tells the keeper the lease's end, then checks it first, so a
-// host that was frozen past its lease stops the command first thing on
-// resume.
+// checkLease checks in, tells the keeper the lease's end, then checks it
+// first, so a host that was frozen past its lease stops the command first
+// thing on resume. On the safety path the kill comes before any log line:
+// a log write can block (a stalled journal).
 func (s *supervision) checkLease() (outcome, bool) {
+	l := s.l
+	l.checkIn()
 	if !s.guard {
 		return 0, false
 	}
-	l := s.l
 	if s.cmd != nil {
 		s.cmd.SetDeadline(l.KillAt()) // the keeper kills by then unless told later
 	}
 	now := time.Now()
 	deadline := l.KillBy()
 	if !now.Before(deadline) {
-		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(deadline).Round(time.Millisecond))
 		s.kill("lease expired")
+		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(deadline).Round(time.Millisecond))
 		return leaseLost, true
 	}
-	if !now.Before(l.SuspectAt()) {
-		s.r.log.Warn("connection to ZooKeeper lost while leading; stopping the command before the lease ends",
-			"lease_left", deadline.Sub(now).Round(time.Millisecond))
-		s.stop("connection lost", l.KillBy)
+	if !now.Before(l.StopBy()) {
+		last, _ := l.Renewals()
+		s.r.log.Warn("lease running out: ZooKeeper has not answered the renewals; stopping the command while the lease still leaves it its grace period",
+			"lease_left", deadline.Sub(now).Round(time.Millisecond), "last_renewal", last.Round(time.Millisecond),
+			"connected", s.c.s.connected.Load())
+		s.stop("lease running out", l.supervisedKillBy)
 		return leaseLost, true
 	}
 	return 0, false
@@ -98,9 +102,11 @@ func (s *supervision) await() (how outcome, over bool) {
 	r, c, l := s.r, s.c, s.l
 	next := time.Hour
 	if s.guard {
-		// At most a renewal period: Go's timers stop with a suspended
-		// machine, the lease's clock does not.
-		next = min(time.Until(l.SuspectAt()), time.Until(l.KillBy()), l.timeout/4)
+		// At most T/8, within the T/4 that renewals allow between
+		// check-ins; and Go's timers stop with a suspended machine, the
+		// lease's clock does not (the boot alarm wakes us on resume).
+		next = min(time.Until(l.StopBy()), time.Until(l.KillBy()), l.timeout/renewEveryDiv)
+		r.alarm.Set(l.stopAt())
 	}
 	if !s.wake.IsZero() {
 		if d := time.Until(s.wake); d < next {
@@ -119,6 +125,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 		return childEnded, true
 	case <-l.renewed:
+	case <-r.alarm.C:
 	case <-t.C:
 		if !s.wake.IsZero() && !time.Now().Before(s.wake) {
 			return wakeUp, true
@@ -127,16 +134,16 @@ func (s *supervision) await() (how outcome, over bool) {
 		if s.pastLease() {
 			return 0, false // resumed past the lease: say so first (checkLease)
 		}
-		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
 		// Someone is undoing this leadership: no grace period.
 		s.kill(l.GoneWhy())
+		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
 		return proposalGone, true
 	case <-c.s.lost:
 		if s.pastLease() {
 			return 0, false // resumed past the lease: say so first (checkLease)
 		}
-		r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
 		s.kill("session lost")
+		r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
 		return sessionLost, true
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
@@ -233,3 +240,9 @@ func (r *runner) stopChild(cmd *child, killBy func() time.Time) childExit {
 	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
 	return ex
 }
+
+// wakeAlarm is a placeholder until the boot alarm lands.
+type wakeAlarm struct{ C chan struct{} }
+
+func newWakeAlarm() *wakeAlarm    { return &wakeAlarm{} }
+func (a *wakeAlarm) Set(bootTime) {}

@@ -37,6 +37,7 @@ type zkHosts struct {
 	addrs      []string          // ip:port
 	names      map[string]string // ip:port → host as written
 	curr, last int
+	round      int // failed rounds since the last connection
 }
 
 func (h *zkHosts) Init(servers []string) error {
@@ -76,23 +77,37 @@ func (h *zkHosts) Len() int {
 	return len(h.addrs)
 }
 
+// quickRounds are the pauses before the first rounds of dials after a
+// connection is lost, before the client's own 1 s pause between rounds
+// takes over. While the ensemble elects a new leader (a rolling restart)
+// every member refuses clients for a few hundred milliseconds; a client
+// that then waits a whole second more spends a lease on nothing.
+var quickRounds = [...]time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
+
 // Next returns the next address; retryStart is true once every address
-// was tried since the last success.
+// was tried since the last success, after the quick rounds.
 func (h *zkHosts) Next() (server string, retryStart bool) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.curr = (h.curr + 1) % len(h.addrs)
 	retryStart = h.curr == h.last
 	if h.last == -1 {
 		h.last = 0
 	}
-	return h.addrs[h.curr], retryStart
+	var pause time.Duration
+	if retryStart && h.round < len(quickRounds) {
+		pause, retryStart = quickRounds[h.round], false
+		h.round++
+	}
+	addr := h.addrs[h.curr]
+	h.mu.Unlock()
+	time.Sleep(pause)
+	return addr, retryStart
 }
 
 func (h *zkHosts) Connected() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.last = h.curr
+	h.last, h.round = h.curr, 0
 }
 
 // name is the host addr was written as (without an IPv6 zone).
