@@ -31,10 +31,10 @@ package main
 // either side is written to the other d after it was read (the delay in
 // force when it was read), and never before the bytes read ahead of it, so
 // the stream keeps its order; SetDelay(0) returns to forwarding at once,
-// after what is already queued. Connection set-up and the end of a stream
-// travel the same way: an end is passed on after the bytes before it. A
-// blackhole drops what is read while it lasts; bytes already on their way
-// are still delivered (they had passed the cut).
+// after what is already queued. The end of a stream is passed on after the
+// bytes before it; connection set-up is not delayed. A blackhole drops what
+// is read while it lasts; bytes already on their way are still delivered
+// (they had passed the cut).
 //
 // ResetClientSides is an asymmetric failure: every current connection's
 // client gets a TCP reset, while its upstream hears nothing more (it is not
@@ -354,7 +354,7 @@ func (c *proxyConn) connectAtHeal(healed <-chan struct{}) {
 		return
 	}
 	c.mu.Lock()
-	dropped := c.dropped
+	dropped := c.dropped || c.clientGone
 	c.mu.Unlock()
 	if dropped {
 		c.reset()
