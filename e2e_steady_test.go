@@ -234,12 +234,32 @@ func (s *steadyScenario) failRestarts(until time.Time) {
 	}
 }
 
-// TestSteadyMemberPaused: ZooKeeper members stopped for 0.3 T (a garbage
+// TestSteady runs the steadiness scenarios in two lanes side by side: the
+// far candidates' minute, during which nothing but slow links happens (a
+// round trip of T/10 against the lease's 0.4 T, so the other lane's CPU
+// bursts cannot matter), and the short hiccups one after the other, whose
+// margins are tighter and which therefore share the machine with nothing
+// busier than that idle minute. Nothing else runs beside them: they are
+// subtests of a test that is not parallel itself.
+func TestSteady(t *testing.T) {
+	t.Run("far candidates", func(t *testing.T) {
+		t.Parallel()
+		steadyFarCandidates(t)
+	})
+	t.Run("hiccups", func(t *testing.T) {
+		t.Parallel()
+		t.Run("member paused", steadyMemberPaused)
+		t.Run("slow link", steadySlowLink)
+		t.Run("rolling restart", steadyRollingRestart)
+	})
+}
+
+// steadyMemberPaused: ZooKeeper members stopped for 0.3 T (a garbage
 // collection pause), four times, T apart: the member a is connected to (a
 // follower) and the ZooKeeper leader, in turn. A pause of 0.3 T is shorter
 // than syncLimit × tickTime (no member leaves the quorum) and than the
 // client's read timeout, 2T/3 (no client disconnects): nothing can expire.
-func TestSteadyMemberPaused(t *testing.T) {
+func steadyMemberPaused(t *testing.T) {
 	const pause = 3 * steadyT / 10
 	c := steadyEnsemble(t)
 	if limit := time.Duration(c.opts.SyncLimit) * steadyTick; pause >= limit || pause >= 2*steadyT/3 {
@@ -266,9 +286,9 @@ func TestSteadyMemberPaused(t *testing.T) {
 	s.ridesThrough()
 }
 
-// TestSteadySlowLink: for 2 T, every byte between a and ZooKeeper arrives
+// steadySlowLink: for 2 T, every byte between a and ZooKeeper arrives
 // 0.15 T late each way (a congested link): a round trip of 0.3 T.
-func TestSteadySlowLink(t *testing.T) {
+func steadySlowLink(t *testing.T) {
 	const delay = 3 * steadyT / 20
 	c := steadyEnsemble(t)
 	p := newTCPProxy(t, c.Servers())
@@ -284,9 +304,9 @@ func TestSteadySlowLink(t *testing.T) {
 	s.ridesThrough()
 }
 
-// TestSteadyFarCandidates: every candidate is far from ZooKeeper, a round
+// steadyFarCandidates: every candidate is far from ZooKeeper, a round
 // trip of T/10, for a minute of a's leadership.
-func TestSteadyFarCandidates(t *testing.T) {
+func steadyFarCandidates(t *testing.T) {
 	const delay = steadyT / 20
 	c := steadyEnsemble(t)
 	pa, pb := newTCPProxy(t, c.Servers()), newTCPProxy(t, c.Servers())
@@ -303,12 +323,12 @@ func TestSteadyFarCandidates(t *testing.T) {
 	s.ridesThrough()
 }
 
-// TestSteadyRollingRestart: the 3 members are restarted one at a time
+// steadyRollingRestart: the 3 members are restarted one at a time
 // (SIGTERM, start, whole again), the ZooKeeper leader last, as in an
 // upgrade. a's member goes down on the way (a reconnects to another within
 // its session), and the ZooKeeper leader's restart stalls writes for an
 // election.
-func TestSteadyRollingRestart(t *testing.T) {
+func steadyRollingRestart(t *testing.T) {
 	c := steadyEnsemble(t)
 	l := c.Leader()
 	e, a, _ := steadyElection(t, c, nil, nil)
