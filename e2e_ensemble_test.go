@@ -61,6 +61,37 @@ func takeover(t *testing.T, e *election, b *ballotProc, fault string, faultAt ti
 		ts[1].first.Sub(faultAt).Round(time.Millisecond), gaps[0].Round(time.Millisecond), overlapOf(t, e.ticks).Round(time.Millisecond))
 }
 
+// takeoverFenced waits for both ends of a takeover, the old command (pid
+// cpid) gone and b's started, then checks that they never ran at once and
+// reports the figures, the whole overlap if any.
+func takeoverFenced(t *testing.T, e *election, b *ballotProc, cpid int, fault string, faultAt time.Time, within time.Duration) {
+	t.Helper()
+	b.WaitLog("command started", within)
+	for deadline := time.Now().Add(within); processAlive(cpid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the old leader's command still runs %v after the fault", within)
+		}
+	}
+	ts := waitTenures(t, e.ticks, 2, 10*time.Second)
+	gaps := checkNoOverlap(t, e.ticks)
+	e.checkTokensGrow()
+	t.Logf("RELIABILITY ensemble fault=%q fault→new command=%s gap=%s overlap=%s", fault,
+		ts[1].first.Sub(faultAt).Round(time.Millisecond), gaps[0].Round(time.Millisecond), overlapOf(t, e.ticks).Round(time.Millisecond))
+}
+
+// deposedLeader waits for the ensemble to elect a new leader after a fault
+// on leader l at faultAt, and fails unless l still reported Mode: leader
+// then: the fault under test is a leader deposed before it knows.
+func deposedLeader(t *testing.T, c *zkCluster, l int, faultAt time.Time) {
+	t.Helper()
+	limit := time.Duration(c.opts.SyncLimit) * c.TickTime()
+	nl, oldMode := harnessNewLeader(t, c, l, limit)
+	if oldMode != "leader" {
+		t.Fatalf("member %d was elected, but the old leader %d already reported %q: the old leader was not deposed unknowingly", nl, l, oldMode)
+	}
+	t.Logf("member %d elected %v after the fault while the deposed leader %d still reported Mode: leader", nl, time.Since(faultAt).Round(time.Millisecond), l)
+}
+
 // whole heals every member and waits until all three serve again.
 func whole(t *testing.T, c *zkCluster) {
 	t.Helper()
@@ -136,6 +167,24 @@ func TestEnsembleSafety(t *testing.T) {
 		cut := time.Now()
 		takeover(t, e, b, "ZooKeeper leader member cut off, the leader's session on it", cut, 40*time.Second)
 		_ = a
+		whole(t, c)
+	})
+
+	// The ZooKeeper leader is deposed asymmetrically with the leading
+	// candidate's session on it: its followers' quorum connections are
+	// reset on their side, so they elect a new leader at once, which counts
+	// the session afresh and expires it after T; the old leader hears only
+	// silence and answers its clients for syncLimit × tickTime (4 s, twice
+	// T), without a quorum.
+	t.Run("ZooKeeper leader deposed", func(t *testing.T) {
+		l := c.Leader()
+		e, a, b := ensembleElection(t, c, []string{c.Servers()[l]}, others(c, l))
+		cpid := commandPid(t, a)
+		time.Sleep(time.Second) // as above: the fault falls between renewals
+		c.Depose(l)
+		deposed := time.Now()
+		deposedLeader(t, c, l, deposed)
+		takeoverFenced(t, e, b, cpid, "ZooKeeper leader deposed (its followers reset), the leader's session on it", deposed, 40*time.Second)
 		whole(t, c)
 	})
 
@@ -264,4 +313,39 @@ func TestEnsembleSafety(t *testing.T) {
 			t.Errorf("a did not say its baton went")
 		}
 	})
+}
+
+// TestEnsembleSafetyRollingConfigChange: half-way through a rolling change
+// of syncLimit from 12 down to 2 (tickTime 500 ms), the followers,
+// restarted, run the short one, the leader still the long one. Cut off from
+// its peers, silence both ways, the ZooKeeper leader is dropped by its
+// followers after 2 ticks (1 s) and goes on answering its clients for 12
+// (6 s). The 5 s between are more than a successor needs once the new
+// leader counts the leading candidate's session afresh: T to expire it, a
+// tick to round up, 3T/4 waiting for the dropped baton (4 s in all); so a
+// lease that trusts the old leader's answers overlaps the successor.
+func TestEnsembleSafetyRollingConfigChange(t *testing.T) {
+	const long, short = 12, 2
+	c := startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: long, PeerProxies: true})
+	tick := c.TickTime()
+	if lag, need := (long-short)*tick, ensembleSession+tick+3*ensembleSession/4; lag <= need {
+		t.Fatalf("syncLimit %d against %d leaves the deposed leader %v, not more than a successor's %v", long, short, lag, need)
+	}
+	l := c.Leader()
+	for i := 0; i < c.Size(); i++ {
+		if i != l {
+			c.SetMemberConfig(i, fmt.Sprintf("syncLimit=%d", short))
+			c.Restart(i)
+		}
+	}
+	if c.Leader() != l {
+		t.Fatalf("restarting the followers moved the leadership from %d to %d", l, c.Leader())
+	}
+	e, a, b := ensembleElection(t, c, []string{c.Servers()[l]}, others(c, l))
+	cpid := commandPid(t, a)
+	time.Sleep(time.Second) // as in TestEnsembleSafety: the fault falls between renewals
+	c.CutOff(l)
+	cut := time.Now()
+	deposedLeader(t, c, l, cut)
+	takeoverFenced(t, e, b, cpid, fmt.Sprintf("ZooKeeper leader (syncLimit %d) cut off from followers with syncLimit %d, the leader's session on it", long, short), cut, 40*time.Second)
 }
