@@ -11,7 +11,7 @@ package main
 // T is ballot's default session timeout, 5 s; tickTime is 500 ms (T needs
 // tickTime ≥ T/20, and a real ensemble's tickTime is larger than the
 // harness's 200 ms). Every hiccup is derived from T and tickTime and stays
-// well inside what the lease rides through (a stall of about 0.45 T, a
+// well inside what the lease rides through (a stall of about 0.44 T, a
 // steady round trip of about 0.4 T) and inside what could expire a session
 // on ZooKeeper's side (T, and syncLimit × tickTime for a member).
 

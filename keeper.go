@@ -429,7 +429,15 @@ func (d *deadline) set(at, backstop bootTime) {
 		_ = d.backstop.Set(backstop)
 	}
 	if d.wake != nil {
-		_ = d.wake.Set(at)
+		// Twice the backstop's distance early: a keeper stopped while
+		// ballot renewed must have the time to read the renewals it
+		// missed, and re-arm, before its backstop; one that finds none
+		// kills at the deadline, on its Go timer.
+		wake := at
+		if backstop > at {
+			wake = at - 2*(backstop-at)
+		}
+		_ = d.wake.Set(wake)
 	}
 	d.mu.Unlock()
 	select {

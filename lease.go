@@ -43,10 +43,12 @@ const (
 	// maxRenewalsInFlight bounds the renewals waiting for an answer (a
 	// stalled server): one lease's worth.
 	maxRenewalsInFlight = 8
-	// killMarginDiv: the command must be dead T/32 before the lease's end,
-	// for the kill itself and for clocks that tick at slightly different
-	// rates over W (ppm, far less than T/32).
-	killMarginDiv = 32
+	// killMarginDiv: the command must be dead T/16 before the lease's end,
+	// for the kill itself, clocks that tick at slightly different rates
+	// over W (ppm, far less), and the keeper's backstop half-way: a keeper
+	// woken from a stop must have the time to catch up on renewals before
+	// it (keeper.go, deadline.set).
+	killMarginDiv = 16
 	// graceOwedDiv: a command is owed min(--stop-grace-period, T/8) between
 	// SIGTERM and the kill when the lease runs out.
 	graceOwedDiv = 8
@@ -341,7 +343,7 @@ func (l *lease) KillAt() bootTime { return l.hardEnd() - bootTime(l.timeout/kill
 
 // BackstopAt is when the kernel kills the keeper itself, should it not
 // have killed the command by KillAt (ptrace-stopped, wedged): half the
-// margin later, still before the lease's end.
+// margin later, still T/32 before the lease's end.
 func (l *lease) BackstopAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv/2) }
 
 // stopAt is when ballot asks the command to stop (SIGTERM): the grace it
