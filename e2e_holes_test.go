@@ -258,3 +258,29 @@ func TestNewElectionWaits(t *testing.T) {
 	}
 	checkNoOverlap(t, e.ticks)
 }
+
+// TestLongDemoteHookHoldsTheBaton: a leader's on-demote hook outlasts the
+// lease it had (3 s against W = 1.5 s at T = 2 s). Its command is gone, so
+// it needs no lease, but its session keeps the baton until the hook ends:
+// the next leader's promote hook starts only after it.
+func TestLongDemoteHookHoldsTheBaton(t *testing.T) {
+	e := newHookElection(t, startZK(t, 1))
+	flags := []string{"--on-promote", hookCmd(e.events, "promote", 0, 0),
+		"--on-demote", hookCmd(e.events, "demote", 3*time.Second, 0), "--hook-timeout", "10s"}
+	a := e.add("a", flags, nil, "tick")
+	e.leader(10 * time.Second)
+	b := e.add("b", flags, nil, "tick")
+	b.WaitLog("following", 10*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+
+	a.Signal(syscall.SIGTERM)
+	demote := waitEvent(t, e.events, "demote", "a", 15*time.Second)
+	promote := waitEvent(t, e.events, "promote", "b", 15*time.Second)
+	if promote.start.Before(demote.end) {
+		t.Errorf("b was promoted %s before a's demote hook ended", demote.end.Sub(promote.start))
+	}
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("a's baton was dropped during its demote hook")
+	}
+	checkNoOverlap(t, e.ticks)
+}

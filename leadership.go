@@ -141,8 +141,11 @@ func (r *runner) candidacy(work leaderWork) verdict {
 	}
 	r.enter(phaseLeading)
 	l := r.elected(c, taken)
-	defer l.Stop()
 	end := work.lead(c, l)
+	// The command is gone: nothing runs under the lease any more. The
+	// session, alive, holds the baton through the demote hook until the
+	// release; renewals would only count a long hook as stuck supervision.
+	l.Stop()
 	return r.endLeadership(c, end)
 }
 
