@@ -246,12 +246,12 @@ func TestFaultEnsembleRestart(t *testing.T) {
 			name = tc.policy + "-long"
 		}
 		t.Run(name, func(t *testing.T) {
-			// A leader rides out any outage shorter than T/8, whatever the
-			// phase of its renewals (a renewal T/8 late stops the command,
-			// lease.go). Debian's tickTime 2s allows a 40s session, whose
-			// 5s covers a restart (~1s) and the client's 1s pause between
-			// rounds of servers. The long outage uses a 2s session and
-			// stays down for 4s.
+			// A leader rides out any outage shorter than 7T/16 less a
+			// round trip, whatever the phase of its renewals (lease.go).
+			// Debian's tickTime 2s allows a 40s session, far more than a
+			// restart (~1s) and the client's pauses between rounds of
+			// servers. The long outage uses a 2s session and stays down
+			// for 4s.
 			opts, session, outage := zkOptions{N: 3, TickTime: 2 * time.Second}, "40s", time.Duration(0)
 			if tc.long {
 				opts, session, outage = zkOptions{N: 3}, "2s", 4*time.Second
