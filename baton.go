@@ -26,6 +26,7 @@ package main
 // holder releases it meanwhile.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,8 +142,15 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
 	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
 	switch {
-	case h.exists && !mine && (!h.parsed || h.rec.State != handoverReleased):
+	case h.exists && !mine && h.parsed && h.rec.State != handoverReleased:
 		return string(h.raw), h.rec.holderWait(c.s.Timeout()), nil
+	case h.exists && !mine && !h.parsed:
+		// Overwritten by someone: whose take it was is unknown.
+		e, err := c.readElection()
+		if err != nil {
+			return "", 0, err
+		}
+		return string(h.raw), max(batonWait(c.s.Timeout()), time.Duration(e.rec.BatonWaitMs)*time.Millisecond), nil
 	case !h.exists:
 		// Whoever held the baton last, its record is gone: wait the
 		// longest W any leader of this election recorded (mixed session
@@ -182,8 +190,11 @@ func (c *candidate) readElection() (*electionSeen, error) {
 		return nil, err
 	}
 	e := &electionSeen{version: st.Version, ours: len(raw) == 0}
-	if len(raw) > 0 && json.Unmarshal(raw, &e.rec) == nil {
-		e.ours = true
+	if len(raw) > 0 {
+		// Ours only if it holds nothing else: other data is left alone.
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		e.ours = d.Decode(&e.rec) == nil
 	}
 	c.election = e
 	return e, nil

@@ -64,8 +64,17 @@ func (s *controls) Changed() <-chan struct{} {
 func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 	s := &controls{changed: make(chan struct{}, 1)}
 	read := func() (<-chan zk.Event, <-chan zk.Event, error) {
-		praw, pev, perr := getOrWatch(c.s.conn, c.basePath+"/"+pauseName)
+		// Both at once: they are on the way from the take to the command.
+		var praw []byte
+		var pev <-chan zk.Event
+		var perr error
+		paused := make(chan struct{})
+		go func() {
+			defer close(paused)
+			praw, pev, perr = getOrWatch(c.s.conn, c.basePath+"/"+pauseName)
+		}()
 		sraw, sev, serr := getOrWatch(c.s.conn, c.basePath+"/"+stepDownName)
+		<-paused
 		if perr != nil || serr != nil {
 			return nil, nil, errors.Join(perr, serr)
 		}
@@ -114,9 +123,17 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 }
 
 // getOrWatch reads path with a watch, or watches for its creation; raw is
-// nil when it does not exist.
+// nil when it does not exist. It asks whether the node exists first: it
+// usually does not, and then one round trip is all a new leader spends.
 func getOrWatch(conn *zk.Conn, path string) ([]byte, <-chan zk.Event, error) {
 	for {
+		ok, _, ev, err := conn.ExistsW(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, ev, nil
+		}
 		raw, _, ev, err := conn.GetW(path)
 		if err == nil {
 			if raw == nil {
@@ -126,13 +143,6 @@ func getOrWatch(conn *zk.Conn, path string) ([]byte, <-chan zk.Event, error) {
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			return nil, nil, err
-		}
-		ok, _, ev, err := conn.ExistsW(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			return nil, ev, nil
 		}
 	}
 }

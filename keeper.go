@@ -324,9 +324,22 @@ func (k *keeper) ordersFrom(control *os.File) io.Reader {
 	k.unapplied.Lock()
 	rc, err := control.SyscallConn()
 	if err != nil {
-		return control
+		return blockingOrders{k, control}
 	}
 	return ordersReader{k, rc}
+}
+
+// blockingOrders is ordersReader for a pipe without a raw connection:
+// the lock is let go only for the read itself.
+type blockingOrders struct {
+	k *keeper
+	f *os.File
+}
+
+func (b blockingOrders) Read(p []byte) (int, error) {
+	b.k.unapplied.Unlock()
+	defer b.k.unapplied.Lock()
+	return b.f.Read(p)
 }
 
 func (r ordersReader) Read(p []byte) (n int, err error) {

@@ -146,6 +146,7 @@ func (r *runner) candidacy(work leaderWork) verdict {
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.
 	l.Stop()
+	r.alarm.Set(0)
 	return r.endLeadership(c, end)
 }
 
@@ -269,7 +270,12 @@ func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
 // elected is the edge from follower to leader, once the baton is taken:
 // the lease starts, the proposal node says so.
 func (r *runner) elected(c *candidate, taken bootTime) *lease {
-	l := c.holdLease(taken, r.set.StopGracePeriod)
+	busy := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.current != nil
+	}
+	l := c.holdLease(taken, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	r.lease.Store(l)
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 	r.metrics.Leader(true)

@@ -74,6 +74,13 @@ type lease struct {
 	slowSince bootTime // an unanswered renewal was reported slow; 0: none
 
 	checkedIn atomic.Int64 // bootTime of supervision's last check-in
+	// busy reports that a command or hook runs under the lease: only then
+	// must supervision check in for renewals to vouch.
+	busy func() bool
+	// enforced: not on-connection-loss=ignore. Only then does a lease
+	// that ran out with supervision stuck end the session: under ignore
+	// nothing kills the command at the lease's end.
+	enforced bool
 
 	renewed  chan struct{} // pinged on every renewal
 	answered chan struct{} // pinged on every answer (room in flight)
@@ -87,8 +94,8 @@ type lease struct {
 }
 
 // holdLease starts a leader's lease; taken is the send time of the write
-// that took the baton.
-func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration) *lease {
+// that took the baton. busy and enforced: see the lease's fields.
+func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
 	l := &lease{
 		c:        c,
@@ -96,15 +103,19 @@ func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration) *lease {
 		wait:     batonWait(t),
 		grace:    min(stopGrace, t/graceOwedDiv),
 		vouched:  taken,
+		busy:     busy,
+		enforced: enforced,
 		renewed:  make(chan struct{}, 1),
 		answered: make(chan struct{}, 1),
 		gone:     make(chan struct{}),
 		quit:     make(chan struct{}),
 	}
 	l.checkIn()
-	l.ctl = c.watchControls(l.quit)
 	go l.renewLoop()
 	go l.watch()
+	// Read before anything starts (a paused election runs nothing), after
+	// the renewals have started: the lease counts from the take.
+	l.ctl = c.watchControls(l.quit)
 	return l
 }
 
@@ -113,6 +124,9 @@ func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration) *lease {
 func (l *lease) checkIn() { l.checkedIn.Store(int64(bootNow())) }
 
 func (l *lease) supervised(now bootTime) bool {
+	if l.busy != nil && !l.busy() {
+		return true // nothing to watch: waits on ZooKeeper (a claim, a record) are no stall
+	}
 	return now-bootTime(l.checkedIn.Load()) < bootTime(l.timeout/checkInDiv)
 }
 
@@ -133,10 +147,10 @@ func (l *lease) renewLoop() {
 			// would stay held by a leader that runs nothing.
 			if !stuck {
 				stuck = true
-				l.c.log.Error("supervision has not checked in; renewals stop vouching, so the lease runs out and the keeper stops the command",
+				l.c.log.Warn("supervision has not checked in; renewals stop vouching, so the lease runs out and the keeper stops the command",
 					"last_check_in_ago", time.Duration(now-bootTime(l.checkedIn.Load())).Round(time.Millisecond))
 			}
-			if now >= l.hardEnd() {
+			if l.enforced && now >= l.hardEnd() {
 				l.c.s.markLost("supervision stuck past the lease's end")
 				l.c.s.conn.Close()
 				return
