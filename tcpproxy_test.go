@@ -7,6 +7,8 @@ package main
 //	p.Blackhole(true)                    // network partition: silence both ways
 //	p.Blackhole(false)                   // heal
 //	p.CloseAll()                         // reset every current connection
+//	p.SetDelay(d)                        // a slow link: every byte arrives d late, each way
+//	p.ResetClientSides()                 // clients get a reset, upstreams hear silence
 //
 // Semantics while blackholed:
 //   - bytes read from either side are discarded; nothing is closed, so both
@@ -24,6 +26,21 @@ package main
 // about the same time). Resuming after a hole would be worse than a reset:
 // a ZooKeeper client would wait forever for a dropped reply, and a follower
 // that missed a proposal would log the next one and diverge.
+//
+// SetDelay(d) makes a congested or far-away link: every byte read from
+// either side is written to the other d after it was read (the delay in
+// force when it was read), and never before the bytes read ahead of it, so
+// the stream keeps its order; SetDelay(0) returns to forwarding at once,
+// after what is already queued. Connection set-up and the end of a stream
+// travel the same way: an end is passed on after the bytes before it. A
+// blackhole drops what is read while it lasts; bytes already on their way
+// are still delivered (they had passed the cut).
+//
+// ResetClientSides is an asymmetric failure: every current connection's
+// client gets a TCP reset, while its upstream hears nothing more (it is not
+// closed; what it sends is discarded), as behind a firewall that rejects
+// one side with tcp-reset and drops the other. The upstream learns of the
+// loss only by its own timeout, or from a reset at the next heal or Close.
 //
 // SetHeadRewriter lets a protocol-aware caller replace the first message of
 // each connection (the ZooKeeper harness rewrites the election handshake).
@@ -51,6 +68,7 @@ type tcpProxy struct {
 	bh     bool
 	head   func(io.Reader) ([]byte, error) // see SetHeadRewriter
 	retry  time.Duration                   // see SetDialRetry
+	delay  time.Duration                   // see SetDelay
 	healed chan struct{}                   // closed while not blackholed; replaced by Blackhole(true)
 	closed chan struct{}
 	conns  map[*proxyConn]struct{}
@@ -64,9 +82,27 @@ type proxyConn struct {
 	done      chan struct{} // closed when the connection is closed (reset or graceful)
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	upstream net.Conn // nil until dialled
-	dropped  bool     // bytes were discarded: reset at the heal, never forward again
+	mu         sync.Mutex
+	upstream   net.Conn // nil until dialled
+	dropped    bool     // bytes were discarded: reset at the heal, never forward again
+	clientGone bool     // ResetClientSides: the client was reset, the upstream hears silence
+
+	toUp, toClient delayLine // SetDelay's queues, one per direction
+}
+
+// delayLine is one direction's queue of bytes waiting out SetDelay. Only
+// that direction's reader adds to it, and only its drain goroutine takes
+// from it, so a write made directly (nothing queued, no delay) is never
+// ahead of queued bytes.
+type delayLine struct {
+	mu   sync.Mutex
+	q    []delayedChunk
+	idle chan struct{} // nil while nothing is queued; closed when drained
+}
+
+type delayedChunk struct {
+	due time.Time
+	b   []byte
 }
 
 // newTCPProxy listens on 127.0.0.1:0 and forwards each accepted connection to
@@ -138,6 +174,40 @@ func (p *tcpProxy) SetDialRetry(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.retry = d
+}
+
+// SetDelay delays every byte forwarded from now on by d, in each direction
+// (see the file comment); 0 forwards at once again.
+func (p *tcpProxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = d
+}
+
+func (p *tcpProxy) getDelay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
+}
+
+// ResetClientSides resets the client side of every current connection and
+// leaves its upstream side open and unanswered (see the file comment).
+func (p *tcpProxy) ResetClientSides() {
+	p.mu.Lock()
+	cs := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.mu.Lock()
+		gone := c.clientGone
+		c.clientGone = true
+		c.mu.Unlock()
+		if !gone {
+			proxyRST(c.client)
+		}
+	}
 }
 
 // Blackholed reports whether the partition is on.
@@ -345,10 +415,17 @@ func (c *proxyConn) clientToUpstream() {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := c.client.Read(buf)
+		if c.isClientGone() {
+			// ResetClientSides: the upstream hears nothing more. Stay
+			// listed until the connection ends, so Close and heals reach it.
+			<-c.done
+			return
+		}
 		if n > 0 && !c.fromClient(buf[:n]) {
 			return
 		}
 		if err != nil {
+			c.flushed(&c.toUp)
 			c.peerGone(err)
 			return
 		}
@@ -376,11 +453,100 @@ func (c *proxyConn) fromClient(b []byte) bool {
 		up = c.upstream
 		c.mu.Unlock()
 	}
-	if _, werr := up.Write(b); werr != nil {
+	if werr := c.forward(&c.toUp, up, b); werr != nil {
 		c.peerGone(werr)
 		return false
 	}
 	return true
+}
+
+// forward writes b to w, at once or through the direction's delay line
+// (SetDelay). The error is that of a direct write; a queued write that
+// fails ends the connection from the drain goroutine.
+func (c *proxyConn) forward(l *delayLine, w net.Conn, b []byte) error {
+	d := c.p.getDelay()
+	l.mu.Lock()
+	if d <= 0 && l.idle == nil {
+		l.mu.Unlock()
+		_, err := w.Write(b)
+		return err
+	}
+	l.q = append(l.q, delayedChunk{due: time.Now().Add(d), b: append([]byte(nil), b...)})
+	if l.idle == nil {
+		l.idle = make(chan struct{})
+		c.p.wg.Add(1)
+		go c.drain(l, w)
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// drain writes l's queued bytes to w, each at its due time, until the
+// queue is empty or the connection ends.
+func (c *proxyConn) drain(l *delayLine, w net.Conn) {
+	defer c.p.wg.Done()
+	for {
+		l.mu.Lock()
+		if len(l.q) == 0 {
+			close(l.idle)
+			l.idle = nil
+			l.mu.Unlock()
+			return
+		}
+		ch := l.q[0]
+		l.mu.Unlock()
+		if wait := time.Until(ch.due); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-c.done:
+				t.Stop()
+				c.dropQueue(l)
+				return
+			}
+		}
+		_, err := w.Write(ch.b)
+		l.mu.Lock()
+		l.q = l.q[1:]
+		l.mu.Unlock()
+		if err != nil && !(w == c.client && c.isClientGone()) {
+			c.dropQueue(l)
+			c.peerGone(err)
+			return
+		}
+	}
+}
+
+// dropQueue empties l for good (the connection has ended).
+func (c *proxyConn) dropQueue(l *delayLine) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.q = nil
+	if l.idle != nil {
+		close(l.idle)
+		l.idle = nil
+	}
+}
+
+// flushed waits until l has written what it holds (or the connection ended):
+// the end of a stream follows its last bytes.
+func (c *proxyConn) flushed(l *delayLine) {
+	l.mu.Lock()
+	idle := l.idle
+	l.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	select {
+	case <-idle:
+	case <-c.done:
+	}
+}
+
+func (c *proxyConn) isClientGone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.clientGone
 }
 
 // hole is called with bytes just read from either side. While blackholed
@@ -422,14 +588,17 @@ func (c *proxyConn) upstreamToClient(up net.Conn) {
 			case holed:
 				c.reset()
 				return
+			case c.isClientGone():
+				// ResetClientSides: discard
 			default:
-				if _, werr := c.client.Write(buf[:n]); werr != nil {
+				if werr := c.forward(&c.toClient, c.client, buf[:n]); werr != nil && !c.isClientGone() {
 					c.peerGone(werr)
 					return
 				}
 			}
 		}
 		if err != nil {
+			c.flushed(&c.toClient)
 			c.peerGone(err)
 			return
 		}

@@ -16,6 +16,9 @@ package main
 //	             // answers its clients' reads and pings from its stale copy
 //	c.Heal(1)    // or c.HealAll(); member 1 rejoins within a few seconds
 //
+// Pauses, graceful and rolling restarts, per-member configuration and the
+// asymmetric deposition of a ZooKeeper leader are in zk_faults_test.go.
+//
 // If ZooKeeper or java is missing, run scripts/ensure-zookeeper.sh; the
 // harness fails the test (it never skips).
 //
@@ -75,6 +78,10 @@ type zkOptions struct {
 	ExtraConfig  []string      // extra "key=value" lines appended to every zoo.cfg
 	JavaFlags    []string      // extra JVM flags
 	ClassPath    []string      // extra jars (TLS: zkNettyJars)
+	// MemberConfig: extra lines for member i's zoo.cfg only, after
+	// ExtraConfig (a later key wins), e.g. {0: {"syncLimit=2"}}; see
+	// SetMemberConfig to change them between restarts.
+	MemberConfig map[int][]string
 	// SecurePort also serves TLS on a secureClientPort (SecureServers);
 	// the ssl.* lines and the Netty factory go in ExtraConfig. The plain
 	// clientPort stays, for readiness checks and plain clients.
@@ -136,6 +143,7 @@ type zkMember struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd has exited
 	waitErr error         // valid after done is closed
+	extra   []string      // own zoo.cfg lines: zkOptions.MemberConfig, SetMemberConfig
 }
 
 // ---------------------------------------------------------------------------
@@ -383,6 +391,7 @@ func launchZK(dir string, opts zkOptions) (*zkCluster, error) {
 			dataDir: filepath.Join(md, "data"),
 			cfgPath: filepath.Join(md, "zoo.cfg"),
 			logPath: filepath.Join(md, "server.log"),
+			extra:   opts.MemberConfig[id-1],
 		})
 	}
 	var err error
@@ -506,6 +515,11 @@ func (c *zkCluster) config(m *zkMember) string {
 	for _, l := range c.opts.ExtraConfig {
 		b.WriteString(l + "\n")
 	}
+	m.mu.Lock()
+	for _, l := range m.extra {
+		b.WriteString(l + "\n")
+	}
+	m.mu.Unlock()
 	return b.String()
 }
 
