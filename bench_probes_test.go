@@ -235,3 +235,58 @@ func benchSteps(ev []benchLogEvent, from, to time.Time, steps []benchStep) ([]ti
 	}
 	return out, true
 }
+
+// benchLogDur returns the duration field key (slog's JSON handler logs a
+// duration as nanoseconds) of the first line of log whose msg starts with
+// msg; 0 if none.
+func benchLogDur(log, msg, key string) time.Duration {
+	for _, r := range benchLogRecords(log, msg) {
+		if d, ok := r.dur(key); ok {
+			return d
+		}
+	}
+	return 0
+}
+
+type benchLogRecord struct {
+	t      time.Time
+	msg    string
+	fields map[string]string // as written: strings, numbers
+}
+
+func (r benchLogRecord) dur(key string) (time.Duration, bool) {
+	v, ok := r.fields[key]
+	if !ok {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(v, 10, 64)
+	return time.Duration(ns), err == nil
+}
+
+// benchLogRecords parses the JSON lines of log whose msg starts with msg.
+func benchLogRecords(log, msg string) []benchLogRecord {
+	var out []benchLogRecord
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		var rec map[string]any
+		d := json.NewDecoder(strings.NewReader(sc.Text()))
+		d.UseNumber()
+		if d.Decode(&rec) != nil {
+			continue
+		}
+		m, _ := rec["msg"].(string)
+		if !strings.HasPrefix(m, msg) {
+			continue
+		}
+		r := benchLogRecord{msg: m, fields: map[string]string{}}
+		if ts, ok := rec["time"].(string); ok {
+			r.t, _ = time.Parse(time.RFC3339Nano, ts)
+		}
+		for k, v := range rec {
+			r.fields[k] = fmt.Sprint(v)
+		}
+		out = append(out, r)
+	}
+	return out
+}
