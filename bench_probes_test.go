@@ -91,6 +91,37 @@ func benchZxid(c *zkCluster) int64 {
 	return best
 }
 
+// benchMemberOf is the member (index) whose `cons` lists session sid; -1
+// if none does.
+func benchMemberOf(c *zkCluster, sid string) int {
+	if sid == "" {
+		return -1
+	}
+	for i, addr := range c.Servers() {
+		s, err := zkFourLetterWord(addr, "cons", 2*time.Second)
+		if err == nil && strings.Contains(s, "sid="+sid+",") {
+			return i
+		}
+	}
+	return -1
+}
+
+// benchZKPids are the members' JVM pids (0 for a member not running).
+func benchZKPids(c *zkCluster) []int {
+	pids := make([]int, c.Size())
+	for i, m := range c.members {
+		if !m.running() {
+			continue
+		}
+		m.mu.Lock()
+		if m.cmd != nil && m.cmd.Process != nil {
+			pids[i] = m.cmd.Process.Pid
+		}
+		m.mu.Unlock()
+	}
+	return pids
+}
+
 func benchZKVersion(c *zkCluster) string {
 	s, _ := zkFourLetterWord(c.Servers()[0], "srvr", 2*time.Second)
 	for _, l := range strings.Split(s, "\n") {
