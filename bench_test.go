@@ -201,6 +201,7 @@ func TestBench(t *testing.T) {
 	t.Run("cold", func(t *testing.T) { rep.set("cold", benchCold(t, b).section()) })
 	t.Run("herd", func(t *testing.T) { rep.set("herd", benchHerdSection(benchHerd(t, b))) })
 	t.Run("steady", func(t *testing.T) { rep.set("steady", benchSteady(t, b).section()) })
+	t.Run("writes", func(t *testing.T) { rep.set("writes", benchLoad(t, b).section()) })
 	t.Run("footprint", func(t *testing.T) {
 		s := benchFootprint(t, b).section()
 		t.Logf("footprint:\n%s", s)
