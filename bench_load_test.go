@@ -30,6 +30,7 @@ type benchLoadRow struct {
 	memberCPU          []float64 // % of a core per member (utime+stime of the JVM)
 	ballotCPU          float64   // % of a core: every leader's ballot and keeper, and every follower's ballot
 	zkLeader           int       // the member that led the ensemble at the window's end
+	losses             int       // "connection to ZooKeeper lost" in the ballots' logs during the window
 }
 
 func (r benchLoadRow) perSec(v int64) float64 { return float64(v) / r.el.Seconds() }
@@ -85,6 +86,7 @@ func benchLoad(t *testing.T, b *benchEnv) benchLoadResult {
 			for _, x := range batch {
 				x.waitStarts(1, 60*time.Second)
 			}
+			time.Sleep(300 * time.Millisecond) // a start is a burst of writes: spread them
 		}
 		time.Sleep(3 * time.Second)
 		r.rows = append(r.rows, benchLoadMeasure(t, b, fmt.Sprintf("%d leaders (%d elections)", n, n), es, nil))
@@ -144,6 +146,15 @@ func benchLoadMeasure(t *testing.T, b *benchEnv, name string, es []*benchElectio
 	m1, bl1 := cpu0(zpids), cpu0(pids)
 	row.el = time.Since(t0)
 	row.zkLeader = b.zk.Leader()
+	for _, e := range es {
+		for _, p := range e.current {
+			for _, r := range benchLogRecords(p.out.String(), "connection to ZooKeeper lost") {
+				if r.t.After(t0) {
+					row.losses++
+				}
+			}
+		}
+	}
 	row.writes = z1 - z0
 	if z1>>32 != z0>>32 {
 		row.writes = -1
@@ -166,8 +177,8 @@ func benchLoadMeasure(t *testing.T, b *benchEnv, name string, es []*benchElectio
 		bt += bl1[i] - bl0[i]
 	}
 	row.ballotCPU = share(bt)
-	t.Logf("writes: %s: %d writes (%.1f/s), %.1f packets/s, %.1f requests/s (followers %d), members' CPU %.1f%% (%s), ballots %.1f%%",
-		name, row.writes, row.perSec(row.writes), row.perSec(row.packets), row.perSec(row.requests), row.follReqs, row.cpuSum(), benchPcts(row.memberCPU, row.zkLeader), row.ballotCPU)
+	t.Logf("writes: %s: %d writes (%.1f/s), %.1f packets/s, %.1f requests/s (followers %d), members' CPU %.1f%% (%s), ballots %.1f%%, %d connection losses",
+		name, row.writes, row.perSec(row.writes), row.perSec(row.packets), row.perSec(row.requests), row.follReqs, row.cpuSum(), benchPcts(row.memberCPU, row.zkLeader), row.ballotCPU, row.losses)
 	return row
 }
 
@@ -191,8 +202,8 @@ func (r benchLoadResult) section() string {
 		"Each row is a %d s idle window on the benchmark's ensemble. *Writes* is the advance of the ensemble's zxid (each write is a transaction every member logs and fsyncs); "+
 		"*packets* is `zk_packets_received` over the 3 members (pings included); *requests* counts the clients' requests from `cons` (Σ Δ`lcxid`, pings excluded); "+
 		"*members' CPU* is utime+stime of each member's JVM from `/proc/PID/stat`, in %% of one core: their sum (members 1 / 2 / 3, L the ZooKeeper leader); "+
-		"*ballots' CPU*: every ballot and every leader's keeper. Each leader is a ballot process with its keeper and its command (the test binary, waiting).\n\n", int(benchLoadWindow.Seconds()))
-	s.WriteString("| running | writes/s | writes per leader per minute | packets/s | requests/s | followers' requests | members' CPU | ballots' CPU |\n|---|---|---|---|---|---|---|---|\n")
+		"*ballots' CPU*: every ballot and every leader's keeper; *connections lost*: `connection to ZooKeeper lost` in the ballots' logs during the window (a member dropped by its peers, a ZooKeeper election). Each leader is a ballot process with its keeper and its command (the test binary, waiting).\n\n", int(benchLoadWindow.Seconds()))
+	s.WriteString("| running | writes/s | writes per leader per minute | packets/s | requests/s | followers' requests | members' CPU | ballots' CPU | connections lost |\n|---|---|---|---|---|---|---|---|---|\n")
 	base := r.baseline
 	perLeaderMin := func(w benchLoadRow) string {
 		if w.leaders == 0 || w.writes < 0 {
@@ -211,15 +222,15 @@ func (r benchLoadResult) section() string {
 		if w.followers > 0 {
 			fol = fmt.Sprintf("%d in %.0f s (%d followers)", w.follReqs, w.el.Seconds(), w.followers)
 		}
-		fmt.Fprintf(&s, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% (%s) | %.2f%% |\n", w.name, writes(w), perLeaderMin(w), w.perSec(w.packets), w.perSec(w.requests), fol,
-			w.cpuSum(), benchPcts(w.memberCPU, w.zkLeader), w.ballotCPU)
+		fmt.Fprintf(&s, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% (%s) | %.2f%% | %d |\n", w.name, writes(w), perLeaderMin(w), w.perSec(w.packets), w.perSec(w.requests), fol,
+			w.cpuSum(), benchPcts(w.memberCPU, w.zkLeader), w.ballotCPU, w.losses)
 	}
 	// 1000 leaders, extrapolated from the largest measured row.
 	big := r.rows[len(r.rows)-1]
 	if big.leaders > 0 && big.writes >= 0 {
 		k := 1000 / float64(big.leaders)
 		lin := func(v, b float64) float64 { return b + (v-b)*k }
-		fmt.Fprintf(&s, "| **1000 leaders, extrapolated** (not measured: 3000 processes on 2 cores; linear from the %d-leader row above the baseline) | %.0f | — | %.0f | %.0f | — | %.0f%% | %.0f%% |\n",
+		fmt.Fprintf(&s, "| **1000 leaders, extrapolated** (not measured: 3000 processes on 2 cores; linear from the %d-leader row above the baseline) | %.0f | — | %.0f | %.0f | — | %.0f%% | %.0f%% | — |\n",
 			big.leaders, lin(big.perSec(big.writes), base.perSec(base.writes)), lin(big.perSec(big.packets), base.perSec(base.packets)),
 			lin(big.perSec(big.requests), base.perSec(base.requests)), lin(big.cpuSum(), base.cpuSum()), big.ballotCPU*k)
 		if cpu := lin(big.cpuSum(), base.cpuSum()) + big.ballotCPU*k; cpu > float64(runtime.NumCPU())*100 {
