@@ -6,8 +6,8 @@ package main
 //
 //	make bench      # go test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .
 //
-// It takes about 13 minutes on 2 cores (the steady section 5, the
-// write load 2–3, the 1000-candidate herd 2). It runs `make cross` and measures,
+// It takes about 13 minutes on 2 cores (the herd 3–4, the steady section
+// 5, the write load 2–3). It runs `make cross` and measures,
 // against a real 3-member ZooKeeper ensemble on loopback (tickTime 200 ms,
 // forceSync on), the stripped static binary built for this machine. It
 // writes BENCHMARKS.md (or $BENCH_OUT): only the part between the
