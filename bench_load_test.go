@@ -31,6 +31,7 @@ type benchLoadRow struct {
 	ballotCPU          float64   // % of a core: every leader's ballot and keeper, and every follower's ballot
 	zkLeader           int       // the member that led the ensemble at the window's end
 	losses             int       // "connection to ZooKeeper lost" in the ballots' logs during the window
+	looking            int       // members that went LOOKING during the window, by their logs
 }
 
 func (r benchLoadRow) perSec(v int64) float64 { return float64(v) / r.el.Seconds() }
@@ -138,6 +139,7 @@ func benchLoadMeasure(t *testing.T, b *benchEnv, name string, es []*benchElectio
 		}
 		return out
 	}
+	marks := benchZKMarks(b.zk)
 	z0, p0, c0 := benchZxid(b.zk), benchPackets(b.zk), benchCons(b.zk)
 	m0, bl0 := cpu0(zpids), cpu0(pids)
 	t0 := time.Now()
@@ -146,6 +148,7 @@ func benchLoadMeasure(t *testing.T, b *benchEnv, name string, es []*benchElectio
 	m1, bl1 := cpu0(zpids), cpu0(pids)
 	row.el = time.Since(t0)
 	row.zkLeader = b.zk.Leader()
+	row.looking = benchZKLooking(b.zk, marks)
 	for _, e := range es {
 		for _, p := range e.current {
 			for _, r := range benchLogRecords(p.out.String(), "connection to ZooKeeper lost") {
@@ -177,8 +180,8 @@ func benchLoadMeasure(t *testing.T, b *benchEnv, name string, es []*benchElectio
 		bt += bl1[i] - bl0[i]
 	}
 	row.ballotCPU = share(bt)
-	t.Logf("writes: %s: %d writes (%.1f/s), %.1f packets/s, %.1f requests/s (followers %d), members' CPU %.1f%% (%s), ballots %.1f%%, %d connection losses",
-		name, row.writes, row.perSec(row.writes), row.perSec(row.packets), row.perSec(row.requests), row.follReqs, row.cpuSum(), benchPcts(row.memberCPU, row.zkLeader), row.ballotCPU, row.losses)
+	t.Logf("writes: %s: %d writes (%.1f/s), %.1f packets/s, %.1f requests/s (followers %d), members' CPU %.1f%% (%s), ballots %.1f%%, %d connection losses, %d members LOOKING",
+		name, row.writes, row.perSec(row.writes), row.perSec(row.packets), row.perSec(row.requests), row.follReqs, row.cpuSum(), benchPcts(row.memberCPU, row.zkLeader), row.ballotCPU, row.losses, row.looking)
 	return row
 }
 
@@ -202,8 +205,8 @@ func (r benchLoadResult) section() string {
 		"Each row is a %d s idle window on the benchmark's ensemble. *Writes* is the advance of the ensemble's zxid (each write is a transaction every member logs and fsyncs); "+
 		"*packets* is `zk_packets_received` over the 3 members (pings included); *requests* counts the clients' requests from `cons` (Σ Δ`lcxid`, pings excluded); "+
 		"*members' CPU* is utime+stime of each member's JVM from `/proc/PID/stat`, in %% of one core: their sum (members 1 / 2 / 3, L the ZooKeeper leader); "+
-		"*ballots' CPU*: every ballot and every leader's keeper; *connections lost*: `connection to ZooKeeper lost` in the ballots' logs during the window (a member dropped by its peers, a ZooKeeper election). Each leader is a ballot process with its keeper and its command (the test binary, waiting).\n\n", int(benchLoadWindow.Seconds()))
-	s.WriteString("| running | writes/s | writes per leader per minute | packets/s | requests/s | followers' requests | members' CPU | ballots' CPU | connections lost |\n|---|---|---|---|---|---|---|---|---|\n")
+		"*ballots' CPU*: every ballot and every leader's keeper; *connections lost*: `connection to ZooKeeper lost` in the ballots' logs during the window (a member dropped by its peers, a ZooKeeper election), and the members that went LOOKING by their own logs. Each leader is a ballot process with its keeper and its command (the test binary, waiting).\n\n", int(benchLoadWindow.Seconds()))
+	s.WriteString("| running | writes/s | writes per leader per minute | packets/s | requests/s | followers' requests | members' CPU | ballots' CPU | connections lost / members LOOKING |\n|---|---|---|---|---|---|---|---|---|\n")
 	base := r.baseline
 	perLeaderMin := func(w benchLoadRow) string {
 		if w.leaders == 0 || w.writes < 0 {
@@ -222,8 +225,8 @@ func (r benchLoadResult) section() string {
 		if w.followers > 0 {
 			fol = fmt.Sprintf("%d in %.0f s (%d followers)", w.follReqs, w.el.Seconds(), w.followers)
 		}
-		fmt.Fprintf(&s, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% (%s) | %.2f%% | %d |\n", w.name, writes(w), perLeaderMin(w), w.perSec(w.packets), w.perSec(w.requests), fol,
-			w.cpuSum(), benchPcts(w.memberCPU, w.zkLeader), w.ballotCPU, w.losses)
+		fmt.Fprintf(&s, "| %s | %s | %s | %.1f | %.1f | %s | %.1f%% (%s) | %.2f%% | %d / %d |\n", w.name, writes(w), perLeaderMin(w), w.perSec(w.packets), w.perSec(w.requests), fol,
+			w.cpuSum(), benchPcts(w.memberCPU, w.zkLeader), w.ballotCPU, w.losses, w.looking)
 	}
 	// 1000 leaders, extrapolated from the largest measured row.
 	big := r.rows[len(r.rows)-1]

@@ -106,6 +106,42 @@ func benchMemberOf(c *zkCluster, sid string) int {
 	return -1
 }
 
+// benchZKMarks are the sizes of the members' server logs: where what
+// happens next starts (the logs are appended to across restarts).
+func benchZKMarks(c *zkCluster) []int64 {
+	marks := make([]int64, c.Size())
+	for i := range marks {
+		if fi, err := os.Stat(c.LogPath(i)); err == nil {
+			marks[i] = fi.Size()
+		}
+	}
+	return marks
+}
+
+// benchZKLooking counts, since marks, the times a member went LOOKING (it
+// lost its leader or its quorum: its clients lose their connections) by
+// the members' own logs.
+func benchZKLooking(c *zkCluster, marks []int64) int {
+	n := 0
+	for i, m := range marks {
+		f, err := os.Open(c.LogPath(i))
+		if err != nil {
+			continue
+		}
+		if _, err := f.Seek(m, 0); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 64*1024), 1024*1024)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "Peer state changed: looking") {
+					n++
+				}
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
 // benchZKPids are the members' JVM pids (0 for a member not running).
 func benchZKPids(c *zkCluster) []int {
 	pids := make([]int, c.Size())

@@ -48,6 +48,8 @@ type benchHiccupRun struct {
 	slow     time.Duration // the leader's own log: its longest episode of slow renewals (slow_for)
 	rtt      time.Duration // the leader's renewal round trip during the hiccup: the median of its metrics file's samples
 	rttMax   time.Duration
+	looking  int // members that went LOOKING during the run, by their logs (a ZooKeeper election: 2 or 3)
+	losses   int // "connection to ZooKeeper lost" in every candidate's log during the run
 	note     string
 }
 
@@ -60,6 +62,7 @@ type benchStallStep struct {
 	down      time.Duration
 	why       string        // the leader's log, when it stopped the command
 	stopAfter time.Duration // from the pause's start to that log line
+	looking   int
 }
 
 type benchSteadyResult struct {
@@ -72,6 +75,7 @@ type benchSteadyResult struct {
 
 // benchSteadyRun is what a hiccup's run did to the election.
 type benchSteadyEnv struct {
+	marks   []int64 // the members' logs at the current run's start
 	t       *testing.T
 	b       *benchEnv
 	e       *benchElection
@@ -109,12 +113,7 @@ func benchSteady(t *testing.T, b *benchEnv) benchSteadyResult {
 		}
 	}
 	r := benchSteadyResult{negotiated: benchNegotiated(e.current["c1"])}
-	var rest []time.Duration
-	for i := 0; i < 8; i++ {
-		time.Sleep(benchSteadyT / 8)
-		rest = append(rest, s.renewalRTT(s.leader()))
-	}
-	r.rhoRest = benchSummarize(rest).med
+	r.rhoRest = benchSummarize(s.sampleRTT(s.leader(), 12*time.Second)).med
 
 	a := s.pauses(5)
 	bb := s.slowLink(4)
@@ -143,7 +142,7 @@ func (s *benchSteadyEnv) pauses(n int) benchHiccup {
 		cand := s.leader()
 		m := s.memberOf(cand)
 		mode := s.b.zk.Mode(m)
-		from := time.Now()
+		from := s.start()
 		s.b.zk.Pause(m)
 		time.Sleep(pause)
 		s.b.zk.Resume(m)
@@ -165,7 +164,7 @@ func (s *benchSteadyEnv) slowLink(n int) benchHiccup {
 	h := benchHiccup{key: "b", name: fmt.Sprintf("the leader's link delays every byte by 0.15 T (%s) each way for 2 T, %d times", benchMs(delay), n)}
 	for i := 0; i < n; i++ {
 		cand := s.leader()
-		from := time.Now()
+		from := s.start()
 		s.setDelay([]string{cand}, delay)
 		rtts := s.sampleRTT(cand, span)
 		s.setDelay([]string{cand}, 0)
@@ -185,7 +184,7 @@ func (s *benchSteadyEnv) farAway(key string, delay, span time.Duration) benchHic
 		benchMs(delay), benchMs(2*delay), float64(benchSteadyT)/float64(2*delay), span)}
 	all := []string{"c1", "c2", "c3"}
 	cand := s.leader()
-	from := time.Now()
+	from := s.start()
 	s.setDelay(all, delay)
 	rtts := s.sampleRTT(cand, span)
 	s.setDelay(all, 0)
@@ -202,7 +201,7 @@ func (s *benchSteadyEnv) rolling(n int) benchHiccup {
 	h := benchHiccup{key: "d", stall: true, name: fmt.Sprintf("a rolling restart of the ensemble (SIGTERM, start, wait until whole; the followers first, the ZooKeeper leader last), %d times", n)}
 	for i := 0; i < n; i++ {
 		cand := s.leader()
-		from := time.Now()
+		from := s.start()
 		order := s.b.zk.RollingRestart()
 		took := time.Since(from)
 		s.settle(2 * time.Second)
@@ -228,13 +227,13 @@ func (s *benchSteadyEnv) stallLadder(fracs []float64) []benchStallStep {
 		m := s.moveOffLeader(cand)
 		rho := s.renewalRTT(cand)
 		st := benchStallStep{pause: pause, mode: s.b.zk.Mode(m), rho: rho}
-		from := time.Now()
+		from := s.start()
 		s.b.zk.Pause(m)
 		time.Sleep(pause)
 		s.b.zk.Resume(m)
 		s.settle(benchSteadyT)
 		run := s.measure(cand, from)
-		st.slow, st.down, st.restarted = run.slow, run.down, run.restarts > 0
+		st.slow, st.down, st.restarted, st.looking = run.slow, run.down, run.restarts > 0, run.looking
 		if st.restarted {
 			for _, r := range benchLogRecords(s.e.current[cand].out.String(), "") {
 				if r.t.After(from) && (strings.HasPrefix(r.msg, "lease running out") || strings.HasPrefix(r.msg, "lease expired") ||
@@ -385,6 +384,12 @@ func (s *benchSteadyEnv) sampleRTT(cand string, d time.Duration) []time.Duration
 	return out
 }
 
+// start marks a run's start.
+func (s *benchSteadyEnv) start() time.Time {
+	s.marks = benchZKMarks(s.b.zk)
+	return time.Now()
+}
+
 // measure reads what the run since from did: the commands started, the
 // time without one, and the leader's longest unanswered renewal by its
 // own log.
@@ -396,6 +401,16 @@ func (s *benchSteadyEnv) measure(cand string, from time.Time) benchHiccupRun {
 			run.restarts++
 			if i > 0 && tn.first.After(ts[i-1].last) {
 				run.down += tn.first.Sub(ts[i-1].last)
+			}
+		}
+	}
+	run.looking = benchZKLooking(s.b.zk, s.marks)
+	for _, ps := range s.e.runs {
+		for _, p := range ps {
+			for _, r := range benchLogRecords(p.out.String(), "connection to ZooKeeper lost") {
+				if r.t.After(from) {
+					run.losses++
+				}
 			}
 		}
 	}
@@ -459,6 +474,7 @@ func (r benchSteadyResult) section() string {
 		"For each hiccup: *restarts* counts the commands started during it (a new pid in the ticks), *time without a command* sums the gaps between one command's last tick and the next one's first; "+
 		"*renewals slow for* is the leader's own log (`lease renewal slow` … `lease renewals are answered again`, its `slow_for`): from the oldest unanswered renewal's send until none is in flight, i.e. the stall as ballot saw it; "+
 		"on a slow link renewals overlap, so it spans the whole delay and the *renewal round trip* is shown instead (the median of the leader's metrics file `ballot_lease_renewal_seconds`, sampled every second from 6 s into the delay; the file is refreshed every 5 s). "+
+		"*Per run* also counts the connections the candidates lost (their logs) and the members that went LOOKING (the members' own logs: a ZooKeeper election shows as 2 or 3, a member dropped by its peers as 1): the ensemble runs tickTime 200 ms and syncLimit 5, so a member that cannot keep up for 1 s (a slow fsync on this shared machine) is dropped, or its leader loses its quorum, and every client connected to it reconnects. "+
 		"The derived bound: a leader rides through 15T/32 − ρ = %s − ρ without answers (ρ: a renewal's round trip; %s at rest, the median of the leader's metrics file). "+
 		"The section took %s.\n\n", r.negotiated, benchSteadyTick.Milliseconds(), benchMs(15*T/32), benchMs(r.rhoRest), r.took.Round(time.Second))
 	s.WriteString("| hiccup | runs | command restarts | time without a command | renewals slow for, longest | per run |\n|---|---|---|---|---|---|\n")
@@ -470,7 +486,7 @@ func (r benchSteadyResult) section() string {
 			restarts += run.restarts
 			down += run.down
 			slow = max(slow, run.slow)
-			p := fmt.Sprintf("%d restarts", run.restarts)
+			p := fmt.Sprintf("%d restarts, %d lost connections, %d members LOOKING", run.restarts, run.losses, run.looking)
 			if run.note != "" {
 				p = run.note + ": " + p
 			}
@@ -490,7 +506,7 @@ func (r benchSteadyResult) section() string {
 		"Before each pause the session is moved off the ZooKeeper leader (if it was there) so the pause is a stall of a follower, not also an election among the others. " +
 		"A pause longer than syncLimit × tickTime (1 s) also cuts the member off: its leader drops it, so at SIGCONT it closes its clients' connections and they reconnect to another member; " +
 		"the renewals sent to it meanwhile are lost, not late, and the next one goes out at most T/8 after the reconnect.\n\n")
-	s.WriteString("| pause | of T | member | ρ before | renewals slow for (leader's log) | derived 15T/32 − ρ | command | time without a command |\n|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| pause | of T | member | ρ before | renewals slow for (leader's log) | derived 15T/32 − ρ | command | time without a command | members LOOKING |\n|---|---|---|---|---|---|---|---|---|\n")
 	var rode, broke time.Duration
 	for _, st := range r.stalls {
 		what := "kept"
@@ -509,8 +525,8 @@ func (r benchSteadyResult) section() string {
 		if st.restarted {
 			slow = "— (no answer before the lease ran out)"
 		}
-		fmt.Fprintf(&s, "| %s | %.2f | %s | %s | %s | %s | %s | %s |\n", benchMs(st.pause), float64(st.pause)/float64(T), st.mode, benchMs(st.rho), slow,
-			benchMs(benchRideThrough(T, st.rho)), what, benchMs(st.down))
+		fmt.Fprintf(&s, "| %s | %.2f | %s | %s | %s | %s | %s | %s | %d |\n", benchMs(st.pause), float64(st.pause)/float64(T), st.mode, benchMs(st.rho), slow,
+			benchMs(benchRideThrough(T, st.rho)), what, benchMs(st.down), st.looking)
 	}
 	fmt.Fprintf(&s, "\nLongest pause ridden through: %s (%.2f T); the first that restarted the command: %s; derived 15T/32 − ρ: %s at ρ = %s.\n\n",
 		benchMsOrNone(rode), float64(rode)/float64(T), benchMsOrNone(broke), benchMs(benchRideThrough(T, r.rhoRest)), benchMs(r.rhoRest))
