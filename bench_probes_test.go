@@ -91,6 +91,73 @@ func benchZxid(c *zkCluster) int64 {
 	return best
 }
 
+// benchMemberOf is the member (index) whose `cons` lists session sid; -1
+// if none does.
+func benchMemberOf(c *zkCluster, sid string) int {
+	if sid == "" {
+		return -1
+	}
+	for i, addr := range c.Servers() {
+		s, err := zkFourLetterWord(addr, "cons", 2*time.Second)
+		if err == nil && strings.Contains(s, "sid="+sid+",") {
+			return i
+		}
+	}
+	return -1
+}
+
+// benchZKMarks are the sizes of the members' server logs: where what
+// happens next starts (the logs are appended to across restarts).
+func benchZKMarks(c *zkCluster) []int64 {
+	marks := make([]int64, c.Size())
+	for i := range marks {
+		if fi, err := os.Stat(c.LogPath(i)); err == nil {
+			marks[i] = fi.Size()
+		}
+	}
+	return marks
+}
+
+// benchZKLooking counts, since marks, the times a member went LOOKING (it
+// lost its leader or its quorum: its clients lose their connections) by
+// the members' own logs.
+func benchZKLooking(c *zkCluster, marks []int64) int {
+	n := 0
+	for i, m := range marks {
+		f, err := os.Open(c.LogPath(i))
+		if err != nil {
+			continue
+		}
+		if _, err := f.Seek(m, 0); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 64*1024), 1024*1024)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "Peer state changed: looking") {
+					n++
+				}
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
+// benchZKPids are the members' JVM pids (0 for a member not running).
+func benchZKPids(c *zkCluster) []int {
+	pids := make([]int, c.Size())
+	for i, m := range c.members {
+		if !m.running() {
+			continue
+		}
+		m.mu.Lock()
+		if m.cmd != nil && m.cmd.Process != nil {
+			pids[i] = m.cmd.Process.Pid
+		}
+		m.mu.Unlock()
+	}
+	return pids
+}
+
 func benchZKVersion(c *zkCluster) string {
 	s, _ := zkFourLetterWord(c.Servers()[0], "srvr", 2*time.Second)
 	for _, l := range strings.Split(s, "\n") {
@@ -234,4 +301,59 @@ func benchSteps(ev []benchLogEvent, from, to time.Time, steps []benchStep) ([]ti
 		}
 	}
 	return out, true
+}
+
+// benchLogDur returns the duration field key (slog's JSON handler logs a
+// duration as nanoseconds) of the first line of log whose msg starts with
+// msg; 0 if none.
+func benchLogDur(log, msg, key string) time.Duration {
+	for _, r := range benchLogRecords(log, msg) {
+		if d, ok := r.dur(key); ok {
+			return d
+		}
+	}
+	return 0
+}
+
+type benchLogRecord struct {
+	t      time.Time
+	msg    string
+	fields map[string]string // as written: strings, numbers
+}
+
+func (r benchLogRecord) dur(key string) (time.Duration, bool) {
+	v, ok := r.fields[key]
+	if !ok {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(v, 10, 64)
+	return time.Duration(ns), err == nil
+}
+
+// benchLogRecords parses the JSON lines of log whose msg starts with msg.
+func benchLogRecords(log, msg string) []benchLogRecord {
+	var out []benchLogRecord
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		var rec map[string]any
+		d := json.NewDecoder(strings.NewReader(sc.Text()))
+		d.UseNumber()
+		if d.Decode(&rec) != nil {
+			continue
+		}
+		m, _ := rec["msg"].(string)
+		if !strings.HasPrefix(m, msg) {
+			continue
+		}
+		r := benchLogRecord{msg: m, fields: map[string]string{}}
+		if ts, ok := rec["time"].(string); ok {
+			r.t, _ = time.Parse(time.RFC3339Nano, ts)
+		}
+		for k, v := range rec {
+			r.fields[k] = fmt.Sprint(v)
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -192,6 +192,8 @@ func benchCrash(t *testing.T, b *benchEnv) benchCrashResult {
 
 type benchColdResult struct {
 	gaps     []time.Duration   // ballot start → command's first instruction
+	fresh    []time.Duration   // the same on a brand-new election (its path does not exist)
+	freshW   time.Duration     // the W the brand-new elections' first leaders said they wait
 	totals   []time.Duration   // ballot start → ballot exited
 	execs    []time.Duration   // the command alone
 	versions []time.Duration   // `ballot version`
@@ -221,7 +223,30 @@ func benchCold(t *testing.T, b *benchEnv) benchColdResult {
 	r.execs, r.versions = benchColdFloor(t, b, reps)
 	r.steps = benchColdSteps(e, runs)
 	t.Logf("cold start: %s", benchSummarize(r.gaps).row("cold"))
+	r.fresh, r.freshW = benchColdFresh(t, b, 6)
+	t.Logf("cold start on a brand-new election (W %s): %s", r.freshW, benchSummarize(r.fresh).row("fresh"))
 	return r
+}
+
+// benchColdFresh: the first start of a brand-new election, whose path
+// nobody created yet: its first leader finds no handover record and waits
+// W, as for a baton dropped under a running leader (it cannot tell the
+// two apart).
+func benchColdFresh(t *testing.T, b *benchEnv, reps int) (gaps []time.Duration, w time.Duration) {
+	for i := 0; i < reps; i++ {
+		e := b.freshElection(t, fmt.Sprintf("cold-new-%d", i), "2s", "0s", "--on-child-success", "exit")
+		t0 := time.Now()
+		p := e.add("solo")
+		st := e.waitStarts(1, 20*time.Second)
+		gaps = append(gaps, st[0].t.Sub(t0))
+		if code := p.Wait(10 * time.Second); code != 0 {
+			t.Fatalf("cold start on a new election: ballot exited %d:\n%s", code, p.out.String())
+		}
+		if d := benchLogDur(p.out.String(), "waiting for the baton", "wait"); d > 0 {
+			w = d
+		}
+	}
+	return gaps, w
 }
 
 // benchColdFloor times the command alone, started directly (the floor
@@ -230,7 +255,7 @@ func benchColdFloor(t *testing.T, b *benchEnv, reps int) (execs, versions []time
 	direct := filepath.Join(b.dir, "direct-stamps")
 	for i := 0; i < reps; i++ {
 		cmd := exec.Command(selfExe(), direct, "0s")
-		cmd.Env = b.env()
+		cmd.Env = b.env("stamp")
 		t0 := time.Now()
 		if err := cmd.Run(); err != nil {
 			t.Fatal(err)
