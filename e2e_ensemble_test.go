@@ -54,6 +54,13 @@ func others(c *zkCluster, i int) []string {
 func takeover(t *testing.T, e *election, b *ballotProc, fault string, faultAt time.Time, within time.Duration) {
 	t.Helper()
 	b.WaitLog("command started", within)
+	reportTakeover(t, e, fault, faultAt)
+}
+
+// reportTakeover checks, once b's command runs, that two commands never
+// ran at once and that tokens grew, and logs the failover figures.
+func reportTakeover(t *testing.T, e *election, fault string, faultAt time.Time) {
+	t.Helper()
 	ts := waitTenures(t, e.ticks, 2, 10*time.Second)
 	gaps := checkNoOverlap(t, e.ticks)
 	e.checkTokensGrow()
@@ -72,11 +79,7 @@ func takeoverFenced(t *testing.T, e *election, b *ballotProc, cpid int, fault st
 			t.Fatalf("the old leader's command still runs %v after the fault", within)
 		}
 	}
-	ts := waitTenures(t, e.ticks, 2, 10*time.Second)
-	gaps := checkNoOverlap(t, e.ticks)
-	e.checkTokensGrow()
-	t.Logf("RELIABILITY ensemble fault=%q fault→new command=%s gap=%s overlap=%s", fault,
-		ts[1].first.Sub(faultAt).Round(time.Millisecond), gaps[0].Round(time.Millisecond), overlapOf(t, e.ticks).Round(time.Millisecond))
+	reportTakeover(t, e, fault, faultAt)
 }
 
 // deposedLeader waits for the ensemble to elect a new leader after a fault

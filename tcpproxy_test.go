@@ -193,13 +193,7 @@ func (p *tcpProxy) getDelay() time.Duration {
 // ResetClientSides resets the client side of every current connection and
 // leaves its upstream side open and unanswered (see the file comment).
 func (p *tcpProxy) ResetClientSides() {
-	p.mu.Lock()
-	cs := make([]*proxyConn, 0, len(p.conns))
-	for c := range p.conns {
-		cs = append(cs, c)
-	}
-	p.mu.Unlock()
-	for _, c := range cs {
+	for _, c := range p.current() {
 		c.mu.Lock()
 		gone := c.clientGone
 		c.clientGone = true
@@ -226,15 +220,20 @@ func (p *tcpProxy) state() (bool, <-chan struct{}) {
 
 // CloseAll resets (RST) every current connection on both sides.
 func (p *tcpProxy) CloseAll() {
+	for _, c := range p.current() {
+		c.reset()
+	}
+}
+
+// current lists the connections open now.
+func (p *tcpProxy) current() []*proxyConn {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	cs := make([]*proxyConn, 0, len(p.conns))
 	for c := range p.conns {
 		cs = append(cs, c)
 	}
-	p.mu.Unlock()
-	for _, c := range cs {
-		c.reset()
-	}
+	return cs
 }
 
 // Conns returns the number of current client connections.
