@@ -33,6 +33,7 @@ type candidate struct {
 	maybeBaton      bool          // a take's answer was lost: a baton of ours may exist
 	handoverVersion int32         // the handover record's version after our take
 	election        *electionSeen // the election path's record, as last read
+	history         historyState  // the run history, as this leadership knows it (history.go)
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
 

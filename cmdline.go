@@ -113,6 +113,17 @@ func strayArgs(cmd string, args []string, afterDashes bool) error {
 // It returns *usageError for usage and configuration errors and
 // *helpRequested when help was asked for.
 func parseCommandLine(args []string, getenv func(string) string) (*Settings, error) {
+	var cmd string
+	s, err := parseArgs(args, getenv, &cmd)
+	var u *usageError
+	if cmd == cmdCheck && errors.As(err, &u) {
+		u.code = exitUnknown // a monitoring plugin's convention: 3 for anything but a verdict
+	}
+	return s, err
+}
+
+// parseArgs is parseCommandLine; it sets *cmdSeen once it knows the command.
+func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Settings, error) {
 	vals := make(map[string]*flagValue, len(params))
 	for _, p := range params {
 		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
@@ -135,6 +146,7 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 	if err != nil {
 		return nil, err
 	}
+	*cmdSeen = cmd
 
 	// The command's flags, with the global flags again.
 	fs := newFlagSet(cmd, vals)
@@ -194,7 +206,7 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 			return "", nil, &helpRequested{text: helpText("run")}
 		}
 		return "", nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
-	case cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+	case cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion:
 		return cmd, rest, nil
 	}
 	return "", nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)

@@ -163,9 +163,9 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader and step-down only")},
 		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader and step-down only")},
 		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader and step-down only")},
-		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch and leader")},
-		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, step-down, pause, resume, version")},
-		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, step-down, pause, resume, version")},
+		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader and history")},
+		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, version")},
+		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, version")},
 
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},

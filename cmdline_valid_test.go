@@ -131,7 +131,7 @@ var validDefaultCases = []validCase{
 				s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
 				t.Errorf("got %+v", s)
 			}
-			if len(s.Sources) != len(params)-6 { // all but output, wait, reason and the three run once flags
+			if len(s.Sources) != len(params)-10 { // all but output, wait, reason, the three run once flags and those of info, history and check
 				t.Errorf("Sources = %v", s.Sources)
 			}
 		},

@@ -96,8 +96,16 @@ type Settings struct {
 	HealthFailures int // consecutive failures before acting
 	MetricsFile    string
 
-	// info / watch / leader
-	Output string // human, json
+	// info / watch / leader / history
+	Output  string // human, json
+	Verbose bool   // info: the detail after the summary
+
+	// history
+	Limit int // entries to print
+
+	// check
+	MaxAge       time.Duration // 0: no age check
+	FailCritical bool          // a failed last run is CRITICAL, not WARNING
 
 	// leader, step-down
 	Wait time.Duration // 0: do not wait
@@ -134,11 +142,24 @@ const (
 	cmdResume   = "resume"
 	cmdVersion  = "version"
 	cmdHelp     = "help"
+	cmdHistory  = "history"
+	cmdCheck    = "check"
 )
 
 // usageError is a usage or configuration error: main prints
-// "ballot: " + Error() as one line on stderr and exits 2.
-type usageError struct{ msg string }
+// "ballot: " + Error() as one line on stderr and exits 2 (code, when set:
+// check exits 3).
+type usageError struct {
+	msg  string
+	code int
+}
+
+func (e *usageError) exitCode() int {
+	if e.code != 0 {
+		return e.code
+	}
+	return exitUsage
+}
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -176,13 +197,16 @@ const (
 	scopeLeader                      // leader, step-down
 	scopeCandidate                   // run once, run cron, step-down
 	scopePause                       // pause
+	scopeInfo                        // info
+	scopeHistory                     // history
+	scopeCheck                       // check
 )
 
 func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
-			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume
+			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
@@ -190,7 +214,13 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
-		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader
+		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory
+	case scopeInfo:
+		return cmd == cmdInfo
+	case scopeHistory:
+		return cmd == cmdHistory
+	case scopeCheck:
+		return cmd == cmdCheck
 	case scopeLeader:
 		return cmd == cmdLeader || cmd == cmdStepDown
 	case scopeCandidate:
@@ -210,7 +240,13 @@ func (sc paramScope) commands() string {
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:
-		return "info, watch and leader"
+		return "info, watch, leader and history"
+	case scopeInfo:
+		return "info"
+	case scopeHistory:
+		return "history"
+	case scopeCheck:
+		return "check"
 	case scopeLeader:
 		return "leader and step-down"
 	case scopeCandidate:
@@ -218,11 +254,11 @@ func (sc paramScope) commands() string {
 	case scopePause:
 		return "pause"
 	}
-	return "run once, run cron, info, watch and leader"
+	return "every command but version and help"
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, step-down, pause, resume, version, help"
+const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help"
 
 type paramKind int
 

@@ -27,7 +27,7 @@ func TestConfigExampleParses(t *testing.T) {
 	}
 	configTestEnv(t, nil)
 	env := map[string]string{"BALLOT_CONFIG_FILE": example}
-	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("run", "once"), a("info"), a("watch"), a("leader")} {
+	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("run", "once"), a("info"), a("watch"), a("leader"), a("history"), a("check")} {
 		s, err := parseIn("", args, env)
 		if err != nil {
 			t.Fatalf("%q with CONFIG_FILE=%s: %v", args, example, err)

@@ -190,6 +190,8 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
 	data, _ := json.Marshal(rec)
+	entry := c.newRunEntry(historyCron)
+	entry.ScheduledTime = timePtr(t)
 	for {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if st.version < 0 {
@@ -197,8 +199,12 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		} else {
 			ops = append(ops, &zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
 		}
-		_, err := c.s.conn.Multi(ops...)
+		if op := c.historyCreate(entry); op != nil {
+			ops = append(ops, op) // the run's history entry, in the same fenced write
+		}
+		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
+			c.created(res, 2, entry)
 			st.last = t
 			if st.version < 0 {
 				st.version = 0
@@ -257,6 +263,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 	if !st.last.IsZero() {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
 	}
+	c.listHistory()
 	cl := &cronLeader{r: r, c: c, l: l, st: st}
 	for {
 		now := time.Now()
@@ -321,6 +328,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.log.Info("scheduled run skipped: the previous run is still going",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 		r.metrics.CronSkipped("overlap")
+		cl.c.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
 	case late >= onTimeTolerance && late >= r.set.StartingDeadline && cl.st.last.IsZero():
 		// Nothing was ever recorded: this time was not missed by a
@@ -332,6 +340,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 			reason = "missed by more than the starting-deadline"
 		}
 		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
+		cl.recordMissed(due, reason)
 		r.metrics.CronSkipped("missed")
 		cl.skipped = due
 	case l.ctl.Paused() != nil:
@@ -339,10 +348,12 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)",
 			"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
 		r.metrics.CronSkipped("paused")
+		cl.c.recordSkip(due, due, 1, "the election was paused")
 		cl.skipped = due
 	default:
 		if !cl.st.last.IsZero() {
 			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
+			cl.recordMissed(due, "")
 		}
 		return cl.start(due)
 	}
@@ -416,6 +427,7 @@ func (cl *cronLeader) timeOut() {
 	if cl.cmd != nil && !cl.runDeadline.IsZero() && !time.Now().Before(cl.runDeadline) {
 		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
 		r.log.Warn("run timed out", "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+		cl.c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String())
 		cl.timedOut = true
 		cl.runDeadline = time.Time{}
 	}
@@ -429,6 +441,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
 	r.published(cl.c, ex)
+	cl.c.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	if cl.timedOut && ex.Code == 0 {
 		ex.Code = exitFailure

@@ -34,6 +34,7 @@ type badInput struct {
 	cfg       string
 	cfgName   string
 	want      []string // substrings of the one stderr line
+	code      int      // the exit code, when not exitUsage (check: 3)
 }
 
 func badInputs() []badInput {
@@ -297,6 +298,32 @@ func badInputs() []badInput {
 			want: []string{"leader:", "unknown flag --candidate-id"}},
 		{name: "leader negative wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--wait=-1s"},
 			want: []string{"--wait", `"-1s"`, "negative"}},
+
+		// history, check and info's summary.
+		{name: "history limit zero", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history", "--limit", "0"},
+			want: []string{"--limit", `"0"`, "at least 1"}},
+		{name: "history limit not a number", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history", "--limit", "ten"},
+			want: []string{"--limit", `"ten"`, "whole number"}},
+		{name: "history limit env", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history"},
+			env: []string{"BALLOT_LIMIT=-5"}, want: []string{"BALLOT_LIMIT", `"-5"`, "at least 1"}},
+		{name: "history bad output", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history", "--output", "yaml"},
+			want: []string{"--output", `"yaml"`, "human, json"}},
+		{name: "info verbose not a boolean", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "info", "--verbose=perhaps"},
+			want: []string{"--verbose", `"perhaps"`, "not a boolean"}},
+		{name: "check negative max-age", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "--max-age", "-1h"},
+			want: []string{"--max-age", `"-1h"`, "negative"}, code: exitUnknown},
+		{name: "check zero max-age", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "--max-age=0"},
+			want: []string{"--max-age", `"0"`, "greater than zero"}, code: exitUnknown},
+		{name: "check max-age not a duration", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "--max-age", "26"},
+			want: []string{"--max-age", `"26"`, "not a duration"}, code: exitUnknown},
+		{name: "check fail-critical not a boolean", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "--fail-critical=sometimes"},
+			want: []string{"--fail-critical", `"sometimes"`, "not a boolean"}, code: exitUnknown},
+		{name: "check output flag", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "--output", "json"},
+			want: []string{"check:", "unknown flag --output"}, code: exitUnknown},
+		{name: "check max-age in config", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "--config-file", "{cfg}", "check"},
+			cfg: `{"max-age": "forever"}`, want: []string{"{cfg}", `"max-age"`, "not a duration"}, code: exitUnknown},
+		{name: "check stray argument", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "26h"},
+			want: []string{"check:", "unexpected argument", `"26h"`}, code: exitUnknown},
 	}
 }
 
@@ -406,8 +433,12 @@ func TestBadInputs(t *testing.T) {
 				args := tc.commandLine(v)
 				r := basicRun(t, env, v["dir"], 20*time.Second, args...)
 
-				if r.code != exitUsage || r.signaled {
-					t.Errorf("exit code %d (signaled %v), want %d", r.code, r.signaled, exitUsage)
+				want := exitUsage
+				if tc.code != 0 {
+					want = tc.code
+				}
+				if r.code != want || r.signaled {
+					t.Errorf("exit code %d (signaled %v), want %d", r.code, r.signaled, want)
 				}
 				if r.stdout != "" {
 					t.Errorf("stdout not empty:\n%s", r.stdout)

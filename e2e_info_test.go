@@ -22,6 +22,9 @@ func runBallotInfo(t *testing.T, servers []string, base string, args ...string) 
 	t.Helper()
 	all := append([]string{"--zookeeper-servers", strings.Join(servers, ","), "--zookeeper-base-path", base,
 		"--zookeeper-session-timeout", "2s", "info"}, args...)
+	if !strings.Contains(strings.Join(args, " "), "--output") {
+		all = append(all, "--verbose") // the detail these tests read; the summary has its own test
+	}
 	cmd := exec.Command(ballotBin, all...)
 	cmd.Env = ballotEnv(t)
 	var out, errb bytes.Buffer

@@ -14,10 +14,10 @@ func helpFor(args []string) error {
 	switch topic {
 	case "", "help", "-h", "-help", "--help":
 		return &helpRequested{text: helpText("")}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, step-down, pause, resume, version (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -71,7 +71,7 @@ const helpExitCodes = `Exit codes:
   1    info: there is no leader; leader: no leader has acknowledged
        (within --wait); step-down: no leader, --candidate-id does not lead,
        nobody else in line, or nobody else leads within --wait
-  2    usage or config error
+  2    usage or config error (check: 3)
   75   run once --no-wait: another candidate leads
   125  ballot failed: election failure or connection loss under the exit
        policy, or info could not read ZooKeeper
@@ -111,9 +111,11 @@ const helpOverview = `ballot runs a command on only one machine of a fleet, chos
 Usage:
   ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
   ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
-  ballot [global flags] info [--output human|json]
+  ballot [global flags] info [--verbose] [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
+  ballot [global flags] history [--limit N] [--output human|json]
+  ballot [global flags] check [--max-age DURATION] [--fail-critical]
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
@@ -126,6 +128,8 @@ Commands:
   info      print the election's current leader and candidates
   watch     print the election's leader and candidates as they change
   leader    print the current leader's published data (--leader-data)
+  history   print the runs of run cron and of --once-key jobs, newest first
+  check     a monitoring plugin (Nagios, Icinga, Sensu): one line, exit 0-3
   step-down ask the leader to hand over to the next candidate
   pause     stop the election's command everywhere until resume; resume undoes it
   version   print ballot's version
@@ -146,12 +150,14 @@ func helpText(cmd string) string {
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdInfo, cmdWatch:
 		if cmd == cmdInfo {
-			b.WriteString("ballot info: print the election's current leader and candidates, then exit\n(exit code 1 when there is no leader).\n\n")
+			b.WriteString("ballot info: print the election's current leader and candidates, then exit\n(exit code 1 when there is no leader). The human output is a summary in 80\ncolumns; --verbose adds every detail.\n\n")
+			b.WriteString("Usage:\n  ballot [global flags] info [--verbose] [--output human|json]\n\n")
+			flagHelp(&b, "Flags", scopeInfo, scopeOutput)
 		} else {
 			b.WriteString("ballot watch: print the election's leader and candidates, and again each time\nthey change, until interrupted.\n\n")
+			b.WriteString("Usage:\n  ballot [global flags] watch [--output human|json]\n\n")
+			flagHelp(&b, "Flags", scopeOutput)
 		}
-		fmt.Fprintf(&b, "Usage:\n  ballot [global flags] %s [--output human|json]\n\n", cmd)
-		flagHelp(&b, "Flags", scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdLeader:
 		b.WriteString("ballot leader: print the current leader's published data (--leader-data of its\n" +
@@ -159,6 +165,24 @@ func helpText(cmd string) string {
 			"DURATION for one.\n\n" +
 			"Usage:\n  ballot [global flags] leader [--wait DURATION] [--output human|json]\n\n")
 		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdHistory:
+		fmt.Fprintf(&b, "ballot history: print the election's run history, newest first: every run of\n"+
+			"run cron and of a --once-key job (scheduled time or key, candidate, host, fencing\n"+
+			"token, start, duration, exit code, how it ended) and the scheduled times skipped,\n"+
+			"as the leaders recorded them (the newest %d are kept).\n\n"+
+			"Usage:\n  ballot [global flags] history [--limit N] [--output human|json]\n\n", historyKeep)
+		flagHelp(&b, "Flags", scopeHistory, scopeOutput)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdCheck:
+		b.WriteString("ballot check: a monitoring plugin (Nagios, Icinga, Sensu): one status line with\n" +
+			"perfdata after \"|\", and the exit code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.\n" +
+			"CRITICAL: no leader; no run succeeded within --max-age. WARNING: the last run\n" +
+			"failed (CRITICAL with --fail-critical); the election is paused; the next leader\n" +
+			"waits on a dropped baton. UNKNOWN: ZooKeeper cannot be read, the election does\n" +
+			"not exist, it never ran and --max-age is not given, or a flag is wrong.\n\n" +
+			"Usage:\n  ballot [global flags] check [--max-age DURATION] [--fail-critical]\n\n")
+		flagHelp(&b, "Flags", scopeCheck)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdStepDown:
 		b.WriteString("ballot step-down: ask the leader (with --candidate-id, that candidate if it leads)\n" +

@@ -65,7 +65,8 @@ func TestParseCommandLineHelp(t *testing.T) {
 // TestParseHelpListsEveryFlag checks the help texts against the parameter table.
 func TestParseHelpListsEveryFlag(t *testing.T) {
 	texts := map[string]string{"": helpText(""), "run once": helpText(cmdRunOnce), "run cron": helpText(cmdRunCron),
-		"info": helpText(cmdInfo), "watch": helpText(cmdWatch), "leader": helpText(cmdLeader)}
+		"info": helpText(cmdInfo), "watch": helpText(cmdWatch), "leader": helpText(cmdLeader),
+		"history": helpText(cmdHistory), "check": helpText(cmdCheck)}
 	for _, p := range params {
 		for cmd, text := range texts {
 			if cmd == "" && p.scope != scopeGlobal || cmd != "" && (p.scope == scopeGlobal || !p.scope.usedBy(cmd)) {

@@ -89,6 +89,7 @@ type infoElection struct {
 	Paused     *pauseRecord    `json:"paused,omitempty"` // ballot pause: reason, by, since
 	StepDown   *stepDownRecord `json:"stepDown,omitempty"`
 	OnceKeys   []infoOnceKey   `json:"onceKeys,omitempty"`
+	LastRun    *historyItem    `json:"lastRun,omitempty"` // the newest run in the history (ballot history)
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
 	Notes      []string        `json:"notes"`
@@ -289,6 +290,8 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 	inf.Baton = buildBaton(s, now)
 	addControls(inf, base, s)
 	inf.OnceKeys = buildOnceKeys(s)
+	settleHistory(s.runs, batonToken(s), now)
+	inf.LastRun = lastRun(s.runs)
 	if b := inf.Baton; b != nil && b.Note != "" {
 		inf.Notes = append(inf.Notes, b.Note)
 	}
@@ -565,7 +568,16 @@ func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
 		return exitFailure
 	}
 	conn.Close()
-	if err := writeInfo(os.Stdout, set.Output, r.inf); err != nil {
+	if set.Output != "json" {
+		writeInfoSummary(os.Stdout, r.inf)
+		if set.Verbose {
+			fmt.Fprintln(os.Stdout)
+		}
+	}
+	if set.Output == "json" || set.Verbose {
+		err = writeInfo(os.Stdout, set.Output, r.inf)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
 	}

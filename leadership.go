@@ -293,6 +293,7 @@ func (r *runner) elected(c *candidate, taken bootTime) *lease {
 // leader's choice, a stop, a step-down, a failing health check) or a loss
 // (lease, session or proposal gone). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
+	r.closeRun(c, end)
 	switch end.how {
 	case leaderResigns:
 		v := r.resign(c, end.reason, end.then)
@@ -325,6 +326,11 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 // step-down) as finished with the command's code; ballot then exits with
 // it, as after any once run.
 func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
+	if reason == "paused" {
+		c.endAs(endingFor(paused))
+	} else {
+		c.endAs(endingFor(steppedDown))
+	}
 	c.finishOnce(r.set.OnceKey, ex)
 	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
 		"reason", reason, "exit_code", ex.Code)

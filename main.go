@@ -98,7 +98,7 @@ func realMain(args []string) int {
 		return 0
 	case errors.As(err, &usage):
 		fmt.Fprintln(os.Stderr, "ballot: "+usage.Error())
-		return exitUsage
+		return usage.exitCode()
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return exitUsage
@@ -137,6 +137,9 @@ func realMain(args []string) int {
 	acc, err := loadZKAccess(set)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		if set.Command == cmdCheck {
+			return exitUnknown
+		}
 		return exitUsage
 	}
 	for _, w := range acc.warnings {
@@ -158,6 +161,10 @@ func realMain(args []string) int {
 		return runResume(set, acc, log, os.Stdout)
 	case cmdLeader:
 		return runLeader(set, acc, log, os.Stdout)
+	case cmdHistory:
+		return runHistory(set, acc, log, os.Stdout)
+	case cmdCheck:
+		return runCheck(set, acc, log, os.Stdout)
 	}
 	fmt.Fprintf(os.Stderr, "ballot: %s: not implemented yet\n", set.Command)
 	return exitUsage

@@ -84,6 +84,7 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 	if _, err := c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return false, nil, zkFailed(err, "create", onceDir(c.basePath))
 	}
+	c.listHistory()
 	p := oncePath(c.basePath, key)
 	for attempt := 0; attempt < 10; attempt++ {
 		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
@@ -109,8 +110,14 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
 		}
 		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.acl, Flags: zk.FlagEphemeral})
+		entry := c.newRunEntry(historyOnce)
+		entry.Key = key
+		if op := c.historyCreate(entry); op != nil {
+			ops = append(ops, op) // the run's history entry, in the same fenced write
+		}
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
+			c.created(res, 4, entry)
 			if rec != nil {
 				c.log.Warn("running a key whose earlier run never finished (--once-retry-unfinished)", "once_key", key, "earlier", rec.String())
 			}
@@ -145,10 +152,16 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	now, code := time.Now().UTC(), ex.Code
 	rec.FinishedAt, rec.ExitCode = &now, &code
 	data, _ := json.Marshal(rec)
-	if _, err := c.s.conn.Multi(&zk.SetDataRequest{Path: p, Data: data, Version: st.Version},
-		&zk.DeleteRequest{Path: p + "/running", Version: -1}); err != nil {
+	ops := []any{&zk.SetDataRequest{Path: p, Data: data, Version: st.Version}, &zk.DeleteRequest{Path: p + "/running", Version: -1}}
+	hist := c.historyEndOps(ex) // the history's end of the run, in the same write
+	if _, err := c.s.conn.Multi(append(ops, hist...)...); err == nil {
+		c.ended(hist)
+		return
+	}
+	if _, err := c.s.conn.Multi(ops...); err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
 	}
+	c.writeRunEnd(ex)
 }
 
 // pruneOnce deletes the oldest finished keys beyond onceKeep; a key still

@@ -352,6 +352,39 @@ func readerParams() []*param {
 				return err
 			}},
 
+		{name: "verbose", scope: scopeInfo, kind: kindBool, def: "false",
+			help: "human output: after the summary, every detail (the candidates' own reports, the\n" +
+				"lease, the once keys, the nodes)",
+			apply: func(s *Settings, v string) (err error) {
+				s.Verbose, err = parseBool(v)
+				return err
+			}},
+		{name: "limit", scope: scopeHistory, kind: kindInt, arg: "N", def: "20",
+			help: "print the newest N entries, >= 1",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use a number such as 20")
+				case n < 1:
+					return fmt.Errorf("must be at least 1 (the history keeps the newest %d)", historyKeep)
+				}
+				s.Limit = n
+				return nil
+			}},
+		{name: "max-age", scope: scopeCheck, kind: kindDuration, arg: "DURATION", opt: true,
+			help: "CRITICAL when no run succeeded for this long (e.g. 26h for a daily job), > 0;\n" +
+				"required until the election has run once",
+			apply: func(s *Settings, v string) (err error) {
+				s.MaxAge, err = parseDuration(v, true)
+				return err
+			}},
+		{name: "fail-critical", scope: scopeCheck, kind: kindBool, def: "false",
+			help: "a failed last run is CRITICAL (default: WARNING)",
+			apply: func(s *Settings, v string) (err error) {
+				s.FailCritical, err = parseBool(v)
+				return err
+			}},
 		{name: "reason", scope: scopePause, arg: "TEXT", opt: true,
 			help: "why the election is paused, shown by info, watch and the leader's log",
 			apply: func(s *Settings, v string) error {

@@ -38,6 +38,8 @@ type electionSnapshot struct {
 	once      *snapNode     // run once --once-key (once.go)
 	onceKeys  []*onceRecord // its records, read by info only
 	onceBusy  map[string]bool
+	history   *snapNode      // the run history (history.go)
+	runs      []*historyItem // its newest entries down to the last run, read by info only
 	others    []*snapNode
 	vanished  []string // listed, but gone before their data was read
 }
@@ -101,6 +103,8 @@ func (s *electionSnapshot) file(n *snapNode) {
 		s.handover = n
 	case n.name == onceDirName:
 		s.once = n
+	case n.name == historyName:
+		s.history = n
 	case n.name == pauseName:
 		s.pause = n
 	case n.name == stepDownName:
@@ -183,6 +187,9 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 	s.readACL(conn, base)
 	if s.once != nil {
 		readOnceKeys(conn, base, s)
+	}
+	if s.history != nil {
+		s.runs, _ = readHistory(conn, base, historyKeep, func(it *historyItem) bool { return it.Kind != historySkip })
 	}
 	return s, nil
 }

@@ -1,0 +1,172 @@
+package main
+
+// ballot check: a monitoring plugin by the Nagios/Icinga/Sensu convention.
+// One status line on stdout, perfdata after "|", and the exit code is the
+// verdict: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Bad flags are UNKNOWN
+// too (3), so a typo in a service definition never reads as CRITICAL.
+// It needs nothing but ballot on the host: ssh host ballot check --max-age 26h.
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	checkOK       = 0
+	checkWarning  = 1
+	checkCritical = 2
+	exitUnknown   = 3 // check: UNKNOWN, also for bad flags
+)
+
+var checkNames = [...]string{"OK", "WARNING", "CRITICAL", "UNKNOWN"}
+
+// checkFacts is what check judges, read from ZooKeeper.
+type checkFacts struct {
+	inf     *infoElection
+	items   []*historyItem // newest first, down to the last success
+	created time.Time      // the election path's creation (ZooKeeper's clock)
+}
+
+// checkResult is a verdict and its line.
+type checkResult struct {
+	status   int
+	problems []string
+	summary  []string
+	perf     []string
+}
+
+func (r *checkResult) raise(status int, problem string) {
+	r.status = max(r.status, status)
+	r.problems = append(r.problems, problem)
+}
+
+func (r *checkResult) line(base string) string {
+	parts := append(append([]string{}, r.problems...), r.summary...)
+	s := fmt.Sprintf("BALLOT %s - %s: %s", checkNames[r.status], base, strings.Join(parts, "; "))
+	if len(r.perf) > 0 {
+		s += " | " + strings.Join(r.perf, " ")
+	}
+	return s
+}
+
+// judge applies check's rules to facts. neverRun is true when the
+// election has no run and no --max-age: check cannot say anything useful.
+func judge(set *Settings, f *checkFacts) (res checkResult, neverRun bool) {
+	inf := f.inf
+	if !inf.Exists {
+		res.raise(exitUnknown, "the election does not exist (no candidate has ever run with this --zookeeper-base-path)")
+		return res, false
+	}
+	now := inf.ReadAt
+	var last, lastOK *historyItem
+	for _, it := range f.items {
+		if it.ParseError != "" || it.Kind == historySkip || it.State != "ended" {
+			continue
+		}
+		if last == nil {
+			last = it
+		}
+		if it.succeeded() {
+			lastOK = it
+			break
+		}
+	}
+	if last == nil && set.MaxAge == 0 {
+		return res, true
+	}
+
+	// Who leads.
+	switch l := inf.Leader; {
+	case l == nil:
+		res.raise(checkCritical, "no leader: no candidate is in line")
+	default:
+		res.summary = append(res.summary, fmt.Sprintf("leader %s (token %d)", candidateName(l.ID, l.Host), l.Czxid))
+		if b := inf.Baton; b != nil && b.State == "dropped" {
+			res.raise(checkWarning, fmt.Sprintf("%s waits on a baton dropped by %s (up to %s)", orNone(l.ID), orNone(b.CandidateID), fmtMs(b.SuccessorWaitMs)))
+		}
+	}
+	if p := inf.Paused; p != nil {
+		res.raise(checkWarning, fmt.Sprintf("paused by %s: %s", orNone(p.By), orNone(p.Reason)))
+	}
+	res.perf = append(res.perf, fmt.Sprintf("candidates=%d;;;0", len(inf.Candidates)))
+
+	// The last run, and the last success.
+	if last != nil {
+		what := "last run " + summaryRun(last)
+		if !last.succeeded() {
+			status := checkWarning
+			if set.FailCritical {
+				status = checkCritical
+			}
+			res.raise(status, what)
+		} else {
+			res.summary = append(res.summary, what)
+		}
+		if last.DurationMs != nil {
+			res.perf = append(res.perf, fmt.Sprintf("last_duration=%.3fs;;;0", float64(*last.DurationMs)/1000))
+		}
+		if last.ExitCode != nil {
+			res.perf = append(res.perf, fmt.Sprintf("last_exit=%d", *last.ExitCode))
+		}
+	}
+	maxAge := ""
+	if set.MaxAge > 0 {
+		maxAge = fmt.Sprintf("%.0f", set.MaxAge.Seconds())
+	}
+	switch {
+	case lastOK != nil:
+		age := time.Duration(*lastOK.EndedAgoMs) * time.Millisecond
+		res.perf = append(res.perf, fmt.Sprintf("last_success_age=%.0fs;;%s;0", age.Seconds(), maxAge))
+		if set.MaxAge > 0 && age > set.MaxAge {
+			res.raise(checkCritical, fmt.Sprintf("no run succeeded for %s (--max-age %s)", fmtMs(age.Milliseconds()), set.MaxAge))
+		}
+	case set.MaxAge > 0 && !f.created.IsZero() && now.Sub(f.created) <= set.MaxAge:
+		res.summary = append(res.summary, fmt.Sprintf("no successful run yet; the election is %s old (--max-age %s)", fmtMs(now.Sub(f.created).Milliseconds()), set.MaxAge))
+	case set.MaxAge > 0:
+		res.raise(checkCritical, fmt.Sprintf("no successful run recorded (--max-age %s)", set.MaxAge))
+	}
+	if len(res.problems) == 0 && len(res.summary) == 0 {
+		res.summary = append(res.summary, "all well")
+	}
+	return res, false
+}
+
+func candidateName(id, host string) string {
+	if host == "" || host == id {
+		return orNone(id)
+	}
+	return id + "@" + host
+}
+
+// runCheck is `ballot check`.
+func runCheck(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
+	f := &checkFacts{}
+	s, now, note, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
+		f.items, err = readHistory(conn, set.BasePath, historyKeep, func(it *historyItem) bool { return it.succeeded() })
+		if err != nil {
+			return err
+		}
+		if ok, st, err := conn.Exists(set.BasePath); err == nil && ok {
+			f.created = time.UnixMilli(st.Ctime).UTC()
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(w, "BALLOT UNKNOWN - %s: %s\n", set.BasePath, err)
+		return exitUnknown
+	}
+	settleHistory(f.items, batonToken(s), now)
+	f.inf = buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)
+	res, neverRun := judge(set, f)
+	if neverRun {
+		fmt.Fprintf(w, "BALLOT UNKNOWN - %s: no run recorded yet; give --max-age (e.g. --max-age 26h for a daily job) so that check knows when that is wrong\n", set.BasePath)
+		return exitUnknown
+	}
+	fmt.Fprintln(w, res.line(set.BasePath))
+	return res.status
+}

@@ -1,0 +1,418 @@
+package main
+
+// The run history: every run of run cron and of a --once-key job, and the
+// scheduled times run cron skipped, as the leaders recorded them.
+//
+//   <base>/history                  persistent
+//   <base>/history/run-<10 digits>  persistent sequential: one entry (historyEntry)
+//
+// A run's entry is created in the fenced multi-op that records the run
+// before it starts (cron.go's record, once.go's claim): only the live
+// leader's session can create one. When the run ends, the same leader
+// rewrites it with how it ended, only if nobody changed it since (its
+// version). A leader that dies mid-run leaves its entry open; the next
+// leader closes it as "leadership-lost": it holds the baton, so nothing of
+// that leadership still runs. Each leader lists the entries once when it
+// starts, and deletes the oldest past historyKeep in the write that ends a
+// run.
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const (
+	historyName   = "history"
+	historyPrefix = "run-"
+	// historyKeep is how many entries an election keeps: a daily job's
+	// hundred days, an hourly job's four.
+	historyKeep = 100
+	// historyFormat is the entries' format version; a reader shows
+	// entries of a newer format as far as it understands them.
+	historyFormat = 1
+)
+
+// How a run ended (historyEntry.Ended). JSON spells them with hyphens,
+// the human output with spaces.
+const (
+	endExited         = "exited"          // the command ended by itself, with its exit code
+	endKilled         = "killed"          // the command died of a signal ballot did not send (OOM killer, kill -9)
+	endTimedOut       = "timed-out"       // stopped by --timeout
+	endLeadershipLost = "leadership-lost" // stopped because the lease, session or proposal was lost, or its leader died mid-run
+	endPaused         = "paused"          // stopped by ballot pause
+	endStopped        = "stopped"         // stopped by ballot's own stop (SIGTERM), a step-down or a failing health check
+	endSkipped        = "skipped"         // kind skip: a scheduled time not run
+)
+
+// Kinds of entries.
+const (
+	historyCron = "cron"
+	historyOnce = "once"
+	historySkip = "skip"
+)
+
+// historyEntry is the data of one history node. Times are the leader's
+// clock; the node's mtime is ZooKeeper's time of the last write (the end).
+type historyEntry struct {
+	Format        int        `json:"format"`
+	Kind          string     `json:"kind"`                    // cron, once, skip
+	ScheduledTime *time.Time `json:"scheduledTime,omitempty"` // cron; skip: the first time skipped
+	LastSkipped   *time.Time `json:"lastSkipped,omitempty"`   // skip: the last time skipped
+	Skipped       int        `json:"skipped,omitempty"`       // skip: how many times (0: unknown)
+	Key           string     `json:"key,omitempty"`           // once
+	CandidateID   string     `json:"candidateId"`
+	Host          string     `json:"host,omitempty"`
+	FencingToken  int64      `json:"fencingToken"`
+	StartedAt     *time.Time `json:"startedAt,omitempty"`
+	EndedAt       *time.Time `json:"endedAt,omitempty"`
+	DurationMs    *int64     `json:"durationMs,omitempty"`
+	ExitCode      *int       `json:"exitCode,omitempty"`
+	Ended         string     `json:"ended,omitempty"`    // "" while it runs; see end* above
+	Reason        string     `json:"reason,omitempty"`   // why it was skipped or stopped
+	ClosedBy      string     `json:"closedBy,omitempty"` // a successor that closed it: its candidate id
+}
+
+// succeeded: a run that exited 0 by itself.
+func (e *historyEntry) succeeded() bool {
+	return e.Ended == endExited && e.ExitCode != nil && *e.ExitCode == 0
+}
+
+func historyDir(base string) string { return base + "/" + historyName }
+
+// historyState is what a leadership knows of the history.
+type historyState struct {
+	names   []string // entries as listed when elected and written since, oldest first; nil: not listed
+	open    *openEntry
+	skip    *openEntry // the last skip written, extended while the same reason goes on
+	ending  string     // set before a run's end is written, when the end is not the command's own
+	reason  string
+	overlap *historyEntry // run cron: times skipped while the run goes on, written with its end
+}
+
+// openEntry is an entry this leadership wrote and may still rewrite.
+type openEntry struct {
+	path    string
+	version int32
+	entry   historyEntry
+}
+
+// listHistory lists the entries, creating the history node if missing:
+// once per leadership, before its first run is recorded.
+func (c *candidate) listHistory() {
+	if c.history.names != nil {
+		return
+	}
+	dir := historyDir(c.basePath)
+	names, _, err := c.s.conn.Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		_, err = c.s.conn.Create(dir, nil, 0, c.s.acl)
+		if errors.Is(err, zk.ErrNodeExists) {
+			err = nil
+		}
+		names = nil
+	}
+	if err != nil {
+		c.log.Warn("cannot read the run history; runs are not recorded in it", "path", dir, "error", err)
+		return
+	}
+	sort.Strings(names) // sequence numbers of equal width
+	c.history.names = append(make([]string, 0, len(names)+1), names...)
+}
+
+// newRunEntry is the entry of a run about to start.
+func (c *candidate) newRunEntry(kind string) historyEntry {
+	host, _ := os.Hostname()
+	now := time.Now().UTC()
+	return historyEntry{Format: historyFormat, Kind: kind, CandidateID: c.id, Host: host, FencingToken: c.token, StartedAt: &now}
+}
+
+// historyCreate is the op that creates entry e, to be added to a fenced
+// multi-op; nil when the history could not be listed.
+func (c *candidate) historyCreate(e historyEntry) *zk.CreateRequest {
+	if c.history.names == nil {
+		return nil
+	}
+	data, _ := json.Marshal(e)
+	return &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.acl, Flags: zk.FlagSequence}
+}
+
+// created notes the entry a multi-op created (res[i]) as the run going on.
+func (c *candidate) created(res []zk.MultiResponse, i int, e historyEntry) {
+	if i < 0 || i >= len(res) || res[i].String == "" {
+		return
+	}
+	c.history.open = &openEntry{path: res[i].String, entry: e}
+	c.history.skip = nil
+	c.history.ending, c.history.reason = "", ""
+	c.history.names = append(c.history.names, res[i].String[len(historyDir(c.basePath))+1:])
+}
+
+// endAs says how the run going on ended when it was stopped (not for a run
+// that ended by itself): paused, stopped, timed-out, leadership-lost.
+func (c *candidate) endAs(ending, reason string) {
+	if c.history.open != nil && c.history.ending == "" {
+		c.history.ending, c.history.reason = ending, reason
+	}
+}
+
+// endingOf is how a run ended by itself: exited, or killed when the
+// command died of a signal.
+func endingOf(ex childExit) string {
+	if ex.Started && ex.Code > 128 && ex.Code <= 128+64 {
+		return endKilled
+	}
+	return endExited
+}
+
+// historyEndOps are the ops that record the end of the run going on (ex),
+// close the entries of earlier leaderships left open, create the entry of
+// the times skipped while it ran, and delete the oldest entries past
+// historyKeep. Empty when no run is open.
+func (c *candidate) historyEndOps(ex childExit) []any {
+	o := c.history.open
+	if o == nil {
+		return nil
+	}
+	e := o.entry
+	now := time.Now().UTC()
+	e.EndedAt = &now
+	if ex.Started || ex.Code != 0 {
+		d := ex.Duration.Milliseconds()
+		code := ex.Code
+		e.DurationMs, e.ExitCode = &d, &code
+	}
+	e.Ended, e.Reason = c.history.ending, c.history.reason
+	if e.Ended == "" {
+		e.Ended = endingOf(ex)
+	}
+	if !ex.Started && e.Ended == endExited {
+		e.Reason = ex.Reason // the command could not be executed
+	}
+	data, _ := json.Marshal(e)
+	ops := []any{&zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}}
+	o.entry = e
+	ops = append(ops, c.closeLeftOpen()...)
+	if sk := c.history.overlap; sk != nil {
+		data, _ := json.Marshal(sk)
+		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.acl, Flags: zk.FlagSequence})
+	}
+	if extra := len(c.history.names) - historyKeep; extra > 0 {
+		for _, n := range c.history.names[:extra] {
+			ops = append(ops, &zk.DeleteRequest{Path: historyDir(c.basePath) + "/" + n, Version: -1})
+		}
+	}
+	return ops
+}
+
+// closeLeftOpen returns the ops that close the newest entries of earlier
+// leaderships still open: their leader died mid-run (this one holds the
+// baton, so nothing of theirs runs). It reads newest first and stops at
+// the first entry that is closed.
+func (c *candidate) closeLeftOpen() []any {
+	var ops []any
+	dir := historyDir(c.basePath)
+	for i := len(c.history.names) - 1; i >= 0 && len(ops) < 5; i-- {
+		p := dir + "/" + c.history.names[i]
+		if c.history.open != nil && p == c.history.open.path {
+			continue
+		}
+		raw, st, err := c.s.conn.Get(p)
+		if err != nil {
+			break
+		}
+		var e historyEntry
+		if json.Unmarshal(raw, &e) != nil || e.Ended != "" || e.Kind == historySkip {
+			break
+		}
+		if e.FencingToken == c.token {
+			continue // ours: an answer lost with the connection
+		}
+		e.Ended, e.ClosedBy = endLeadershipLost, c.id
+		e.Reason = "its leader's session ended before the run's end was recorded; how the command ended is unknown"
+		data, _ := json.Marshal(e)
+		ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: st.Version})
+	}
+	return ops
+}
+
+// ended notes that the ops of historyEndOps were written: the run is over,
+// the deleted entries are gone.
+func (c *candidate) ended(ops []any) {
+	c.history.open, c.history.overlap = nil, nil
+	c.history.ending, c.history.reason = "", ""
+	var deleted int
+	for _, op := range ops {
+		if _, ok := op.(*zk.DeleteRequest); ok {
+			deleted++
+		}
+	}
+	c.history.names = c.history.names[deleted:]
+}
+
+// writeRunEnd records the end of the run going on, fenced by this
+// leader's proposal. When that fails (a predecessor's entry changed, the
+// proposal is gone), it writes the end of its own entry alone, if nobody
+// changed that.
+func (c *candidate) writeRunEnd(ex childExit) {
+	ops := c.historyEndOps(ex)
+	if len(ops) == 0 {
+		return
+	}
+	_, err := c.s.conn.Multi(append([]any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}, ops...)...)
+	if err != nil {
+		_, err = c.s.conn.Multi(ops[0])
+		ops = ops[:1]
+	}
+	if err != nil {
+		c.log.Warn("cannot record the end of the run in the history", "path", c.history.open.path, "error", err)
+		c.history.open = nil
+		return
+	}
+	c.ended(ops)
+}
+
+// recordSkip records a skipped scheduled time (or the range from..due),
+// fenced by the proposal. Skips for the same reason in a row extend one
+// entry, so a long pause does not push the runs out of the history.
+func (c *candidate) recordSkip(from, due time.Time, count int, reason string) {
+	if c.history.names == nil {
+		return
+	}
+	if sk := c.history.skip; sk != nil && sk.entry.Reason == reason {
+		e := sk.entry
+		d := due.UTC()
+		e.LastSkipped, e.Skipped = &d, e.Skipped+count
+		data, _ := json.Marshal(e)
+		if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+			&zk.SetDataRequest{Path: sk.path, Data: data, Version: sk.version}); err == nil {
+			sk.entry, sk.version = e, sk.version+1
+			return
+		}
+	}
+	e := skipEntry(c, from, due, count, reason)
+	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1}, c.historyCreate(e))
+	if err != nil {
+		c.log.Debug("cannot record the skipped time in the history", "error", err)
+		return
+	}
+	c.history.skip = &openEntry{path: res[1].String, entry: e}
+	c.history.names = append(c.history.names, res[1].String[len(historyDir(c.basePath))+1:])
+}
+
+func skipEntry(c *candidate, from, due time.Time, count int, reason string) historyEntry {
+	host, _ := os.Hostname()
+	f, d := from.UTC(), due.UTC()
+	e := historyEntry{Format: historyFormat, Kind: historySkip, ScheduledTime: &f, Skipped: count, CandidateID: c.id,
+		Host: host, FencingToken: c.token, Ended: endSkipped, Reason: reason}
+	if !d.Equal(f) {
+		e.LastSkipped = &d
+	}
+	return e
+}
+
+// skippedWhileRunning notes a scheduled time skipped because the run is
+// still going; the entry is written with the run's end.
+func (c *candidate) skippedWhileRunning(due time.Time, reason string) {
+	if c.history.open == nil {
+		return
+	}
+	if sk := c.history.overlap; sk != nil {
+		d := due.UTC()
+		sk.LastSkipped, sk.Skipped = &d, sk.Skipped+1
+		return
+	}
+	e := skipEntry(c, due, due, 1, reason)
+	c.history.overlap = &e
+}
+
+// countTimes counts the scheduled times from first to last (at most 10000;
+// 0 when the schedule cannot say).
+func countTimes(s schedule, first, last time.Time) int {
+	n := 0
+	for t := first; !t.After(last) && n < 10000; n++ {
+		next, err := s.Next(t)
+		if err != nil || !next.After(t) {
+			return 0
+		}
+		t = next
+	}
+	return n
+}
+
+// endingFor is how a run stopped by outcome how ended, for the history.
+func endingFor(how outcome) (ending, reason string) {
+	switch how {
+	case stopRequested:
+		return endStopped, "ballot was asked to stop"
+	case steppedDown:
+		return endStopped, "step-down"
+	case unhealthy:
+		return endStopped, "the health check failed"
+	case paused:
+		return endPaused, "ballot pause"
+	case leaseLost:
+		return endLeadershipLost, "lease lost"
+	case sessionLost:
+		return endLeadershipLost, "session expired"
+	case proposalGone:
+		return endLeadershipLost, "proposal deleted"
+	}
+	return "", ""
+}
+
+// closeRun records the end of a run that a leadership's end stopped (not
+// one that ended by itself: its end is written already). After a loss the
+// session may not answer: the write waits a quarter of the session
+// timeout at most; the next leader closes the entry otherwise.
+func (r *runner) closeRun(c *candidate, end leaderEnd) {
+	if c.history.open == nil {
+		return
+	}
+	switch ending, reason := endingFor(end.how); {
+	case ending != "":
+		c.endAs(ending, reason)
+	case end.how != leaderResigns:
+		c.endAs(endLeadershipLost, "connection lost")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeRunEnd(end.ex)
+	}()
+	select {
+	case <-done:
+	case <-time.After(c.s.Timeout() / 4):
+		c.log.Warn("the end of the run was not recorded in time; the next leader records it as leadership-lost")
+	}
+}
+
+// recordMissed records in the history the scheduled times after the last
+// one run that nobody ran: those before due, and due itself when it is
+// skipped too (reason non-empty).
+func (cl *cronLeader) recordMissed(due time.Time, reason string) {
+	r := cl.r
+	last := laterOf(cl.st.last, cl.skipped)
+	if last.IsZero() {
+		return
+	}
+	first, err := r.sched.Next(last)
+	if err != nil {
+		return
+	}
+	upTo := due
+	if reason == "" {
+		if !first.Before(due) {
+			return
+		}
+		reason = "missed: no leader ran it"
+		if upTo, err = r.sched.Latest(due.Add(-time.Nanosecond)); err != nil {
+			return
+		}
+	}
+	cl.c.recordSkip(first, upTo, countTimes(r.sched, first, upTo), reason)
+}

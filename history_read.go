@@ -1,0 +1,270 @@
+package main
+
+// Reading the run history (history.go): `ballot history`, and the last run
+// that info and check show.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// historyItem is one history entry as read, with what a reader adds.
+type historyItem struct {
+	Node string `json:"node"`
+	historyEntry
+	// State: "ended", "running" (its leader holds the baton), or
+	// "unfinished" (its leader is gone; the next leader records it as
+	// leadership-lost).
+	State      string `json:"state"`
+	EndedAgoMs *int64 `json:"endedAgoMs,omitempty"` // now - the node's mtime (ZooKeeper's clock), once ended
+	ParseError string `json:"parseError,omitempty"`
+
+	mtime int64
+}
+
+// readHistory reads the newest entries, newest first, until it has limit
+// of them or enough(item) says so; nil when the election has none.
+func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem) bool) ([]*historyItem, error) {
+	dir := historyDir(base)
+	names, _, err := conn.Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, zkError(err, "read", dir)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	var items []*historyItem
+	for _, n := range names {
+		if len(items) >= limit {
+			break
+		}
+		raw, st, err := conn.Get(dir + "/" + n)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // pruned meanwhile
+		}
+		if err != nil {
+			return nil, zkError(err, "read", dir+"/"+n)
+		}
+		it := &historyItem{Node: n, mtime: st.Mtime}
+		if err := json.Unmarshal(raw, &it.historyEntry); err != nil {
+			it.ParseError = err.Error()
+		}
+		items = append(items, it)
+		if enough != nil && enough(it) {
+			break
+		}
+	}
+	return items, nil
+}
+
+// settle fills in what a reader adds: the state, and ages on ZooKeeper's
+// clock. batonToken is the fencing token of the baton's holder, 0 if none.
+func settleHistory(items []*historyItem, batonToken int64, now time.Time) {
+	for _, it := range items {
+		switch {
+		case it.ParseError != "":
+			it.State = "unknown"
+		case it.Ended != "":
+			it.State = "ended"
+			a := ageMs(now, it.mtime)
+			it.EndedAgoMs = &a
+		case it.FencingToken == batonToken:
+			it.State = "running"
+		default:
+			it.State = "unfinished"
+		}
+	}
+}
+
+// batonToken is the fencing token of the leader holding the baton, 0 when
+// nobody holds it.
+func batonToken(s *electionSnapshot) int64 {
+	if s == nil || s.baton == nil {
+		return 0
+	}
+	var br batonRecord
+	if json.Unmarshal(s.baton.raw, &br) != nil {
+		return 0
+	}
+	return br.FencingToken
+}
+
+// lastRun is the newest entry that is a run (not a skip).
+func lastRun(items []*historyItem) *historyItem {
+	for _, it := range items {
+		if it.Kind != historySkip && it.ParseError == "" {
+			return it
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// ballot history.
+
+type historyReport struct {
+	Election string         `json:"election"`
+	ReadAt   time.Time      `json:"readAt"`
+	Clock    string         `json:"clock"` // zookeeper or local
+	Keep     int            `json:"keep"`  // entries kept at most
+	Entries  []*historyItem `json:"entries"`
+	Notes    []string       `json:"notes"`
+}
+
+// readElectionWith reads the election and what else a reader needs from
+// the same session, within the connect wait; the errors are worded as
+// info's.
+func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, string, error) {
+	conn, err := dialReader(set, acc, log, nil, nil)
+	if err != nil {
+		return nil, time.Time{}, "", err
+	}
+	type result struct {
+		s    *electionSnapshot
+		now  time.Time
+		note string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := readElection(conn, set.BasePath)
+		if err == nil && s.exists && more != nil {
+			err = more(conn, s)
+		}
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		now, note := readClock(conn, set.BasePath, acc.acl)
+		done <- result{s: s, now: now, note: note}
+	}()
+	wait := connectWait(set)
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(wait):
+		r.err = fmt.Errorf("no answer within %s", wait)
+	}
+	if r.err != nil {
+		go conn.Close()
+		return nil, time.Time{}, "", fmt.Errorf("cannot read the election %s from ZooKeeper %s: %v",
+			set.BasePath, strings.Join(set.ZooKeeperServers, ","), r.err)
+	}
+	conn.Close()
+	return r.s, r.now, r.note, nil
+}
+
+// runHistory is `ballot history`: 0, or 125 when ZooKeeper cannot be read.
+func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
+	var items []*historyItem
+	s, now, note, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
+		items, err = readHistory(conn, set.BasePath, set.Limit, nil)
+		return err
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: history: "+err.Error())
+		return exitFailure
+	}
+	settleHistory(items, batonToken(s), now)
+	rep := &historyReport{Election: set.BasePath, ReadAt: now.UTC(), Clock: "zookeeper", Keep: historyKeep,
+		Entries: append([]*historyItem{}, items...), Notes: []string{}}
+	if note != "" {
+		rep.Clock = "local"
+		rep.Notes = append(rep.Notes, note)
+	}
+	switch {
+	case !s.exists:
+		rep.Notes = append(rep.Notes, set.BasePath+" does not exist")
+	case len(items) == 0:
+		rep.Notes = append(rep.Notes, "no runs recorded")
+	}
+	if set.Output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(os.Stderr, "ballot: history: "+err.Error())
+			return exitFailure
+		}
+		return 0
+	}
+	writeHistoryHuman(w, rep)
+	return 0
+}
+
+// writeHistoryHuman prints one line per entry, newest first.
+func writeHistoryHuman(w io.Writer, rep *historyReport) {
+	fmt.Fprintf(w, "# %s: newest first, %d kept at most; times UTC\n", rep.Election, rep.Keep)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "# %s\n", n)
+	}
+	if len(rep.Entries) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STARTED\tRUN\tCANDIDATE\tTOKEN\tENDED\tEXIT\tTOOK\tNOTE")
+	for _, it := range rep.Entries {
+		fmt.Fprintln(tw, strings.Join(historyColumns(it), "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// historyColumns is one entry as history's human output shows it.
+func historyColumns(it *historyItem) []string {
+	if it.ParseError != "" {
+		return []string{"-", it.Node, "-", "-", "unknown", "-", "-", "cannot be read: " + it.ParseError}
+	}
+	started, run, exit, took := "-", it.Kind, "-", "-"
+	if it.StartedAt != nil {
+		started = it.StartedAt.UTC().Format("2006-01-02 15:04:05")
+	}
+	switch it.Kind {
+	case historyCron:
+		if it.ScheduledTime != nil {
+			run = "cron " + it.ScheduledTime.UTC().Format("15:04:05")
+		}
+	case historyOnce:
+		run = "once " + it.Key
+	case historySkip:
+		if it.ScheduledTime != nil {
+			started = it.ScheduledTime.UTC().Format("2006-01-02 15:04:05")
+		}
+		run = "skip"
+		if it.Skipped > 1 {
+			run = fmt.Sprintf("skip ×%d", it.Skipped)
+		}
+	}
+	if it.ExitCode != nil {
+		exit = fmt.Sprint(*it.ExitCode)
+	}
+	if it.DurationMs != nil {
+		took = fmtMs(*it.DurationMs)
+	}
+	ended := strings.ReplaceAll(it.Ended, "-", " ")
+	if it.Ended == "" {
+		ended = it.State
+	}
+	cand := it.CandidateID
+	if it.Host != "" && it.Host != it.CandidateID {
+		cand += "@" + it.Host
+	}
+	note := it.Reason
+	if it.LastSkipped != nil {
+		note = strings.TrimPrefix(note+"; until "+it.LastSkipped.UTC().Format("2006-01-02 15:04:05"), "; ")
+	}
+	if it.ClosedBy != "" {
+		note = "recorded by " + it.ClosedBy + ": " + note
+	}
+	return []string{started, run, cand, fmt.Sprint(it.FencingToken), ended, exit, took, note}
+}

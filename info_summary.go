@@ -1,0 +1,125 @@
+package main
+
+// ballot info's summary: the election at a glance, in 80 columns, before
+// the detail (--verbose).
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// summaryWidth is the width the summary keeps to.
+const summaryWidth = 80
+
+// writeInfoSummary prints who leads, the line, the baton and the runs.
+func writeInfoSummary(w io.Writer, inf *infoElection) {
+	row := func(label, text string) {
+		fmt.Fprintln(w, clip(fmt.Sprintf("%-9s %s", label, text), summaryWidth))
+	}
+	row("election", inf.Election)
+	if !inf.Exists {
+		row("leader", "none: the election does not exist")
+		return
+	}
+	switch l := inf.Leader; {
+	case l == nil:
+		row("leader", "none: no candidate is in line")
+	default:
+		since := fmtMs(l.ProposalAgeMs) + " in line"
+		if b := inf.Baton; b != nil && b.State == "held" && b.FencingToken == l.Czxid {
+			since = "since " + fmtMs(b.SinceAgoMs) + " ago"
+		}
+		state := ""
+		if l.State != "" && l.State != stateLeading {
+			state = ", " + l.State
+		}
+		row("leader", fmt.Sprintf("%s %s, token %d%s", candidateName(l.ID, l.Host), since, l.Czxid, state))
+	}
+	for i, c := range inf.Candidates {
+		label := ""
+		if i == 0 {
+			label = "line"
+		}
+		id := c.ID
+		if id == "" {
+			id = "(unreadable)"
+		}
+		row(label, fmt.Sprintf("%d  %-16s %-20s %s", c.Position, clip(id, 16), clip(c.Host, 20), orNone(c.State)))
+	}
+	if b := inf.Baton; b != nil {
+		text := b.State
+		switch b.State {
+		case "held":
+			text = "held by " + orNone(b.CandidateID)
+			if l := b.Lease; l != nil {
+				text += fmt.Sprintf(", renewed %s ago", fmtMs(l.LastRenewalAgoMs))
+			}
+		case "dropped":
+			text = fmt.Sprintf("dropped by %s %s ago: the next leader waits %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), fmtMs(b.SuccessorWaitMs))
+		case handoverReleased:
+			text = fmt.Sprintf("given back by %s %s ago", orNone(b.CandidateID), fmtMs(b.SinceAgoMs))
+		}
+		row("baton", text)
+	}
+	if p := inf.Paused; p != nil {
+		row("paused", fmt.Sprintf("by %s: %s", orNone(p.By), orNone(p.Reason)))
+	}
+	if r := inf.LastRun; r != nil {
+		row("last run", summaryRun(r))
+	} else {
+		row("last run", "none recorded")
+	}
+	if l := inf.Leader; l != nil && l.NextRun != nil {
+		in := "in " + fmtMs(l.NextRun.InMs)
+		if l.NextRun.InMs < 0 {
+			in = "overdue by " + fmtMs(-l.NextRun.InMs)
+		}
+		row("next run", fmt.Sprintf("%s (%s)", l.NextRun.Time, in))
+	}
+	if n := len(inf.Notes); n > 0 {
+		row("notes", fmt.Sprintf("%d (ballot info --verbose shows them)", n))
+	}
+}
+
+// summaryRun is a run in one line: what, how it ended, who, when.
+func summaryRun(it *historyItem) string {
+	var what string
+	switch it.Kind {
+	case historyCron:
+		if it.ScheduledTime != nil {
+			what = "cron " + it.ScheduledTime.UTC().Format(time.RFC3339) + " "
+		}
+	case historyOnce:
+		what = "key " + it.Key + " "
+	}
+	if it.State != "ended" {
+		s := what + it.State + " on " + candidateName(it.CandidateID, it.Host)
+		if it.StartedAt != nil {
+			s += ", started " + it.StartedAt.UTC().Format(time.RFC3339)
+		}
+		return s
+	}
+	s := what + strings.ReplaceAll(it.Ended, "-", " ")
+	if it.ExitCode != nil && it.Ended != endLeadershipLost {
+		s += fmt.Sprintf(" %d", *it.ExitCode)
+	}
+	s += " on " + candidateName(it.CandidateID, it.Host)
+	if it.EndedAgoMs != nil {
+		s += " " + fmtMs(*it.EndedAgoMs) + " ago"
+	}
+	if it.DurationMs != nil {
+		s += ", took " + fmtMs(*it.DurationMs)
+	}
+	return s
+}
+
+// clip cuts s to n columns (runes), marking the cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
