@@ -212,12 +212,18 @@ func writeHistoryHuman(w io.Writer, rep *historyReport) {
 	if len(rep.Entries) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STARTED\tRUN\tCANDIDATE\tTOKEN\tENDED\tEXIT\tTOOK\tNOTE")
 	for _, it := range rep.Entries {
 		fmt.Fprintln(tw, strings.Join(historyColumns(it), "\t"))
 	}
 	_ = tw.Flush()
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
+		}
+	}
 }
 
 // historyColumns is one entry as history's human output shows it.
