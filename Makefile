@@ -4,7 +4,7 @@
 #   make cross   dist/ballot-linux-* for every supported Linux target
 #   make test    the whole test suite (scripts/test.sh; installs ZooKeeper if missing)
 #   make demo    two candidates, one ZooKeeper, a failover (scripts/demo.sh)
-#   make bench   the benchmark: real 3-member ZooKeeper, ~13 min, writes BENCHMARKS.md
+#   make bench   the benchmark: real 3-member ZooKeeper, ~14 min, writes BENCHMARKS.md
 #   make clean   remove ./ballot and dist/
 
 GO      ?= go

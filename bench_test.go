@@ -6,8 +6,8 @@ package main
 //
 //	make bench      # go test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .
 //
-// It takes about 13 minutes on 2 cores (the herd 3–4, the steady section
-// 5, the write load 2–3). It runs `make cross` and measures,
+// It takes about 14 minutes on 2 cores (the herd 3–4, the steady section
+// 5, the write load 2–3, the history's cost 1). It runs `make cross` and measures,
 // against a real 3-member ZooKeeper ensemble on loopback (tickTime 200 ms,
 // forceSync on), the stripped static binary built for this machine. It
 // writes BENCHMARKS.md (or $BENCH_OUT): only the part between the
@@ -203,6 +203,7 @@ func TestBench(t *testing.T) {
 	t.Run("herd", func(t *testing.T) { rep.set("herd", benchHerdSection(benchHerd(t, b))) })
 	t.Run("steady", func(t *testing.T) { rep.set("steady", benchSteady(t, b).section()) })
 	t.Run("writes", func(t *testing.T) { rep.set("writes", benchLoad(t, b).section()) })
+	t.Run("history", func(t *testing.T) { rep.set("history", benchHistorySection(benchHistory(t, b))) })
 	t.Run("footprint", func(t *testing.T) {
 		s := benchFootprint(t, b).section()
 		t.Logf("footprint:\n%s", s)

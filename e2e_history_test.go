@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -241,6 +242,48 @@ func TestHistory(t *testing.T) {
 			t.Errorf("check while paused: exit %d", code)
 		}
 		control(t, e.election, "resume")
+	})
+
+	// The history keeps the newest historyKeep entries; a run's end
+	// deletes the oldest past it, and closes an entry a dead leader left
+	// open.
+	t.Run("Bounded", func(t *testing.T) {
+		t.Parallel()
+		base := "/ballot/test/history-bounded"
+		seedElection(t, c.Servers(), base)
+		conn := basicZKConn(t, c)
+		if _, err := conn.Create(historyDir(base), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		var first string
+		for i := 0; i <= historyKeep+5; i++ {
+			e := historyEntry{Format: historyFormat, Kind: historyOnce, Key: fmt.Sprintf("old-%d", i), CandidateID: "gone", FencingToken: 1, Ended: endExited}
+			if i == historyKeep+5 {
+				e.Ended, e.Key = "", "left-open" // its leader died mid-run
+			}
+			data, _ := json.Marshal(e)
+			p, err := conn.Create(historyDir(base)+"/"+historyPrefix, data, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = p
+			}
+		}
+		dir := t.TempDir()
+		if code := onceCandidate(t, c, base, "h1", "new", nil, dir+"/ticks", "exit", "0", "10ms").Wait(15 * time.Second); code != 0 {
+			t.Fatalf("the run exited %d", code)
+		}
+		items, err := readHistory(conn, base, 1000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != historyKeep || items[0].Key != "new" || items[1].Key != "left-open" || items[1].Ended != endLeadershipLost || items[1].ClosedBy != "h1" {
+			t.Fatalf("%d entries kept, want %d; the newest two: %s", len(items), historyKeep, entriesText(items[:2]))
+		}
+		if ok, _, _ := conn.Exists(first); ok {
+			t.Errorf("the oldest entry %s is still there", first)
+		}
 	})
 
 	// What check cannot judge is UNKNOWN: a missing election, an

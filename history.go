@@ -92,6 +92,7 @@ type historyState struct {
 	ending  string     // set before a run's end is written, when the end is not the command's own
 	reason  string
 	overlap *historyEntry // run cron: times skipped while the run goes on, written with its end
+	settled bool          // the entries earlier leaderships left open were looked for
 }
 
 // openEntry is an entry this leadership wrote and may still rewrite.
@@ -212,8 +213,12 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 // closeLeftOpen returns the ops that close the newest entries of earlier
 // leaderships still open: their leader died mid-run (this one holds the
 // baton, so nothing of theirs runs). It reads newest first and stops at
-// the first entry that is closed.
+// the first entry that is closed; once per leadership.
 func (c *candidate) closeLeftOpen() []any {
+	if c.history.settled {
+		return nil
+	}
+	c.history.settled = true
 	var ops []any
 	dir := historyDir(c.basePath)
 	for i := len(c.history.names) - 1; i >= 0 && len(ops) < 5; i-- {
