@@ -258,8 +258,11 @@ func TestHistory(t *testing.T) {
 		var first string
 		for i := 0; i <= historyKeep+5; i++ {
 			e := historyEntry{Format: historyFormat, Kind: historyOnce, Key: fmt.Sprintf("old-%d", i), CandidateID: "gone", FencingToken: 1, Ended: endExited}
-			if i == historyKeep+5 {
-				e.Ended, e.Key = "", "left-open" // its leader died mid-run
+			switch i {
+			case historyKeep + 4:
+				e.Ended, e.Key = "", "left-open" // its leader died mid-run...
+			case historyKeep + 5:
+				e.Kind, e.Key, e.Ended = historySkip, "", endSkipped // ...and its successor skipped a time first
 			}
 			data, _ := json.Marshal(e)
 			p, err := conn.Create(historyDir(base)+"/"+historyPrefix, data, zk.FlagSequence, zk.WorldACL(zk.PermAll))
@@ -278,8 +281,8 @@ func TestHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(items) != historyKeep || items[0].Key != "new" || items[1].Key != "left-open" || items[1].Ended != endLeadershipLost || items[1].ClosedBy != "h1" {
-			t.Fatalf("%d entries kept, want %d; the newest two: %s", len(items), historyKeep, entriesText(items[:2]))
+		if len(items) != historyKeep || items[0].Key != "new" || items[2].Key != "left-open" || items[2].Ended != endLeadershipLost || items[2].ClosedBy != "h1" {
+			t.Fatalf("%d entries kept, want %d; the newest three: %s", len(items), historyKeep, entriesText(items[:3]))
 		}
 		if ok, _, _ := conn.Exists(first); ok {
 			t.Errorf("the oldest entry %s is still there", first)

@@ -212,8 +212,8 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 
 // closeLeftOpen returns the ops that close the newest entries of earlier
 // leaderships still open: their leader died mid-run (this one holds the
-// baton, so nothing of theirs runs). It reads newest first and stops at
-// the first entry that is closed; once per leadership.
+// baton, so nothing of theirs runs). It reads newest first, past skips,
+// and stops at the first run that is closed; once per leadership.
 func (c *candidate) closeLeftOpen() []any {
 	if c.history.settled {
 		return nil
@@ -231,11 +231,13 @@ func (c *candidate) closeLeftOpen() []any {
 			break
 		}
 		var e historyEntry
-		if json.Unmarshal(raw, &e) != nil || e.Ended != "" || e.Kind == historySkip {
-			break
-		}
-		if e.FencingToken == c.token {
-			continue // ours: an answer lost with the connection
+		switch {
+		case json.Unmarshal(raw, &e) != nil:
+			continue
+		case e.Kind == historySkip || e.FencingToken == c.token:
+			continue // skips are never open; ours: an answer lost with the connection
+		case e.Ended != "":
+			return ops
 		}
 		e.Ended, e.ClosedBy = endLeadershipLost, c.id
 		e.Reason = "its leader's session ended before the run's end was recorded; how the command ended is unknown"
