@@ -80,8 +80,11 @@ func judge(set *Settings, f *checkFacts) (res checkResult, neverRun bool) {
 		return res, true
 	}
 
-	// Who leads.
+	// Who leads. --once-key jobs have no candidate between runs: every
+	// host's ballot exits after the key's run.
 	switch l := inf.Leader; {
+	case l == nil && onceJob(f.items):
+		res.summary = append(res.summary, "no candidate in line (as between --once-key runs)")
 	case l == nil:
 		res.raise(checkCritical, "no leader: no candidate is in line")
 	default:
@@ -141,6 +144,16 @@ func candidateName(id, host string) string {
 		return orNone(id)
 	}
 	return id + "@" + host
+}
+
+// onceJob reports whether the election's newest run is a --once-key run.
+func onceJob(items []*historyItem) bool {
+	for _, it := range items {
+		if it.ParseError == "" && it.Kind != historySkip {
+			return it.Kind == historyOnce
+		}
+	}
+	return false
 }
 
 // runCheck is `ballot check`.
