@@ -51,7 +51,7 @@ func TestCheckJudge(t *testing.T) {
 		{name: "no leader", inf: func() *infoElection { i := base(); i.Leader, i.Candidates = nil, nil; return i },
 			items: []*historyItem{run(endExited, code(0), time.Hour)}, status: checkCritical, want: []string{"no leader", "candidates=0"}},
 		{name: "no candidate between once-key runs", inf: func() *infoElection { i := base(); i.Leader, i.Candidates = nil, nil; return i },
-			items: []*historyItem{{State: "ended", EndedAgoMs: ago(time.Hour), historyEntry: historyEntry{Kind: historyOnce, Key: "k", Ended: endExited, ExitCode: code(0)}}},
+			items:  []*historyItem{{State: "ended", EndedAgoMs: ago(time.Hour), historyEntry: historyEntry{Kind: historyOnce, Key: "k", Ended: endExited, ExitCode: code(0)}}},
 			status: checkOK, want: []string{"no candidate in line (as between --once-key runs)", "last run key k exited 0"}},
 		{name: "paused", inf: func() *infoElection { i := base(); i.Paused = &pauseRecord{Reason: "disks", By: "ops@h"}; return i },
 			items: []*historyItem{run(endExited, code(0), time.Hour)}, status: checkWarning, want: []string{"paused by ops@h: disks"}},
