@@ -12,6 +12,7 @@ package main
 //	<base>/leader                     the leader's acknowledgement (leader.go)
 //	<base>/cron                       run cron: the last scheduled run
 //	<base>/once/<key>                 run once --once-key: one keyed run
+//	<base>/history/run-<seq>          every run and skipped time (history.go)
 //	<base>/pause, <base>/step-down    the operators' controls (controls.go)
 
 import (
