@@ -81,10 +81,13 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 // its proposal and the baton exist. claimed is false, with the record,
 // when KEY was run (or is running) already.
 func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
-	if _, err := c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	listed := make(chan struct{}) // the history's listing, sent along: no round trip more
+	go func() { c.listHistory(); close(listed) }()
+	_, err = c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl)
+	<-listed
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return false, nil, zkFailed(err, "create", onceDir(c.basePath))
 	}
-	c.listHistory()
 	p := oncePath(c.basePath, key)
 	for attempt := 0; attempt < 10; attempt++ {
 		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
