@@ -271,9 +271,14 @@ func (c *candidate) writeRunEnd(ex childExit) {
 		return
 	}
 	_, err := c.s.conn.Multi(append([]any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}, ops...)...)
-	if err != nil {
+	if err != nil && len(ops) > 1 {
 		_, err = c.s.conn.Multi(ops[0])
 		ops = ops[:1]
+		if err == nil {
+			// Something else changed the history (an entry to delete was
+			// gone): list it again, or the bound would never be kept.
+			defer func() { c.history.names = nil; c.listHistory() }()
+		}
 	}
 	if err != nil {
 		c.log.Warn("cannot record the end of the run in the history", "path", c.history.open.path, "error", err)
