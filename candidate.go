@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,6 +36,12 @@ type candidate struct {
 	election        *electionSeen // the election path's record, as last read
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
+
+	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
+	proof       atomic.Int64             // bootTime: send time of the last answered proof in line (standby.go)
+	standbyOnce sync.Once
+	standbyEnd  chan struct{} // closed when proofs are no longer needed
+	standbyStop sync.Once
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
@@ -106,6 +113,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 				continue
 			}
 			return nil
+		}
+		if me == 1 {
+			c.standBy() // next in line: ready to be handed the baton
 		}
 		pred := c.basePath + "/" + line[me-1]
 		exists, _, watch, err := c.s.conn.ExistsW(pred)
@@ -185,7 +195,7 @@ func (c *candidate) withdraw(extra ...any) bool {
 	if c.s.isLost() {
 		return true // the session, and its nodes, are gone
 	}
-	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps()...)
+	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps(c.successor())...)
 	released, err := c.retireMulti(ops)
 	if err != nil || !released || c.maybeBaton {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)

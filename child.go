@@ -219,6 +219,12 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 func (c *child) tellHandoff(h *handoff) {
 	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
 	c.tell(h.Access.line())
+	c.tellRelease(h)
+}
+
+// tellRelease gives the keeper the release of the baton, fenced by the
+// proposal; nothing without one.
+func (c *child) tellRelease(h *handoff) {
 	if h.ReleasePath != "" {
 		c.tell(fmt.Sprintf("release %s %s %d %x %s", h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton))
 	}

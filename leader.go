@@ -126,10 +126,17 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
-	ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
-		&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)
-	if _, err := c.s.conn.Multi(ops...); err != nil {
-		return false
+	for successor := c.successor(); ; successor = "" {
+		ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
+			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(successor)...)
+		res, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			break
+		}
+		if successor == "" || failedOp(res) != 2 {
+			return false
+		}
+		// The named successor left the line: release to nobody.
 	}
 	c.published, c.holdsBaton = false, false
 	c.pub.stop()
