@@ -26,6 +26,7 @@ type benchHandoverResult struct {
 	overlaps int               // a command starting before its predecessor's exit
 	steps    [][]time.Duration // exit → `command ended` → `resigning` → `elected leader` → next command
 	keeper   []time.Duration   // `elected leader` → `command started`
+	onCredit int               // handovers the successor started on credit (baton.go)
 }
 
 func benchHandover(t *testing.T, b *benchEnv) benchHandoverResult {
@@ -46,6 +47,7 @@ func benchHandover(t *testing.T, b *benchEnv) benchHandoverResult {
 	r := benchHandoverResult{warmup: warmup, gaps: benchSummarize(gaps), overlaps: overlaps}
 	t.Logf("clean handover: %s", r.gaps.row("handover"))
 	r.steps, r.keeper = benchHandoverSteps(e, pairs)
+	r.onCredit = len(benchLogEvents(e.runs, "baton handed over to us: starting on credit while the take goes out"))
 	return r
 }
 

@@ -5,6 +5,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -128,15 +129,26 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		if !exists {
 			continue
 		}
-		if following != pred {
+		var lowestGone <-chan zk.Event
+		if me == 2 {
+			// Third in line: when the leader hands over we are next, and
+			// must be ready (standBy) before the new leader's command ends.
+			// Only the third watches the lowest too: no herd.
+			if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + line[0]); err == nil && ok {
+				lowestGone = w
+			}
+		}
+		if at := fmt.Sprintf("%s %d", pred, me); following != at {
 			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
-			following = pred
+			following = at
 			if c.onFollowing != nil {
 				c.onFollowing(me+1, c.basePath+"/"+line[0])
 			}
 		}
 	wait:
 		select {
+		case <-lowestGone:
+			continue // list the line again: we may be next
 		case ev := <-watch:
 			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {
 				// The lowest proposal went and ours was next: sequence
@@ -145,9 +157,15 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 				// our proposal still exists).
 				return nil
 			}
+			if ev.Type == zk.EventNodeDataChanged && me > 1 {
+				// The predecessor's state changed, to leading perhaps:
+				// those ahead of it are gone, and we may be next in line
+				// (standBy). List the line again.
+				continue
+			}
 			if ev.Type == zk.EventNodeDataChanged {
-				// The predecessor's state changed: it still exists, so
-				// our place cannot have changed; just watch it again.
+				// The leader's state changed: it still exists, so our
+				// place cannot have changed; just watch it again.
 				ok, _, w, err := c.s.conn.ExistsW(pred)
 				if err == nil && ok {
 					watch = w
