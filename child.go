@@ -87,11 +87,9 @@ const keeperStartLimit = 10 * time.Second
 // command that cannot be executed is a child that is done at once with
 // Code 126 or 127.
 func startChild(log *slog.Logger, spec childSpec) (*child, error) {
-	self := "/proc/self/exe"
-	if _, err := os.Stat(self); err != nil {
-		if self, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find ballot's own executable to start the keeper: %w", err)
-		}
+	self, err := keeperExecutable()
+	if err != nil {
+		return nil, err
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -151,6 +149,17 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	}
 	go c.await(status, statusR, &streams)
 	return c, nil
+}
+
+// keeperExecutable is ballot's own executable, which the keeper is.
+func keeperExecutable() (string, error) {
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("cannot find ballot's own executable to start the keeper: %w", err)
+		}
+	}
+	return self, nil
 }
 
 // wrapOutput, with --wrap-child-logs, pipes the command's stdout and

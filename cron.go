@@ -258,6 +258,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
 	}
 	cl := &cronLeader{r: r, c: c, l: l, st: st}
+	defer cl.dropIdle()
 	for {
 		now := time.Now()
 		if end, over := cl.startDue(now); over {
@@ -268,6 +269,9 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 			return end
 		}
 		var how outcome
+		if cl.cmd == nil {
+			cl.keepIdle()
+		}
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
 		} else {
@@ -305,6 +309,34 @@ type cronLeader struct {
 	timedOut    bool
 	announced   time.Time // the next time already logged
 	skipped     time.Time // the latest time already logged as skipped
+	idle        *idleKeeper
+	idleFailed  bool // the failure to start one is logged
+}
+
+// keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
+// take is settled: it must know how to give the baton back.
+func (cl *cronLeader) keepIdle() {
+	r := cl.r
+	if cl.idle != nil || cl.l.takePending() {
+		return
+	}
+	k, err := startIdleKeeper(handoffFor(cl.c, cl.l), r.keeperDemote(cl.c))
+	if err != nil {
+		if !cl.idleFailed {
+			r.log.Warn("cannot start a keeper between runs; should ballot die now, the baton goes with its session", "error", err)
+			cl.idleFailed = true
+		}
+		return
+	}
+	cl.idle = k
+	r.log.Debug("a keeper stands by between runs: should ballot die, it gives the baton back")
+}
+
+// dropIdle ends the keeper between runs: before a run's keeper starts,
+// and when the leadership ends.
+func (cl *cronLeader) dropIdle() {
+	cl.idle.stop()
+	cl.idle = nil
 }
 
 // startDue starts the latest scheduled time if it is due, not run yet and
@@ -368,6 +400,7 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 		r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
 		return endedBy(leaseLost, childExit{}), true
 	}
+	cl.dropIdle()
 	cmd, err := r.startScheduled(c, l, due)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)

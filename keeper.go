@@ -83,8 +83,8 @@ type keeper struct {
 }
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis K K2 -- command...
-	if len(args) < 6 || args[4] != "--" {
+	// args: parentPID graceMillis K K2 -- command... (none: idle, keeperidle.go)
+	if len(args) < 5 || args[4] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return exitUsage
 	}
@@ -122,6 +122,9 @@ func keeperMain(args []string) int {
 	becomeSubreaper()
 	if os.Getppid() != parent {
 		return 0 // ballot died before we could watch it
+	}
+	if len(argv) == 0 {
+		return k.standIdle(control)
 	}
 
 	pid, ok := k.start(argv)
