@@ -107,6 +107,10 @@ func (c *candidate) batonData(last, largest, lease time.Duration) []byte {
 type leaseStart struct {
 	end     bootTime
 	pending *handoverSeen
+	// ctl, read while the baton was taken, and quit, which ends it with
+	// the lease.
+	ctl  *controls
+	quit chan struct{}
 }
 
 // takeBaton waits until the baton is free and takes it, or, handed over

@@ -223,7 +223,15 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	err := c.awaitLeadership(standDown)
 	var start leaseStart
 	if err == nil {
+		// The controls are read with the handover record, not after the
+		// take: one round trip fewer before the command.
+		quit, read := make(chan struct{}), make(chan *controls, 1)
+		go func() { read <- c.watchControls(quit) }()
 		start, err = c.takeBaton(standDown)
+		start.ctl, start.quit = <-read, quit
+		if err != nil {
+			close(quit)
+		}
 	}
 	c.endStandby()
 	release()

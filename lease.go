@@ -102,6 +102,9 @@ type lease struct {
 // the lease's fields.
 func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
+	if start.quit == nil {
+		start.quit = make(chan struct{})
+	}
 	l := &lease{
 		c:        c,
 		timeout:  t,
@@ -115,7 +118,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 		renewed:  make(chan struct{}, 1),
 		answered: make(chan struct{}, 1),
 		gone:     make(chan struct{}),
-		quit:     make(chan struct{}),
+		quit:     start.quit,
 	}
 	l.checkIn()
 	if l.pending == nil {
@@ -123,9 +126,12 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	}
 	go l.renewLoop()
 	go l.watch()
-	// Read before anything starts (a paused election runs nothing), after
-	// the renewals have started: the lease counts from the take.
-	l.ctl = c.watchControls(l.quit)
+	// Read before anything starts (a paused election runs nothing): with
+	// the handover record (follow), or here.
+	l.ctl = start.ctl
+	if l.ctl == nil {
+		l.ctl = c.watchControls(l.quit)
+	}
 	return l
 }
 
