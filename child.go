@@ -37,6 +37,7 @@ type child struct {
 	pid     int // the command's pid, which is also its process group id
 	started time.Time
 	keeper  *exec.Cmd
+	exited  <-chan struct{} // a keeper started beforehand: closed once it is reaped
 	done    chan struct{}
 	exit    childExit
 
@@ -74,6 +75,10 @@ type childSpec struct {
 	// StartLimit bounds the wait for the keeper's first report, like
 	// Deadline, whichever comes first. 0: keeperStartLimit.
 	StartLimit time.Duration
+	// Keeper, when not nil, is a keeper started before it was needed
+	// (keeperidle.go), told to run the command instead of a new one
+	// started; startChild owns it from then on. Not with Wrap.
+	Keeper *idleKeeper
 }
 
 // keeperStartLimit bounds the wait for the keeper's first report when
@@ -87,6 +92,11 @@ const keeperStartLimit = 10 * time.Second
 // command that cannot be executed is a child that is done at once with
 // Code 126 or 127.
 func startChild(log *slog.Logger, spec childSpec) (*child, error) {
+	if spec.Keeper != nil {
+		if c, ok := runOnKeeper(log, spec); ok {
+			return c, nil
+		}
+	}
 	self, err := keeperExecutable()
 	if err != nil {
 		return nil, err
@@ -132,7 +142,46 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	}
 	c.started = time.Now()
 
-	status := bufio.NewReader(statusR)
+	c.afterStart(spec, bufio.NewReader(statusR), statusR, relays, &streams)
+	return c, nil
+}
+
+// runOnKeeper runs the command on a keeper started before it was needed;
+// false if that keeper is gone or does not take the order (a new one is
+// then started).
+func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
+	k := spec.Keeper
+	if spec.Wrap != (len(k.wrapped) > 0) || !k.alive() {
+		k.stop()
+		return nil, false
+	}
+	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done}
+	var streams sync.WaitGroup
+	var relays []func()
+	for i, name := range []string{"stdout", "stderr"}[:len(k.wrapped)] {
+		r := k.wrapped[i]
+		relays = append(relays, func() {
+			streams.Add(1)
+			go func() {
+				defer streams.Done()
+				c.relay(name, r)
+			}()
+		})
+	}
+	o := &runOrder{grace: spec.Grace, kill: spec.Deadline.Kill, backstop: spec.Deadline.Backstop, argv: spec.Argv, env: spec.Env}
+	if !c.tell(o.line()) {
+		k.stop()
+		return nil, false
+	}
+	c.started = time.Now()
+	log.Debug("the command starts on a keeper started beforehand", "keeper_pid", k.c.keeper.Process.Pid)
+	c.afterStart(spec, k.status, k.statusR, relays, &streams)
+	return c, true
+}
+
+// afterStart reads the keeper's first report, tells it what ending the
+// session takes, and follows it.
+func (c *child) afterStart(spec childSpec, status *bufio.Reader, statusR *os.File, relays []func(), streams *sync.WaitGroup) {
 	limit := spec.StartLimit
 	if limit <= 0 {
 		limit = keeperStartLimit
@@ -147,8 +196,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	for _, start := range relays {
 		start()
 	}
-	go c.await(status, statusR, &streams)
-	return c, nil
+	go c.await(status, statusR, streams)
 }
 
 // keeperExecutable is ballot's own executable, which the keeper is.
@@ -260,7 +308,11 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			}
 		}
 	}
-	_ = c.keeper.Wait()
+	if c.exited != nil {
+		<-c.exited // a keeper started beforehand: reaped by its own waiter
+	} else {
+		_ = c.keeper.Wait()
+	}
 	statusR.Close()
 	c.mu.Lock()
 	c.control.Close()

@@ -39,6 +39,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Deadline: r.keeperDeadline(l),
 		Handoff:  handoffFor(c, l),
 		Demote:   r.keeperDemote(c),
+		Keeper:   r.takeSpare(),
 	})
 	if err != nil {
 		return nil, err

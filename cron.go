@@ -320,7 +320,7 @@ func (cl *cronLeader) keepIdle() {
 	if cl.idle != nil || cl.l.takePending() {
 		return
 	}
-	k, err := startIdleKeeper(handoffFor(cl.c, cl.l), r.keeperDemote(cl.c))
+	k, err := startIdleKeeper(handoffFor(cl.c, cl.l), r.keeperDemote(cl.c), r.set.WrapChildLogs)
 	if err != nil {
 		if !cl.idleFailed {
 			r.log.Warn("cannot start a keeper between runs; should ballot die now, the baton goes with its session", "error", err)
@@ -400,7 +400,10 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 		r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
 		return endedBy(leaseLost, childExit{}), true
 	}
-	cl.dropIdle()
+	// The keeper between runs runs this one: no keeper to start, and
+	// never two.
+	r.setSpare(cl.idle)
+	cl.idle = nil
 	cmd, err := r.startScheduled(c, l, due)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)

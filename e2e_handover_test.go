@@ -14,23 +14,28 @@ import (
 	"time"
 )
 
-// TestCleanHandoverStartsOnCredit: the next in line, ready, starts as
-// soon as it sees the release that names it; commands never overlap and
-// fencing tokens grow.
+// TestCleanHandoverStartsOnCredit: the next in line, ready (proved in
+// line, a keeper started), starts as soon as it sees the release that
+// names it, on that keeper; commands never overlap and fencing tokens
+// grow.
 func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
-	b := e.add("b", nil, nil, "tick")
+	b := e.add("b", []string{"--log-level", "debug"}, nil, "tick")
 	b.WaitLog("next in line: ready to start at once", 10*time.Second)
+	b.WaitLog("a keeper stands by", 10*time.Second)
 
 	a.Signal(syscall.SIGTERM)
 	a.Wait(10 * time.Second)
 	waitTenures(t, e.ticks, 2, 10*time.Second)
 	if !b.Logged("baton handed over to us: starting on credit") {
 		t.Errorf("b did not start on credit:\n%s", b.out.String())
+	}
+	if !b.Logged("the command starts on a keeper started beforehand") {
+		t.Errorf("b started a keeper for its command instead of the one it started as next in line:\n%s", b.out.String())
 	}
 	b.WaitLog("baton taken", 10*time.Second)
 	logGaps(t, "handover on credit", checkNoOverlap(t, e.ticks))

@@ -101,6 +101,7 @@ func (r *runner) run() int {
 	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
 	go r.metrics.loop(metricsStop, metricsDone)
 	defer func() {
+		r.dropSpare()
 		if r.sess != nil {
 			r.sess.Close()
 		}
@@ -119,6 +120,7 @@ func (r *runner) run() int {
 // alike: join, follow, take the baton, lead (work's part), then resign or
 // lose the leadership. It says whether ballot stands again or exits.
 func (r *runner) candidacy(work leaderWork) verdict {
+	defer r.dropSpare() // a keeper started ahead and not used
 	if r.stopRequested() {
 		return exitWith(exitOK)
 	}
@@ -216,6 +218,9 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
+	if r.sched == nil && len(r.set.Args) > 0 {
+		c.onStandby = func() { go r.prestartKeeper() }
+	}
 	standDown, onceRun, release := r.followStop(c)
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.

@@ -24,7 +24,12 @@ const standbyProofDiv = 4
 // standBy starts the proofs, once per proposal; they end when the
 // candidate leads or leaves the line.
 func (c *candidate) standBy() {
-	c.standbyOnce.Do(func() { go c.proveInLine() })
+	c.standbyOnce.Do(func() {
+		go c.proveInLine()
+		if c.onStandby != nil {
+			c.onStandby()
+		}
+	})
 }
 
 // endStandby stops the proofs: a leader's renewals, or nothing, replace them.
