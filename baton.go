@@ -167,9 +167,9 @@ func (c *candidate) handedToUs(h *handoverSeen) bool {
 	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
 }
 
-// creditFloorDiv: a handover starts on credit only with T/8 of it left
-// before the command would be asked to stop, for the take's answer; with
-// less, the take goes first, as for any take.
+// creditFloorDiv: a handover starts on credit only with a round trip and
+// T/8 of it left before the command would be asked to stop, for the take's
+// answer; with less, the take goes first, as for any take.
 const creditFloorDiv = 8
 
 // credit is the lease a successor the record names may start on before
@@ -185,9 +185,12 @@ func (c *candidate) credit(h *handoverSeen) (end bootTime, ok bool) {
 	t := c.s.Timeout()
 	w := min(batonWait(t), time.Duration(h.rec.BatonWaitMs)*time.Millisecond)
 	end = proof + bootTime(w)
-	// The most the lease's kill margin and the stop's grace take off it.
+	// The most the lease's kill margin and the stop's grace take off it;
+	// the take's answer, a round trip away (as the last proof's), must
+	// come with T/8 to spare.
 	stopAt := end - bootTime(t/killMarginDiv) - bootTime(t/graceOwedDiv)
-	return end, bootNow()+bootTime(t/creditFloorDiv) <= stopAt
+	rtt := bootTime(c.proofRTT.Load())
+	return end, bootNow()+bootTime(t/creditFloorDiv)+rtt <= stopAt
 }
 
 // handoverSeen is the handover record as a take found it.
@@ -389,21 +392,79 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 	return sent, res, nil
 }
 
-// takeOnCredit is a handover's take, sent while the command starts on
-// credit (lease.go). A take that fails ends the leadership; one whose
-// answer is lost leaves a baton of ours possible (maybeBaton: the session
-// ends with the leadership).
-func (c *candidate) takeOnCredit(h *handoverSeen) (sent bootTime, err error) {
-	sent, res, err := c.take(h)
-	switch i := failedOp(res); {
-	case err == nil:
-		return sent, nil
-	case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
-		return 0, &nodeLostError{"proposal"}
-	case i < 0:
-		c.maybeBaton = true
+// takeHandedOver is a handover's take, sent while the command starts on
+// credit (lease.go). A take that fails ends the leadership. One whose
+// answer is lost (a reconnect) is looked for, and sent again if it was not
+// applied, while fresh says the credit lasts: a hiccup that cannot expire
+// the session must not cost the command.
+func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-chan struct{}) (sent bootTime, err error) {
+	var lost bootTime // the first take whose answer was lost: it may be the one applied
+	for {
+		s, res, err := c.take(h)
+		i := failedOp(res)
+		switch {
+		case err == nil:
+			return s, nil
+		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+			return 0, &nodeLostError{"proposal"}
+		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists) && lost != 0:
+			// An earlier take of ours may have been applied after all.
+		case i >= 0 || !retryable(err):
+			return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zkError(err, "create", c.batonPath()))
+		default:
+			if lost == 0 {
+				lost = s
+			}
+			c.maybeBaton = true
+		}
+		var mine bool
+		for {
+			if !fresh() {
+				return 0, errors.New("the take's answer was lost, and the credit ran out before it was found")
+			}
+			if err := c.s.waitOnline(quit); err != nil {
+				return 0, err
+			}
+			if mine, h, err = c.findOwnTake(); err == nil {
+				break
+			}
+			if !retryable(err) {
+				return 0, err
+			}
+		}
+		if mine {
+			return lost, nil // counted from the earliest take that may have been applied
+		}
 	}
-	return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zkError(err, "create", c.batonPath()))
+}
+
+// findOwnTake looks, after a take's answer was lost, for the baton held by
+// our session and the record of our take. Not found, it returns the record
+// to take again from, which must still hand the baton to us.
+func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
+	held, owner, err := c.batonHolder()
+	if err != nil {
+		return false, nil, err
+	}
+	if held && owner != c.s.ID() {
+		return false, nil, fmt.Errorf("the baton handed over to us is held by session 0x%x", owner)
+	}
+	if h, err = c.readHandover(); err != nil {
+		return false, nil, err
+	}
+	if held {
+		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != fmt.Sprintf("0x%x", c.s.ID()) {
+			return false, nil, fmt.Errorf("our baton exists but the handover record is not our take: %s", h.raw)
+		}
+		c.handoverVersion = h.stat.Version
+		c.holdsBaton, c.maybeBaton = true, false
+		c.log.Info("baton taken (its answer was lost; found on the next connection)", "proposal", c.node)
+		return true, nil, nil
+	}
+	if !c.handedToUs(h) {
+		return false, nil, fmt.Errorf("the handover record no longer hands the baton to us: %s", h.raw)
+	}
+	return false, h, nil
 }
 
 // waitHeld waits while another session holds the baton; a baton of this
@@ -553,6 +614,10 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		var keep []any
 		for _, o := range ops {
 			switch o := o.(type) {
+			case *zk.CheckVersionRequest:
+				if o.Path != c.node {
+					continue // the successor's: nothing is handed over
+				}
 			case *zk.DeleteRequest:
 				if o.Path == c.batonPath() {
 					continue

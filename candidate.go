@@ -41,6 +41,7 @@ type candidate struct {
 
 	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
 	proof       atomic.Int64             // bootTime: send time of the last answered proof in line (standby.go)
+	proofRTT    atomic.Int64             // its round trip (ns)
 	standbyOnce sync.Once
 	standbyEnd  chan struct{} // closed when proofs are no longer needed
 	standbyStop sync.Once
@@ -89,6 +90,11 @@ func sortedProposals(children []string) []string {
 // across reconnects and watch losses.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	following := ""
+	// Third in line: a watch on the lowest, kept across rounds (one per
+	// lowest proposal, or the watches would pile up on the server and in
+	// the client).
+	var lowest string
+	var lowestGone <-chan zk.Event
 	for {
 		if c.s.isLost() {
 			return errSessionLost
@@ -130,14 +136,20 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		if !exists {
 			continue
 		}
-		var lowestGone <-chan zk.Event
-		if me == 2 {
+		if me == 2 && lowest != line[0] {
 			// Third in line: when the leader hands over we are next, and
 			// must be ready (standBy) before the new leader's command ends.
 			// Only the third watches the lowest too: no herd.
-			if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + line[0]); err == nil && ok {
-				lowestGone = w
+			lowest, lowestGone = line[0], nil
+			ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest)
+			if err != nil || !ok {
+				lowest = ""
+				continue // gone already (or unknown): list the line again
 			}
+			lowestGone = w
+		}
+		if me != 2 {
+			lowest, lowestGone = "", nil
 		}
 		if at := fmt.Sprintf("%s %d", pred, me); following != at {
 			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
@@ -148,7 +160,15 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		}
 	wait:
 		select {
-		case <-lowestGone:
+		case ev := <-lowestGone:
+			if ev.Type == zk.EventNodeDataChanged {
+				// The leader's state changed: watch it again, and wait on.
+				if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest); err == nil && ok {
+					lowestGone = w
+					goto wait
+				}
+			}
+			lowest, lowestGone = "", nil
 			continue // list the line again: we may be next
 		case ev := <-watch:
 			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {

@@ -384,7 +384,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 // start records the scheduled time due, then runs it, on a fresh lease.
 func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
-	if !l.Fresh() {
+	if l.awaitTake(); !l.Fresh() { // the record checks the baton: after a handover's take
 		return endedBy(leaseLost, childExit{}), true
 	}
 	if err := r.record(c, &cl.st, due); err != nil {

@@ -72,9 +72,9 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	over      chan struct{} // closed on "bye" or EOF
+	over      chan struct{}  // closed on "bye" or EOF
 	runs      chan *runOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
-	unapplied sync.Mutex    // held by obey from reading orders until it has carried them out
+	unapplied sync.Mutex     // held by obey from reading orders until it has carried them out
 
 	mu     sync.Mutex
 	h      *handoff    // what ending ballot's session takes; nil: unknown

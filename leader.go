@@ -70,7 +70,11 @@ func (r *runner) publishLeader(c *candidate) {
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC()})
+	l := r.lease.Load()
 	c.nodeOp(func() {
+		if l != nil {
+			l.awaitTake() // after a handover's take: an acknowledged leader holds the baton
+		}
 		path := leaderPath(c.basePath)
 		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
 		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.acl, Flags: zk.FlagEphemeral}

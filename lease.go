@@ -95,6 +95,7 @@ type lease struct {
 	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
 	taken   chan struct{} // closed once no take is pending (the candidate's baton fields settled)
 	release *handoff      // after a handover's take: what the keeper needs to give the baton back
+	sent    bootTime      // send time of the take (renewals are scheduled from it)
 }
 
 // holdLease starts a leader's lease from start: the take's, or a
@@ -122,6 +123,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	}
 	l.checkIn()
 	if l.pending == nil {
+		l.sent = start.end - bootTime(l.wait)
 		close(l.taken)
 	}
 	go l.renewLoop()
@@ -151,7 +153,9 @@ func (l *lease) renewLoop() {
 		return
 	}
 	every := bootTime(l.timeout / renewEveryDiv)
-	next := bootNow() + every
+	// From the take's send, not its answer: on a slow link the first
+	// renewal must not trail the lease by a round trip more than the rest.
+	next := l.sent + every
 	stuck := false
 	for {
 		if !l.sleepUntil(next) {
@@ -207,7 +211,7 @@ func (l *lease) renewLoop() {
 // candidate's baton fields are settled when l.taken closes.
 func (l *lease) takeHandedBaton() bool {
 	defer close(l.taken)
-	sent, err := l.c.takeOnCredit(l.pending)
+	sent, err := l.c.takeHandedOver(l.pending, l.fresh, l.quit)
 	if err != nil {
 		var lost *nodeLostError
 		if errors.As(err, &lost) {
@@ -221,6 +225,7 @@ func (l *lease) takeHandedBaton() bool {
 	l.mu.Lock()
 	l.end = max(l.end, sent+bootTime(l.wait))
 	l.mu.Unlock()
+	l.sent = sent
 	l.release = handoffFor(l.c, nil)
 	ping(l.renewed)
 	return true

@@ -57,6 +57,7 @@ func (c *candidate) proveInLine() {
 		res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1})
 		switch {
 		case err == nil:
+			c.proofRTT.Store(int64(bootNow() - sent))
 			if c.proof.Swap(int64(sent)) == 0 {
 				c.log.Info("next in line: ready to start at once when the leader hands over", "proposal", c.node)
 			}
