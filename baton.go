@@ -24,6 +24,21 @@ package main
 // it. Its holder may then still be running on a lease that outlives the
 // baton: a successor waits batonWait before it takes over, unless the
 // holder releases it meanwhile.
+//
+// Handed over: a leader that resigns names its successor, the lowest
+// other proposal, in the release (checked in the same multi-op, so it was
+// in line then). The named successor may start its command at once, on
+// credit, and take the baton meanwhile, when it holds a proof of its own:
+// a write it sent, answered, that checked its proposal (the next in line
+// sends one every T/4, standby.go). Whatever ends that successor (its
+// session's expiry, a deletion of its proposal) comes after the proof in
+// ZooKeeper's order; anyone else starts only after seeing its proposal
+// gone and then waiting the record's W, so after (proof sent) + W. So the
+// successor's first lease ends there, with W no longer than the record
+// says; its take, once answered, renews it as any renewal does. A take
+// that fails ends the leadership at once. Only the named proposal may
+// treat a handed-over record as its own: the predecessor's session, which
+// may stand again, may not.
 
 import (
 	"bytes"
@@ -64,6 +79,19 @@ func (c *candidate) handoverData(state string) []byte {
 	return b
 }
 
+// handedData is the release that names successor. Its W is the longest
+// this leader knows of (its own, the election's record): what anyone
+// waits should that successor vanish, and the most its credit may use.
+func (c *candidate) handedData(successor string) []byte {
+	rec := c.handoverRecord(handoverHanded)
+	rec.Successor = successor
+	if c.election != nil {
+		rec.BatonWaitMs = max(rec.BatonWaitMs, c.election.rec.BatonWaitMs)
+	}
+	b, _ := json.Marshal(rec)
+	return b
+}
+
 // batonData is the baton's data as a renewal writes it: the take's record
 // and how the renewals go, for ballot info (the node's mtime dates the
 // last renewal on ZooKeeper's clock).
@@ -74,37 +102,54 @@ func (c *candidate) batonData(last, largest, lease time.Duration) []byte {
 	return b
 }
 
-// takeBaton waits until the baton is free and takes it. It returns the send
-// time of the write that took it: the lease starts there.
+// leaseStart is how a lease begins: the hard end of its first write, and,
+// for a handover on credit, the take still to be sent (pending).
+type leaseStart struct {
+	end     bootTime
+	pending *handoverSeen
+	// ctl, read while the baton was taken, and quit, which ends it with
+	// the lease.
+	ctl  *controls
+	quit chan struct{}
+}
+
+// takeBaton waits until the baton is free and takes it, or, handed over
+// to us with credit left, returns the take to send (pending) while the
+// command starts.
 //
 // A missing handover record is treated as a dropped baton, even by the
 // candidate that just created the election path: someone may have deleted
 // the whole election (deleteall) under a leader that is still running.
-func (c *candidate) takeBaton(stop <-chan struct{}) (bootTime, error) {
+func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 	var drop droppedWait
 	announced := "" // the last wait logged
 	for {
 		if c.s.isLost() {
-			return 0, errSessionLost
+			return leaseStart{}, errSessionLost
 		}
 		h, err := c.readHandover()
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return 0, err
+				return leaseStart{}, err
 			}
 			continue
+		}
+		if end, ok := c.credit(h); ok {
+			c.log.Info("baton handed over to us: starting on credit while the take goes out",
+				"proposal", c.node, "credit_left", time.Duration(end-bootNow()).Round(time.Millisecond))
+			return leaseStart{end: end, pending: h}, nil
 		}
 		dropped, wait, err := c.droppedTake(h)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
-				return 0, err
+				return leaseStart{}, err
 			}
 			continue
 		}
 		if dropped != "" {
 			free, err := c.waitOutDrop(h, dropped, wait, &drop, &announced, stop)
 			if err != nil {
-				return 0, err
+				return leaseStart{}, err
 			}
 			if !free {
 				continue
@@ -112,9 +157,40 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (bootTime, error) {
 		}
 		sent, taken, err := c.tryTake(h, &announced, stop)
 		if err != nil || taken {
-			return sent, err
+			return leaseStart{end: sent + bootTime(batonWait(c.s.Timeout()))}, err
 		}
 	}
+}
+
+// handedToUs reports a release that names this proposal.
+func (c *candidate) handedToUs(h *handoverSeen) bool {
+	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
+}
+
+// creditFloorDiv: a handover starts on credit only with a round trip and
+// T/8 of it left before the command would be asked to stop, for the take's
+// answer; with less, the take goes first, as for any take.
+const creditFloorDiv = 8
+
+// credit is the lease a successor the record names may start on before
+// its take is answered: the send time of its last proof in line plus W,
+// the smaller of its own and the record's (which is what everyone else
+// waits, should it vanish). ok is false without a proof, or with too
+// little of it left.
+func (c *candidate) credit(h *handoverSeen) (end bootTime, ok bool) {
+	proof := bootTime(c.proof.Load())
+	if !c.handedToUs(h) || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
+		return 0, false
+	}
+	t := c.s.Timeout()
+	w := min(batonWait(t), time.Duration(h.rec.BatonWaitMs)*time.Millisecond)
+	end = proof + bootTime(w)
+	// The most the lease's kill margin and the stop's grace take off it;
+	// the take's answer, a round trip away (as the last proof's), must
+	// come with T/8 to spare.
+	stopAt := end - bootTime(t/killMarginDiv) - bootTime(t/graceOwedDiv)
+	rtt := bootTime(c.proofRTT.Load())
+	return end, bootNow()+bootTime(t/creditFloorDiv)+rtt <= stopAt
 }
 
 // handoverSeen is the handover record as a take found it.
@@ -141,6 +217,13 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 // may still run: "" when there is none.
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
 	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
+	if h.parsed && h.rec.State == handoverHanded {
+		// Ours only if it names this proposal. Named to another, which
+		// is no longer in line (we are the lowest: the release checked
+		// it was the lowest after its leader), it may have started on
+		// credit: wait as for a dropped take.
+		mine = c.handedToUs(h)
+	}
 	switch {
 	case h.exists && !mine && h.parsed && h.rec.State != handoverReleased:
 		return string(h.raw), h.rec.holderWait(c.s.Timeout()), nil
@@ -249,31 +332,8 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 			return 0, false, c.retryAfter(err, stop)
 		}
 	}
-	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
-		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
-	if h.exists {
-		ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: h.stat.Version})
-	} else {
-		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
-	}
-	w := batonWait(c.s.Timeout()).Milliseconds()
-	record := c.election.ours && w > c.election.rec.BatonWaitMs
-	if record {
-		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})
-		ops = append(ops, &zk.SetDataRequest{Path: c.basePath, Data: b, Version: c.election.version})
-	}
-	sent = bootNow()
-	res, err := c.s.conn.Multi(ops...)
+	sent, res, err := c.take(h)
 	if err == nil {
-		c.handoverVersion = 0
-		if h.exists && res[2].Stat != nil {
-			c.handoverVersion = res[2].Stat.Version
-		}
-		if record && res[3].Stat != nil {
-			c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
-		}
-		c.holdsBaton, c.maybeBaton = true, false
-		c.log.Info("baton taken", "proposal", c.node)
 		return sent, true, nil
 	}
 	switch i := failedOp(res); {
@@ -296,6 +356,115 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 		return 0, false, c.retryAfter(err, stop)
 	}
 	return 0, false, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
+}
+
+// take sends the take's multi-op: it creates the baton and marks the
+// record taken, checks our proposal still exists, and records our W in
+// the election's record if it is the longest yet. c.election is read.
+func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse, err error) {
+	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
+	if h.exists {
+		ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: h.stat.Version})
+	} else {
+		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
+	}
+	w := batonWait(c.s.Timeout()).Milliseconds()
+	record := c.election.ours && w > c.election.rec.BatonWaitMs
+	if record {
+		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})
+		ops = append(ops, &zk.SetDataRequest{Path: c.basePath, Data: b, Version: c.election.version})
+	}
+	sent = bootNow()
+	res, err = c.s.conn.Multi(ops...)
+	if err != nil {
+		return sent, res, err
+	}
+	c.handoverVersion = 0
+	if h.exists && res[2].Stat != nil {
+		c.handoverVersion = res[2].Stat.Version
+	}
+	if record && res[3].Stat != nil {
+		c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
+	}
+	c.holdsBaton, c.maybeBaton = true, false
+	c.log.Info("baton taken", "proposal", c.node)
+	return sent, res, nil
+}
+
+// takeHandedOver is a handover's take, sent while the command starts on
+// credit (lease.go). A take that fails ends the leadership. One whose
+// answer is lost (a reconnect) is looked for, and sent again if it was not
+// applied, while fresh says the credit lasts: a hiccup that cannot expire
+// the session must not cost the command.
+func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-chan struct{}) (sent bootTime, err error) {
+	var lost bootTime // the first take whose answer was lost: it may be the one applied
+	for {
+		s, res, err := c.take(h)
+		i := failedOp(res)
+		switch {
+		case err == nil:
+			return s, nil
+		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+			return 0, &nodeLostError{"proposal"}
+		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists) && lost != 0:
+			// An earlier take of ours may have been applied after all.
+		case i >= 0 || !retryable(err):
+			return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zkError(err, "create", c.batonPath()))
+		default:
+			if lost == 0 {
+				lost = s
+			}
+			c.maybeBaton = true
+		}
+		var mine bool
+		for {
+			if !fresh() {
+				return 0, errors.New("the take's answer was lost, and the credit ran out before it was found")
+			}
+			if err := c.s.waitOnline(quit); err != nil {
+				return 0, err
+			}
+			if mine, h, err = c.findOwnTake(); err == nil {
+				break
+			}
+			if !retryable(err) {
+				return 0, err
+			}
+		}
+		if mine {
+			return lost, nil // counted from the earliest take that may have been applied
+		}
+	}
+}
+
+// findOwnTake looks, after a take's answer was lost, for the baton held by
+// our session and the record of our take. Not found, it returns the record
+// to take again from, which must still hand the baton to us.
+func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
+	held, owner, err := c.batonHolder()
+	if err != nil {
+		return false, nil, err
+	}
+	if held && owner != c.s.ID() {
+		return false, nil, fmt.Errorf("the baton handed over to us is held by session 0x%x", owner)
+	}
+	if h, err = c.readHandover(); err != nil {
+		return false, nil, err
+	}
+	if held {
+		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != fmt.Sprintf("0x%x", c.s.ID()) {
+			return false, nil, fmt.Errorf("our baton exists but the handover record is not our take: %s", h.raw)
+		}
+		c.handoverVersion = h.stat.Version
+		c.holdsBaton, c.maybeBaton = true, false
+		c.log.Info("baton taken (its answer was lost; found on the next connection)", "proposal", c.node)
+		return true, nil, nil
+	}
+	if !c.handedToUs(h) {
+		return false, nil, fmt.Errorf("the handover record no longer hands the baton to us: %s", h.raw)
+	}
+	return false, h, nil
 }
 
 // waitHeld waits while another session holds the baton; a baton of this
@@ -394,14 +563,42 @@ func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, er
 // nobody else can have taken the baton, whatever the record's version says
 // (an operator may have deleted the record, and a successor re-created it
 // at version 0, the version of our own create).
-func (c *candidate) releaseOps() []any {
+//
+// successor, when not "", is named in the record (handed over), and
+// checked to be in line in the same multi-op; retireMulti drops the name
+// if it is not.
+func (c *candidate) releaseOps(successor string) []any {
 	if !c.holdsBaton {
 		return nil
+	}
+	if successor != "" {
+		return []any{
+			&zk.CheckVersionRequest{Path: successor, Version: -1},
+			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(successor), Version: c.handoverVersion},
+			&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
+		}
 	}
 	return []any{
 		&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverReleased), Version: c.handoverVersion},
 		&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
 	}
+}
+
+// successor is the proposal a leader hands the baton to: the lowest other
+// one it last saw in line (lease.watch). Sequence numbers only grow, so
+// any proposal lower than it was created before it and would have been
+// seen too: once the release checks it still exists, it is the lowest.
+func (c *candidate) successor() string {
+	p := c.lineSeen.Load()
+	if p == nil {
+		return ""
+	}
+	for _, n := range sortedProposals(*p) {
+		if full := c.basePath + "/" + n; full != c.node {
+			return full
+		}
+	}
+	return ""
 }
 
 // retire runs a leader's or candidate's last writes in one multi-op, which
@@ -417,6 +614,10 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		var keep []any
 		for _, o := range ops {
 			switch o := o.(type) {
+			case *zk.CheckVersionRequest:
+				if o.Path != c.node {
+					continue // the successor's: nothing is handed over
+				}
 			case *zk.DeleteRequest:
 				if o.Path == c.batonPath() {
 					continue
@@ -443,6 +644,17 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 			return false, merr
 		}
 		switch op := ops[i].(type) {
+		case *zk.CheckVersionRequest:
+			if op.Path != c.node && errors.Is(res[i].Error, zk.ErrNoNode) {
+				// The named successor left the line: release to nobody.
+				ops = append(ops[:i:i], ops[i+1:]...)
+				for _, o := range ops {
+					if o, ok := o.(*zk.SetDataRequest); ok && o.Path == c.handoverPath() {
+						o.Data = c.handoverData(handoverReleased)
+					}
+				}
+				continue
+			}
 		case *zk.DeleteRequest:
 			if errors.Is(res[i].Error, zk.ErrNoNode) || errors.Is(res[i].Error, zk.ErrBadVersion) {
 				ops = append(ops[:i:i], ops[i+1:]...)

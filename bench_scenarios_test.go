@@ -26,6 +26,7 @@ type benchHandoverResult struct {
 	overlaps int               // a command starting before its predecessor's exit
 	steps    [][]time.Duration // exit → `command ended` → `resigning` → `elected leader` → next command
 	keeper   []time.Duration   // `elected leader` → `command started`
+	onCredit int               // handovers the successor started on credit (baton.go)
 }
 
 func benchHandover(t *testing.T, b *benchEnv) benchHandoverResult {
@@ -46,6 +47,7 @@ func benchHandover(t *testing.T, b *benchEnv) benchHandoverResult {
 	r := benchHandoverResult{warmup: warmup, gaps: benchSummarize(gaps), overlaps: overlaps}
 	t.Logf("clean handover: %s", r.gaps.row("handover"))
 	r.steps, r.keeper = benchHandoverSteps(e, pairs)
+	r.onCredit = len(benchLogEvents(e.runs, "baton handed over to us: starting on credit while the take goes out"))
 	return r
 }
 
@@ -171,6 +173,7 @@ func benchSigterm(t *testing.T, b *benchEnv) benchDist {
 type benchCrashResult struct {
 	negotiated string
 	ballot     benchDist // ballot dies, its host lives
+	cron       benchDist // a cron leader's ballot dies between runs
 	host       benchDist // the host dies
 	hostTarget time.Duration
 }
@@ -183,8 +186,61 @@ func benchCrash(t *testing.T, b *benchEnv) benchCrashResult {
 	host := b.election(t, "host", "1s", "wait")
 	r.host = benchSummarize(host.failoverBy(hostDies, syscall.SIGKILL, 8, 15*time.Second))
 	r.hostTarget = time.Second + 2*b.zk.TickTime() + batonWait(time.Second)
+	r.cron = benchSummarize(benchCronCrash(t, b, 12))
 	t.Logf("crash failover (negotiated %s): %s; host dies: %s", r.negotiated, r.ballot.row("crash"), r.host.row("host"))
 	return r
+}
+
+// benchCronCrash SIGKILLs a cron leader's ballot between runs, reps times,
+// and returns the times from the signal to the next leader's `elected
+// leader` (its own log's timestamp): the idle keeper gives the baton back.
+func benchCronCrash(t *testing.T, b *benchEnv, reps int) []time.Duration {
+	e := b.election(t, "cron-crash", "1s", "wait", "--log-level", "debug")
+	e.mode = []string{"run", "cron", "--schedule", "0 0 1 1 *"} // never due
+	ids := []string{"c1", "c2", "c3"}
+	for _, id := range ids {
+		e.add(id)
+		time.Sleep(100 * time.Millisecond)
+	}
+	var out []time.Duration
+	for i := 0; i < reps; i++ {
+		var leader string
+		for leader == "" {
+			for _, id := range ids {
+				if e.current[id].Logged("a keeper stands by between runs") {
+					leader = id
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		for _, id := range ids {
+			if id != leader {
+				e.current[id].WaitLog(`"msg":"following"`, 10*time.Second)
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // settle: the next in line ready
+		p := e.current[leader]
+		t0 := time.Now()
+		p.Signal(syscall.SIGKILL)
+		var next time.Time
+		for deadline := time.Now().Add(15 * time.Second); next.IsZero(); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cron crash: no new leader 15 s after SIGKILL of %s", leader)
+			}
+			for _, ev := range benchLogEvents(e.runs, "elected leader") {
+				if ev.cand != leader && ev.t.After(t0) {
+					next = ev.t
+					break
+				}
+			}
+		}
+		out = append(out, next.Sub(t0))
+		p.Wait(20 * time.Second)
+		q := e.add(leader) // stand again, at the end of the line
+		q.WaitLog(`"msg":"following"`, 10*time.Second)
+	}
+	e.stopAll()
+	return out
 }
 
 // ---------------------------------------------------------------------------

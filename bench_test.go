@@ -295,6 +295,7 @@ type benchElection struct {
 	// perCand, if set, gives a candidate its own ZooKeeper servers (nil:
 	// the ensemble's) and extra flags.
 	perCand func(id string) (servers []string, flags []string)
+	mode    []string                 // nil: run once; else, say, run cron --schedule S
 	current map[string]*ballotProc   // the running incarnation of each candidate
 	runs    map[string][]*ballotProc // every incarnation, for the logs
 }
@@ -333,7 +334,12 @@ func (e *benchElection) add(id string) *ballotProc {
 			servers = own
 		}
 	}
-	args := []string{"--zookeeper-servers", strings.Join(servers, ","), "run", "once", "--candidate-id", id}
+	mode := e.mode
+	if mode == nil {
+		mode = []string{"run", "once"}
+	}
+	args := append([]string{"--zookeeper-servers", strings.Join(servers, ",")}, mode...)
+	args = append(args, "--candidate-id", id)
 	args = append(append(args, e.flags...), extra...)
 	args = append(args, "--", selfExe(), e.stamps, e.hold)
 	cmd := exec.Command(e.b.bin, args...)

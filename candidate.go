@@ -5,11 +5,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -36,6 +38,14 @@ type candidate struct {
 	history         historyState  // the run history, as this leadership knows it (history.go)
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
+	onStandby   func()                         // told once, when next in line (a keeper started ahead)
+
+	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
+	proof       atomic.Int64             // bootTime: send time of the last answered proof in line (standby.go)
+	proofRTT    atomic.Int64             // its round trip (ns)
+	standbyOnce sync.Once
+	standbyEnd  chan struct{} // closed when proofs are no longer needed
+	standbyStop sync.Once
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
@@ -81,6 +91,11 @@ func sortedProposals(children []string) []string {
 // across reconnects and watch losses.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	following := ""
+	// Third in line: a watch on the lowest, kept across rounds (one per
+	// lowest proposal, or the watches would pile up on the server and in
+	// the client).
+	var lowest string
+	var lowestGone <-chan zk.Event
 	for {
 		if c.s.isLost() {
 			return errSessionLost
@@ -108,6 +123,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			}
 			return nil
 		}
+		if me == 1 {
+			c.standBy() // next in line: ready to be handed the baton
+		}
 		pred := c.basePath + "/" + line[me-1]
 		exists, _, watch, err := c.s.conn.ExistsW(pred)
 		if err != nil {
@@ -119,15 +137,40 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		if !exists {
 			continue
 		}
-		if following != pred {
+		if me == 2 && lowest != line[0] {
+			// Third in line: when the leader hands over we are next, and
+			// must be ready (standBy) before the new leader's command ends.
+			// Only the third watches the lowest too: no herd.
+			lowest, lowestGone = line[0], nil
+			ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest)
+			if err != nil || !ok {
+				lowest = ""
+				continue // gone already (or unknown): list the line again
+			}
+			lowestGone = w
+		}
+		if me != 2 {
+			lowest, lowestGone = "", nil
+		}
+		if at := fmt.Sprintf("%s %d", pred, me); following != at {
 			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
-			following = pred
+			following = at
 			if c.onFollowing != nil {
 				c.onFollowing(me+1, c.basePath+"/"+line[0])
 			}
 		}
 	wait:
 		select {
+		case ev := <-lowestGone:
+			if ev.Type == zk.EventNodeDataChanged {
+				// The leader's state changed: watch it again, and wait on.
+				if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest); err == nil && ok {
+					lowestGone = w
+					goto wait
+				}
+			}
+			lowest, lowestGone = "", nil
+			continue // list the line again: we may be next
 		case ev := <-watch:
 			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {
 				// The lowest proposal went and ours was next: sequence
@@ -136,9 +179,15 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 				// our proposal still exists).
 				return nil
 			}
+			if ev.Type == zk.EventNodeDataChanged && me > 1 {
+				// The predecessor's state changed, to leading perhaps:
+				// those ahead of it are gone, and we may be next in line
+				// (standBy). List the line again.
+				continue
+			}
 			if ev.Type == zk.EventNodeDataChanged {
-				// The predecessor's state changed: it still exists, so
-				// our place cannot have changed; just watch it again.
+				// The leader's state changed: it still exists, so our
+				// place cannot have changed; just watch it again.
 				ok, _, w, err := c.s.conn.ExistsW(pred)
 				if err == nil && ok {
 					watch = w
@@ -186,7 +235,7 @@ func (c *candidate) withdraw(extra ...any) bool {
 	if c.s.isLost() {
 		return true // the session, and its nodes, are gone
 	}
-	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps()...)
+	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps(c.successor())...)
 	released, err := c.retireMulti(ops)
 	if err != nil || !released || c.maybeBaton {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)

@@ -37,6 +37,7 @@ type child struct {
 	pid     int // the command's pid, which is also its process group id
 	started time.Time
 	keeper  *exec.Cmd
+	exited  <-chan struct{} // a keeper started beforehand: closed once it is reaped
 	done    chan struct{}
 	exit    childExit
 
@@ -74,6 +75,10 @@ type childSpec struct {
 	// StartLimit bounds the wait for the keeper's first report, like
 	// Deadline, whichever comes first. 0: keeperStartLimit.
 	StartLimit time.Duration
+	// Keeper, when not nil, is a keeper started before it was needed
+	// (keeperidle.go), told to run the command instead of a new one
+	// started; startChild owns it from then on. Not with Wrap.
+	Keeper *idleKeeper
 }
 
 // keeperStartLimit bounds the wait for the keeper's first report when
@@ -87,11 +92,14 @@ const keeperStartLimit = 10 * time.Second
 // command that cannot be executed is a child that is done at once with
 // Code 126 or 127.
 func startChild(log *slog.Logger, spec childSpec) (*child, error) {
-	self := "/proc/self/exe"
-	if _, err := os.Stat(self); err != nil {
-		if self, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find ballot's own executable to start the keeper: %w", err)
+	if spec.Keeper != nil {
+		if c, ok := runOnKeeper(log, spec); ok {
+			return c, nil
 		}
+	}
+	self, err := keeperExecutable()
+	if err != nil {
+		return nil, err
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -134,7 +142,46 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	}
 	c.started = time.Now()
 
-	status := bufio.NewReader(statusR)
+	c.afterStart(spec, bufio.NewReader(statusR), statusR, relays, &streams)
+	return c, nil
+}
+
+// runOnKeeper runs the command on a keeper started before it was needed;
+// false if that keeper is gone or does not take the order (a new one is
+// then started).
+func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
+	k := spec.Keeper
+	if spec.Wrap != (len(k.wrapped) > 0) || !k.alive() {
+		k.stop()
+		return nil, false
+	}
+	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done}
+	var streams sync.WaitGroup
+	var relays []func()
+	for i, name := range []string{"stdout", "stderr"}[:len(k.wrapped)] {
+		r := k.wrapped[i]
+		relays = append(relays, func() {
+			streams.Add(1)
+			go func() {
+				defer streams.Done()
+				c.relay(name, r)
+			}()
+		})
+	}
+	o := &runOrder{grace: spec.Grace, kill: spec.Deadline.Kill, backstop: spec.Deadline.Backstop, argv: spec.Argv, env: spec.Env}
+	if !c.tell(o.line()) {
+		k.stop()
+		return nil, false
+	}
+	c.started = time.Now()
+	log.Debug("the command starts on a keeper started beforehand", "keeper_pid", k.c.keeper.Process.Pid)
+	c.afterStart(spec, k.status, k.statusR, relays, &streams)
+	return c, true
+}
+
+// afterStart reads the keeper's first report, tells it what ending the
+// session takes, and follows it.
+func (c *child) afterStart(spec childSpec, status *bufio.Reader, statusR *os.File, relays []func(), streams *sync.WaitGroup) {
 	limit := spec.StartLimit
 	if limit <= 0 {
 		limit = keeperStartLimit
@@ -149,8 +196,18 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 	for _, start := range relays {
 		start()
 	}
-	go c.await(status, statusR, &streams)
-	return c, nil
+	go c.await(status, statusR, streams)
+}
+
+// keeperExecutable is ballot's own executable, which the keeper is.
+func keeperExecutable() (string, error) {
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("cannot find ballot's own executable to start the keeper: %w", err)
+		}
+	}
+	return self, nil
 }
 
 // wrapOutput, with --wrap-child-logs, pipes the command's stdout and
@@ -219,6 +276,12 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 func (c *child) tellHandoff(h *handoff) {
 	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
 	c.tell(h.Access.line())
+	c.tellRelease(h)
+}
+
+// tellRelease gives the keeper the release of the baton, fenced by the
+// proposal; nothing without one.
+func (c *child) tellRelease(h *handoff) {
 	if h.ReleasePath != "" {
 		c.tell(fmt.Sprintf("release %s %s %d %x %s", h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton))
 	}
@@ -245,7 +308,11 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			}
 		}
 	}
-	_ = c.keeper.Wait()
+	if c.exited != nil {
+		<-c.exited // a keeper started beforehand: reaped by its own waiter
+	} else {
+		_ = c.keeper.Wait()
+	}
 	statusR.Close()
 	c.mu.Lock()
 	c.control.Close()

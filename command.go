@@ -37,11 +37,22 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Wrap:     r.set.WrapChildLogs,
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
-		Handoff:  handoffFor(c),
+		Handoff:  handoffFor(c, l),
 		Demote:   r.keeperDemote(c),
+		Keeper:   r.takeSpare(),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if l != nil && l.takePending() && cmd.pid != 0 {
+		// Started on a handover's credit: once the take is answered, the
+		// keeper learns how to give the baton back should ballot die.
+		go func() {
+			<-l.taken
+			if h := l.release; h != nil && h.ReleasePath != "" {
+				cmd.tellRelease(h)
+			}
+		}()
 	}
 	if cmd.pid == 0 {
 		<-cmd.Done()
@@ -84,12 +95,16 @@ func (r *runner) keeperDeadline(l *lease) killTimes {
 }
 
 // handoffFor is what a keeper needs to end c's session and give its baton
-// back should ballot die; nil when not elected.
-func handoffFor(c *candidate) *handoff {
+// back should ballot die; nil when not elected. While a handover's take is
+// pending under l, only the session: the release follows the take.
+func handoffFor(c *candidate, l *lease) *handoff {
 	if c == nil {
 		return nil
 	}
 	h := c.s.handoff()
+	if l != nil && l.takePending() {
+		return h
+	}
 	if h != nil && c.holdsBaton {
 		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
 		h.Proposal, h.Baton = c.node, c.batonPath()

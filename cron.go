@@ -265,6 +265,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 	}
 	c.listHistory()
 	cl := &cronLeader{r: r, c: c, l: l, st: st}
+	defer cl.dropIdle()
 	for {
 		now := time.Now()
 		if end, over := cl.startDue(now); over {
@@ -275,6 +276,9 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 			return end
 		}
 		var how outcome
+		if cl.cmd == nil {
+			cl.keepIdle()
+		}
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
 		} else {
@@ -312,6 +316,34 @@ type cronLeader struct {
 	timedOut    bool
 	announced   time.Time // the next time already logged
 	skipped     time.Time // the latest time already logged as skipped
+	idle        *idleKeeper
+	idleFailed  bool // the failure to start one is logged
+}
+
+// keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
+// take is settled: it must know how to give the baton back.
+func (cl *cronLeader) keepIdle() {
+	r := cl.r
+	if cl.idle != nil || cl.l.takePending() {
+		return
+	}
+	k, err := startIdleKeeper(handoffFor(cl.c, cl.l), r.keeperDemote(cl.c), r.set.WrapChildLogs)
+	if err != nil {
+		if !cl.idleFailed {
+			r.log.Warn("cannot start a keeper between runs; should ballot die now, the baton goes with its session", "error", err)
+			cl.idleFailed = true
+		}
+		return
+	}
+	cl.idle = k
+	r.log.Debug("a keeper stands by between runs: should ballot die, it gives the baton back")
+}
+
+// dropIdle ends the keeper between runs: before a run's keeper starts,
+// and when the leadership ends.
+func (cl *cronLeader) dropIdle() {
+	cl.idle.stop()
+	cl.idle = nil
 }
 
 // startDue starts the latest scheduled time if it is due, not run yet and
@@ -363,7 +395,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 // start records the scheduled time due, then runs it, on a fresh lease.
 func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
-	if !l.Fresh() {
+	if l.awaitTake(); !l.Fresh() { // the record checks the baton: after a handover's take
 		return endedBy(leaseLost, childExit{}), true
 	}
 	if err := r.record(c, &cl.st, due); err != nil {
@@ -379,6 +411,10 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 		r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
 		return endedBy(leaseLost, childExit{}), true
 	}
+	// The keeper between runs runs this one: no keeper to start, and
+	// never two.
+	r.setSpare(cl.idle)
+	cl.idle = nil
 	cmd, err := r.startScheduled(c, l, due)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)

@@ -225,3 +225,27 @@ func TestCronStartingDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestCronLeaderKilledBetweenRunsGivesTheBatonBack: a cron leader keeps a
+// keeper between runs, so a SIGKILL of its ballot gives the baton back at
+// once (keeperidle.go): the next leader does not wait for a dropped one.
+func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	const yearly = "0 0 1 1 *" // never due while the test runs
+	a := e.add("a", yearly, "100ms", "--log-level", "debug")
+	e.leader(10 * time.Second)
+	a.WaitLog("a keeper stands by between runs", 10*time.Second)
+	b := e.add("b", yearly, "100ms")
+	b.WaitLog("following", 10*time.Second)
+
+	a.Signal(syscall.SIGKILL)
+	a.Wait(5 * time.Second)
+	b.WaitLog("elected leader", 10*time.Second)
+	if b.Logged("its last holder dropped it") {
+		t.Errorf("b waited for a dropped baton: a's keeper did not give it back\n%s", b.out.String())
+	}
+	if !b.Logged("starting on credit") && !b.Logged("baton taken") {
+		t.Errorf("b did not take the baton")
+	}
+}

@@ -91,7 +91,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{})}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{}), standbyEnd: make(chan struct{})}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {
 		ok, stat, err := s.conn.Exists(node)

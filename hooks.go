@@ -99,7 +99,7 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
 	hook, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
-		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c), Demote: r.keeperDemote(c), StartLimit: r.set.HookTimeout})
+		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c, l), Demote: r.keeperDemote(c), StartLimit: r.set.HookTimeout})
 	if err != nil {
 		return nil, err
 	}

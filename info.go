@@ -187,7 +187,7 @@ type infoOnceKey struct {
 
 // infoBaton is the baton (baton.go): who holds it, or who had it last.
 type infoBaton struct {
-	State        string `json:"state"` // held, released, dropped
+	State        string `json:"state"` // held, released, handed-over, dropped
 	CandidateID  string `json:"candidateId,omitempty"`
 	Host         string `json:"host,omitempty"`
 	Proposal     string `json:"proposal,omitempty"`
@@ -199,6 +199,8 @@ type infoBaton struct {
 	// SuccessorWaitMs: dropped, how long the next leader waits after
 	// seeing the baton gone.
 	SuccessorWaitMs int64 `json:"successorWaitMs,omitempty"`
+	// HandedTo: handed-over, the proposal the baton was given to.
+	HandedTo string `json:"handedTo,omitempty"`
 	// Held: the leader's lease, from the baton's data and its mtime (each
 	// renewal rewrites it). LeaseLeftMs is about how long the leader's
 	// command may still run should no renewal succeed from now on.
@@ -491,7 +493,14 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 			return &infoBaton{State: "unknown", SinceAgoMs: ageMs(now, s.handover.stat.Mtime), Note: "the handover record cannot be parsed"}
 		}
 		b = &infoBaton{State: rec.State, SessionID: rec.Session, SinceAgoMs: ageMs(now, s.handover.stat.Mtime)}
-		if rec.State != handoverReleased {
+		switch rec.State {
+		case handoverReleased:
+		case handoverHanded:
+			b.HandedTo = rec.Successor
+			b.SuccessorWaitMs = rec.holderWait(0).Milliseconds()
+			b.Note = fmt.Sprintf("given back by %s and handed over to %s, which may start at once and takes the baton; should it leave the line first, the next leader waits %s",
+				orNone(rec.CandidateID), rec.Successor, fmtMs(b.SuccessorWaitMs))
+		default:
 			b.State = "dropped"
 			b.SuccessorWaitMs = rec.holderWait(0).Milliseconds()
 			b.Note = fmt.Sprintf("the baton was dropped by %s without being given back (its session ended, or someone deleted it): the next leader waits %s after seeing it gone, for anything %s may still run to be stopped by its own lease",

@@ -72,8 +72,9 @@ type keeper struct {
 	tree   *tree
 	report func(format string, a ...any) // a line on the status pipe
 
-	over      chan struct{} // closed on "bye" or EOF
-	unapplied sync.Mutex    // held by obey from reading orders until it has carried them out
+	over      chan struct{}  // closed on "bye" or EOF
+	runs      chan *runOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
+	unapplied sync.Mutex     // held by obey from reading orders until it has carried them out
 
 	mu     sync.Mutex
 	h      *handoff    // what ending ballot's session takes; nil: unknown
@@ -83,8 +84,8 @@ type keeper struct {
 }
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis K K2 -- command...
-	if len(args) < 6 || args[4] != "--" {
+	// args: parentPID graceMillis K K2 -- command... (none: idle, keeperidle.go)
+	if len(args) < 5 || args[4] != "--" {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return exitUsage
 	}
@@ -123,17 +124,42 @@ func keeperMain(args []string) int {
 	if os.Getppid() != parent {
 		return 0 // ballot died before we could watch it
 	}
+	if len(argv) == 0 {
+		o := k.standIdle(control)
+		if o == nil {
+			return 0
+		}
+		// Told to run a command (keeperidle.go): from here on, as if it
+		// had come in argv, orders already being obeyed.
+		k.grace = o.grace
+		k.dl.set(o.kill, o.backstop)
+		return k.run(control, o.argv, o.env, sigs, wakes, o.started)
+	}
+	return k.run(control, argv, nil, sigs, wakes, nil)
+}
 
-	pid, ok := k.start(argv)
+// run starts the command and keeps it until it and everything it started
+// are gone, then reports and waits for ballot's "bye" (or its death).
+// obeyed, when not nil, is closed once the tree exists (or its start
+// failed): orders are already being obeyed, and wait for that.
+func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os.Signal, obeyed chan struct{}) int {
+	pid, ok := k.start(argv, env)
+	if ok {
+		k.tree = &tree{pgid: pid}
+	}
+	if obeyed != nil {
+		close(obeyed)
+	}
 	if !ok {
 		return 0
 	}
-	k.tree = &tree{pgid: pid}
 	if k.dl.passed() {
 		// The keeper was held up between its check and the fork.
 		go k.tree.endAll(syscall.SIGKILL)
 	}
-	go k.obey(control)
+	if obeyed == nil {
+		go k.obey(control)
+	}
 	go func() {
 		for {
 			k.dl.wait()
@@ -170,7 +196,7 @@ func keeperMain(args []string) int {
 
 // start execs the command, unless the lease has ended; it reports the pid,
 // or why it could not start it (ok false).
-func (k *keeper) start(argv []string) (pid int, ok bool) {
+func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 	if k.dl.passed() {
 		k.report("error %d the lease ended before the command could start", exitFailure)
 		return 0, false
@@ -185,7 +211,7 @@ func (k *keeper) start(argv []string) (pid int, ok bool) {
 		return 0, false
 	}
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
+		Env:   append(os.Environ(), env...),
 		Files: []uintptr{0, 1, 2},
 		Sys:   newGroupAttr(syscall.SIGKILL),
 	})
@@ -242,6 +268,15 @@ func (k *keeper) obey(control *os.File) {
 				k.h.ReleaseData, _ = hex.DecodeString(f[4])
 			}
 			k.mu.Unlock()
+		case len(f) == 6 && f[0] == "run" && k.runs != nil:
+			// Idle, told to run: the command's tree exists (or its start
+			// failed) before any later order is carried out.
+			if o := parseRun(f[1:]); o != nil {
+				runs := k.runs
+				k.runs = nil
+				runs <- o
+				<-o.started
+			}
 		case len(f) == 3 && f[0] == "deadline":
 			n, _ = strconv.ParseInt(f[1], 10, 64)
 			n2, _ := strconv.ParseInt(f[2], 10, 64)

@@ -70,7 +70,11 @@ func (r *runner) publishLeader(c *candidate) {
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC()})
+	l := r.lease.Load()
 	c.nodeOp(func() {
+		if l != nil {
+			l.awaitTake() // after a handover's take: an acknowledged leader holds the baton
+		}
 		path := leaderPath(c.basePath)
 		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
 		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.acl, Flags: zk.FlagEphemeral}
@@ -126,10 +130,17 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
-	ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
-		&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)
-	if _, err := c.s.conn.Multi(ops...); err != nil {
-		return false
+	for successor := c.successor(); ; successor = "" {
+		ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
+			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(successor)...)
+		res, err := c.s.conn.Multi(ops...)
+		if err == nil {
+			break
+		}
+		if successor == "" || failedOp(res) != 2 {
+			return false
+		}
+		// The named successor left the line: release to nobody.
 	}
 	c.published, c.holdsBaton = false, false
 	c.pub.stop()

@@ -101,6 +101,7 @@ func (r *runner) run() int {
 	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
 	go r.metrics.loop(metricsStop, metricsDone)
 	defer func() {
+		r.dropSpare()
 		if r.sess != nil {
 			r.sess.Close()
 		}
@@ -119,6 +120,7 @@ func (r *runner) run() int {
 // alike: join, follow, take the baton, lead (work's part), then resign or
 // lose the leadership. It says whether ballot stands again or exits.
 func (r *runner) candidacy(work leaderWork) verdict {
+	defer r.dropSpare() // a keeper started ahead and not used
 	if r.stopRequested() {
 		return exitWith(exitOK)
 	}
@@ -135,18 +137,19 @@ func (r *runner) candidacy(work leaderWork) verdict {
 		return v
 	}
 	r.enter(phaseFollowing)
-	taken, v := r.follow(c)
+	start, v := r.follow(c)
 	if v.next != goOn {
 		return v
 	}
 	r.enter(phaseLeading)
-	l := r.elected(c, taken)
+	l := r.elected(c, start)
 	end := work.lead(c, l)
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.
 	l.Stop()
 	r.alarm.Set(0)
+	l.awaitTake()
 	return r.endLeadership(c, end)
 }
 
@@ -210,49 +213,61 @@ func (r *runner) join() (*candidate, verdict) {
 }
 
 // follow waits in line until this proposal is the lowest, then takes the
-// baton. It returns the take's send time (the lease starts there), or a
-// verdict that ends the candidacy.
-func (r *runner) follow(c *candidate) (bootTime, verdict) {
+// baton (or, handed over to us, has its take pending). It returns how the
+// lease starts, or a verdict that ends the candidacy.
+func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
+	if r.sched == nil && len(r.set.Args) > 0 {
+		c.onStandby = func() { go r.prestartKeeper() }
+	}
 	standDown, onceRun, release := r.followStop(c)
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
 	_, _ = c.readElection()
 	err := c.awaitLeadership(standDown)
-	var taken bootTime
+	var start leaseStart
 	if err == nil {
-		taken, err = c.takeBaton(standDown)
+		// The controls are read with the handover record, not after the
+		// take: one round trip fewer before the command.
+		quit, read := make(chan struct{}), make(chan *controls, 1)
+		go func() { read <- c.watchControls(quit) }()
+		start, err = c.takeBaton(standDown)
+		start.ctl, start.quit = <-read, quit
+		if err != nil {
+			close(quit)
+		}
 	}
+	c.endStandby()
 	release()
 	if errors.Is(err, errStopped) {
 		err = r.whyStandDown(onceRun)
 	}
 	switch {
 	case err == nil:
-		return taken, verdict{}
+		return start, verdict{}
 	case errors.Is(err, errOnceKeyRun):
 		c.withdraw()
 		r.logOnceDone(c, "another candidate ran it while this one waited in line")
-		return 0, exitWith(exitOK)
+		return leaseStart{}, exitWith(exitOK)
 	case errors.Is(err, errUnhealthy):
 		if !c.withdraw() {
 			r.endSession()
 		}
 		r.setCandidate(nil)
 		r.log.Info("withdrew from the election while unhealthy", "proposal", c.node)
-		return 0, rejoin()
+		return leaseStart{}, rejoin()
 	case errors.Is(err, errStopSignal):
 		c.withdraw()
 		r.log.Info("withdrew from the election", "proposal", c.node)
-		return 0, exitWith(exitOK)
+		return leaseStart{}, exitWith(exitOK)
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
 	if c.maybeBaton {
 		r.endSession() // a baton of ours may exist: it goes with the session
 	}
 	r.dropSessionIfLost()
-	return 0, rejoin()
+	return leaseStart{}, rejoin()
 }
 
 // whyStandDown tells why a follower's stop channel closed, checked in
@@ -269,13 +284,13 @@ func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
 
 // elected is the edge from follower to leader, once the baton is taken:
 // the lease starts, the proposal node says so.
-func (r *runner) elected(c *candidate, taken bootTime) *lease {
+func (r *runner) elected(c *candidate, start leaseStart) *lease {
 	busy := func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return r.current != nil
 	}
-	l := c.holdLease(taken, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
+	l := c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	r.lease.Store(l)
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 	r.metrics.Leader(true)
@@ -411,7 +426,7 @@ func (r *runner) releaseLost(c *candidate) {
 	go func() {
 		defer close(done)
 		// The proposal goes too: the session is about to end anyway.
-		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps()...)); err == nil && released {
+		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps("")...)); err == nil && released {
 			r.log.Info("baton given back", "proposal", c.node)
 		}
 	}()

@@ -67,7 +67,7 @@ type lease struct {
 	grace   time.Duration // owed to the command before the kill
 
 	mu        sync.Mutex
-	vouched   bootTime   // send time of the last write that succeeded (the take, a renewal)
+	end       bootTime   // the hard end: the latest (send time + W) of the writes that succeeded
 	inFlight  []bootTime // send times of renewals not answered yet
 	latency   time.Duration
 	maxLat    time.Duration
@@ -91,31 +91,49 @@ type lease struct {
 	quitOnce sync.Once
 
 	ctl *controls // ballot pause and step-down, for this leadership
+
+	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
+	taken   chan struct{} // closed once no take is pending (the candidate's baton fields settled)
+	release *handoff      // after a handover's take: what the keeper needs to give the baton back
+	sent    bootTime      // send time of the take (renewals are scheduled from it)
 }
 
-// holdLease starts a leader's lease; taken is the send time of the write
-// that took the baton. busy and enforced: see the lease's fields.
-func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
+// holdLease starts a leader's lease from start: the take's, or a
+// handover's credit with the take still to send. busy and enforced: see
+// the lease's fields.
+func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
+	if start.quit == nil {
+		start.quit = make(chan struct{})
+	}
 	l := &lease{
 		c:        c,
 		timeout:  t,
 		wait:     batonWait(t),
 		grace:    min(stopGrace, t/graceOwedDiv),
-		vouched:  taken,
+		end:      start.end,
+		pending:  start.pending,
+		taken:    make(chan struct{}),
 		busy:     busy,
 		enforced: enforced,
 		renewed:  make(chan struct{}, 1),
 		answered: make(chan struct{}, 1),
 		gone:     make(chan struct{}),
-		quit:     make(chan struct{}),
+		quit:     start.quit,
 	}
 	l.checkIn()
+	if l.pending == nil {
+		l.sent = start.end - bootTime(l.wait)
+		close(l.taken)
+	}
 	go l.renewLoop()
 	go l.watch()
-	// Read before anything starts (a paused election runs nothing), after
-	// the renewals have started: the lease counts from the take.
-	l.ctl = c.watchControls(l.quit)
+	// Read before anything starts (a paused election runs nothing): with
+	// the handover record (follow), or here.
+	l.ctl = start.ctl
+	if l.ctl == nil {
+		l.ctl = c.watchControls(l.quit)
+	}
 	return l
 }
 
@@ -131,8 +149,13 @@ func (l *lease) supervised(now bootTime) bool {
 }
 
 func (l *lease) renewLoop() {
+	if l.pending != nil && !l.takeHandedBaton() {
+		return
+	}
 	every := bootTime(l.timeout / renewEveryDiv)
-	next := bootNow() + every
+	// From the take's send, not its answer: on a slow link the first
+	// renewal must not trail the lease by a round trip more than the rest.
+	next := l.sent + every
 	stuck := false
 	for {
 		if !l.sleepUntil(next) {
@@ -182,6 +205,54 @@ func (l *lease) renewLoop() {
 	}
 }
 
+// takeHandedBaton sends the take of a baton handed over to us, the
+// command starting meanwhile on credit. Its answer renews the lease as a
+// renewal's does; a failed take ends the leadership at once. The
+// candidate's baton fields are settled when l.taken closes.
+func (l *lease) takeHandedBaton() bool {
+	defer close(l.taken)
+	sent, err := l.c.takeHandedOver(l.pending, l.fresh, l.quit)
+	if err != nil {
+		var lost *nodeLostError
+		if errors.As(err, &lost) {
+			l.lose(lost.Error())
+		} else {
+			l.c.log.Warn("the take of a handed-over baton failed; ending the leadership", "error", err)
+			l.lose("the baton handed over to us could not be taken")
+		}
+		return false
+	}
+	l.mu.Lock()
+	l.end = max(l.end, sent+bootTime(l.wait))
+	l.mu.Unlock()
+	l.sent = sent
+	l.release = handoffFor(l.c, nil)
+	ping(l.renewed)
+	return true
+}
+
+// takePending reports a handover's take not answered yet.
+func (l *lease) takePending() bool {
+	select {
+	case <-l.taken:
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitTake waits until no take is pending, so that the candidate's baton
+// fields may be read; a lost session's take fails once the connection is
+// closed.
+func (l *lease) awaitTake() {
+	select {
+	case <-l.taken:
+	case <-l.c.s.lost:
+		l.c.s.conn.Close()
+		<-l.taken
+	}
+}
+
 // sleepUntil waits until t on the boot clock; false when the lease ends.
 func (l *lease) sleepUntil(t bootTime) bool {
 	d := time.Duration(t - bootNow())
@@ -221,7 +292,7 @@ func (l *lease) renew(sent bootTime) {
 		}
 	}
 	if err == nil {
-		l.vouched = max(l.vouched, sent)
+		l.end = max(l.end, sent+bootTime(l.wait))
 		l.latency = time.Duration(now - sent)
 		l.maxLat = max(l.maxLat, l.latency)
 	}
@@ -283,11 +354,17 @@ func ping(ch chan struct{}) {
 // quorum sends no such news; the lease covers that.
 func (l *lease) watch() {
 	c := l.c
+	select { // a handover's baton exists once its take is answered
+	case <-l.taken:
+	case <-l.quit:
+		return
+	}
 	proposal := c.node[len(c.basePath)+1:]
 	for {
 		children, _, ev, err := c.s.conn.ChildrenW(c.basePath)
 		switch {
 		case err == nil:
+			c.lineSeen.Store(&children)
 			has := map[string]bool{}
 			for _, n := range children {
 				has[n] = true
@@ -344,11 +421,12 @@ func (l *lease) GoneWhy() string {
 func (l *lease) Stop() { l.quitOnce.Do(func() { close(l.quit) }) }
 
 // hardEnd is the earliest a successor could start: the last write that
-// vouched for this leadership, plus W.
+// vouched for this leadership, plus W (a handover's credit: its proof,
+// plus the W the record allows).
 func (l *lease) hardEnd() bootTime {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.vouched + bootTime(l.wait)
+	return l.end
 }
 
 // KillAt is when the command must be dead at the latest, on the boot

@@ -41,6 +41,9 @@ const (
 const (
 	handoverTaken    = "taken"
 	handoverReleased = "released"
+	// handoverHanded: released to the successor the record names, which
+	// may start before its own take is answered (baton.go, "handed over").
+	handoverHanded = "handed-over"
 )
 
 // ---------------------------------------------------------------------------
@@ -106,7 +109,7 @@ type scheduledNext struct {
 
 // handoverRecord is the data of the handover node.
 type handoverRecord struct {
-	State            string    `json:"state"` // taken or released
+	State            string    `json:"state"` // taken, released or handed-over
 	CandidateID      string    `json:"candidateId"`
 	Host             string    `json:"host"`
 	PID              int       `json:"pid"`
@@ -116,6 +119,7 @@ type handoverRecord struct {
 	BatonWaitMs      int64     `json:"batonWaitMs,omitempty"` // W: what a successor waits if this take is dropped
 	FencingToken     int64     `json:"fencingToken"`
 	At               time.Time `json:"at"`
+	Successor        string    `json:"successor,omitempty"` // handed-over: the proposal it went to
 }
 
 // batonRecord is the data of the baton: the take's record, and how the

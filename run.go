@@ -40,7 +40,8 @@ type runner struct {
 	stopSig  syscall.Signal
 
 	mu      sync.Mutex
-	current *child // the running command, for signal forwarding
+	current *child      // the running command, for signal forwarding
+	spare   *idleKeeper // a keeper started before it is needed (keeperidle.go)
 
 	quickFailures int
 

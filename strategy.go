@@ -92,6 +92,11 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		return ex, endedBy(leaseLost, childExit{}), true
 	}
 	if key := r.set.OnceKey; key != "" {
+		// The claim checks the baton: it must not overtake a handover's
+		// take (its answer cannot come before the take's anyway).
+		if l.awaitTake(); !l.Fresh() {
+			return ex, endedBy(leaseLost, childExit{}), true
+		}
 		claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
 		switch {
 		case errors.Is(err, errStopped):

@@ -190,9 +190,13 @@ func batonEvents(prev, cur *electionSnapshot) []watchEvent {
 		if b == nil || b.State == "held" {
 			return nil
 		}
-		if b.State == handoverReleased {
+		switch b.State {
+		case handoverReleased:
 			return []watchEvent{{Event: evBatonReleased, Baton: b,
 				Message: fmt.Sprintf("baton given back by %s: its command is gone", orNone(b.CandidateID))}}
+		case handoverHanded:
+			return []watchEvent{{Event: evBatonReleased, Baton: b,
+				Message: fmt.Sprintf("baton given back by %s and handed over to %s: its command is gone", orNone(b.CandidateID), b.HandedTo)}}
 		}
 		return []watchEvent{{Event: evBatonDropped, Baton: b,
 			Message: fmt.Sprintf("baton dropped by %s without being given back (its session ended, or someone deleted it): the next leader waits %s",

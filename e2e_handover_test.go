@@ -1,0 +1,193 @@
+package main
+
+// Handovers in one write (baton.go, "handed over"; standby.go): the next
+// in line starts on the credit of its own proof in line while its take
+// goes out, and nobody else starts before that credit has run out.
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCleanHandoverStartsOnCredit: the next in line, ready (proved in
+// line, a keeper started), starts as soon as it sees the release that
+// names it, on that keeper; commands never overlap and fencing tokens
+// grow.
+func TestCleanHandoverStartsOnCredit(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	a := e.add("a", nil, nil, "tick")
+	e.leader(10 * time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	b := e.add("b", []string{"--log-level", "debug"}, nil, "tick")
+	b.WaitLog("next in line: ready to start at once", 10*time.Second)
+	b.WaitLog("a keeper stands by", 10*time.Second)
+
+	a.Signal(syscall.SIGTERM)
+	a.Wait(10 * time.Second)
+	waitTenures(t, e.ticks, 2, 10*time.Second)
+	if !b.Logged("baton handed over to us: starting on credit") {
+		t.Errorf("b did not start on credit:\n%s", b.out.String())
+	}
+	if !b.Logged("the command starts on a keeper started beforehand") {
+		t.Errorf("b started a keeper for its command instead of the one it started as next in line:\n%s", b.out.String())
+	}
+	b.WaitLog("baton taken", 10*time.Second)
+	logGaps(t, "handover on credit", checkNoOverlap(t, e.ticks))
+	e.checkTokensGrow()
+	b.Signal(syscall.SIGTERM)
+	b.Wait(10 * time.Second)
+}
+
+// TestHandedOverSuccessorGoneOthersWait: a successor named in a release
+// may be running on credit; should it leave the line without taking the
+// baton, the next candidate — a newcomer, or the old leader standing
+// again in the same session — starts only after that credit has run out.
+func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
+	zkc := startZK(t, 1)
+	base := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), base)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	set := &Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"}
+	acc, err := loadZKAccess(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *session {
+		s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	join := func(s *session, id string) *candidate {
+		c, err := propose(log, s, base, id, "run once", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	leaderSession := dial()
+	leader := join(leaderSession, "leader")
+	if _, err := leader.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.takeBaton(nil); err != nil {
+		t.Fatal(err)
+	}
+	next := join(dial(), "next")
+	next.standBy()
+	for next.proof.Load() == 0 {
+		time.Sleep(5 * time.Millisecond) // the first proof is sent at once
+	}
+	if _, err := next.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	children, _, err := leaderSession.conn.Children(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader.lineSeen.Store(&children) // as the leader's lease watch sees the line
+	if !leader.withdraw() {
+		t.Fatal("the leader's release failed")
+	}
+	h, err := next.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.rec.State != handoverHanded || h.rec.Successor != next.node {
+		t.Fatalf("handover record %s, want handed-over to %s", h.raw, next.node)
+	}
+	start, err := next.takeBaton(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.pending == nil {
+		t.Fatalf("the named successor, with a fresh proof, did not start on credit")
+	}
+	if w := bootTime(time.Duration(h.rec.BatonWaitMs) * time.Millisecond); start.end > bootTime(next.proof.Load())+w {
+		t.Fatalf("credit ends %v after the proof, more than the record's W %v", time.Duration(start.end-bootTime(next.proof.Load())), w)
+	}
+	next.endStandby()
+
+	// The successor leaves the line before its take: its command may run
+	// until start.end. Nobody may start before.
+	again := join(leaderSession, "leader-again") // the old leader's session stands again
+	newcomer := join(dial(), "newcomer")
+	next.s.Close()
+	for _, c := range []*candidate{again, newcomer} {
+		// again is the lower proposal: it goes first, then gives the baton
+		// back; newcomer then takes it released.
+		if c == newcomer {
+			if !again.withdraw() {
+				t.Fatal("leader-again's release failed")
+			}
+		}
+		if _, err := c.readElection(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.awaitLeadership(nil); err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if _, err := c.takeBaton(nil); err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if now := bootNow(); now < start.end {
+			t.Fatalf("%s took the baton %v before the named successor's credit ran out", c.id, time.Duration(start.end-now))
+		}
+	}
+	var rec handoverRecord
+	b, _, _ := leaderSession.conn.Get(base + "/" + handoverName)
+	_ = json.Unmarshal(b, &rec)
+	if rec.State != handoverTaken || rec.CandidateID != "newcomer" {
+		t.Errorf("record %s, want taken by newcomer", b)
+	}
+}
+
+// TestHandedOverTakeFailsWithoutProposal: a successor whose proposal was
+// deleted before its take cannot take the baton handed to it.
+func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
+	zkc := startZK(t, 1)
+	base := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), base)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	set := &Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"}
+	acc, err := loadZKAccess(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := propose(log, s, base, "a", "run once", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.conn.Delete(c.node, -1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.takeHandedOver(h, func() bool { return true }, nil)
+	var lost *nodeLostError
+	if !errors.As(err, &lost) {
+		t.Fatalf("take without a proposal: %v, want the proposal lost", err)
+	}
+	if ok, _, _ := s.conn.Exists(c.batonPath()); ok {
+		t.Errorf("a baton exists")
+	}
+}

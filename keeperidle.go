@@ -1,0 +1,239 @@
+package main
+
+// The idle keeper: a keeper with no command, which a cron leader keeps
+// between runs. Should ballot die then (SIGKILL, OOM), the keeper does at
+// once what it does after a command (keeperend.go): the on-demote hook,
+// then the baton given back and the session closed. The next leader then
+// starts in milliseconds instead of after the session's expiry and the
+// dropped baton's wait (T + W, 8.75 s at T = 5 s).
+//
+// At most one keeper exists for a leader at any time: the idle one is
+// told "bye", and gone, before a run's keeper starts, so that a release
+// never comes while a command may still run.
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// idleKeeperLine is the idle keeper's first report.
+const idleKeeperLine = "idle"
+
+// runOrder is a "run" line: what argv would have said, and the command's
+// own environment (BALLOT_*), which an idle keeper could not know when it
+// started.
+type runOrder struct {
+	grace          time.Duration
+	kill, backstop bootTime
+	argv, env      []string
+	started        chan struct{} // closed once the tree exists, or its start failed
+}
+
+// line is the order as sent: run GRACE_MS K K2 ARGV ENV, the lists hex of
+// NUL-joined strings.
+func (o *runOrder) line() string {
+	return fmt.Sprintf("run %d %d %d %x %x", o.grace.Milliseconds(), o.kill, o.backstop,
+		strings.Join(o.argv, "\x00"), strings.Join(o.env, "\x00"))
+}
+
+func parseRun(f []string) *runOrder {
+	grace, err1 := strconv.ParseInt(f[0], 10, 64)
+	kill, err2 := strconv.ParseInt(f[1], 10, 64)
+	backstop, err3 := strconv.ParseInt(f[2], 10, 64)
+	argv, err4 := hex.DecodeString(f[3])
+	env, err5 := hex.DecodeString(f[4])
+	if errors.Join(err1, err2, err3, err4, err5) != nil || len(argv) == 0 {
+		return nil
+	}
+	o := &runOrder{grace: time.Duration(grace) * time.Millisecond, kill: bootTime(kill), backstop: bootTime(backstop),
+		argv: strings.Split(string(argv), "\x00"), started: make(chan struct{})}
+	if len(env) > 0 {
+		o.env = strings.Split(string(env), "\x00")
+	}
+	return o
+}
+
+// standIdle is the keeper's side: report, carry out orders until "run"
+// (it returns the order), or "bye" or EOF (ballot died: the demote hook
+// and the release; it returns nil).
+func (k *keeper) standIdle(control *os.File) *runOrder {
+	k.tree = &tree{reaped: true} // nothing to signal yet
+	k.runs = make(chan *runOrder, 1)
+	runs := k.runs
+	k.report(idleKeeperLine)
+	go k.obey(control)
+	select {
+	case o := <-runs:
+		return o
+	case <-k.over:
+	}
+	k.mu.Lock()
+	died := !k.bye
+	k.mu.Unlock()
+	if died {
+		k.afterBallot()
+	}
+	return nil
+}
+
+// idleKeeper is ballot's side.
+type idleKeeper struct {
+	c       *child // its control pipe (tell, bye); no command
+	statusR *os.File
+	status  *bufio.Reader
+	done    chan struct{} // closed once the keeper process is reaped
+	// With --wrap-child-logs: the read ends of the pipes that will be the
+	// command's stdout and stderr.
+	wrapped []*os.File
+}
+
+// startIdleKeeper starts an idle keeper that knows h (the session and
+// the release) and demote (nil: none); wrap: the command it may run will
+// have its output wrapped into log lines.
+func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, error) {
+	self, err := keeperExecutable()
+	if err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	controlR, controlW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		statusW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(self, keeperArg, strconv.Itoa(os.Getpid()), "0", "0", "0", "--")
+	cmd.Args[0] = "ballot-keeper"
+	// The on-demote hook, should it run, writes where the command would.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	var wrapped, writeEnds []*os.File
+	if wrap {
+		for range 2 {
+			r, w, err := os.Pipe()
+			if err != nil {
+				for _, f := range append(wrapped, writeEnds...) {
+					f.Close()
+				}
+				statusR.Close()
+				statusW.Close()
+				controlR.Close()
+				controlW.Close()
+				return nil, err
+			}
+			wrapped, writeEnds = append(wrapped, r), append(writeEnds, w)
+		}
+		cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
+	}
+	cmd.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
+	cmd.SysProcAttr = newGroupAttr(syscall.SIGTERM)
+	err = cmd.Start()
+	statusW.Close()
+	controlR.Close()
+	for _, w := range writeEnds {
+		w.Close()
+	}
+	if err != nil {
+		for _, r := range wrapped {
+			r.Close()
+		}
+		statusR.Close()
+		controlW.Close()
+		return nil, fmt.Errorf("cannot start the keeper: %w", err)
+	}
+	k := &idleKeeper{c: &child{keeper: cmd, control: controlW}, statusR: statusR, status: bufio.NewReader(statusR),
+		done: make(chan struct{}), wrapped: wrapped}
+	go func() {
+		_ = cmd.Wait()
+		close(k.done)
+	}()
+	_ = statusR.SetReadDeadline(time.Now().Add(keeperStartLimit))
+	first, _ := k.status.ReadString('\n')
+	_ = statusR.SetReadDeadline(time.Time{})
+	if strings.TrimSpace(first) != idleKeeperLine {
+		k.stop()
+		return nil, fmt.Errorf("the idle keeper did not start: %q", strings.TrimSpace(first))
+	}
+	if h != nil {
+		k.c.tellHandoff(h)
+	}
+	if demote != nil {
+		k.c.tell(demote.line())
+	}
+	return k, nil
+}
+
+// stop says "bye" and waits for the keeper to be gone.
+func (k *idleKeeper) stop() {
+	if k == nil {
+		return
+	}
+	k.c.bye()
+	select {
+	case <-k.done:
+	case <-time.After(keeperUnresponsive):
+		_ = k.c.keeper.Process.Kill()
+		<-k.done
+	}
+	k.statusR.Close()
+	for _, r := range k.wrapped {
+		r.Close()
+	}
+}
+
+// alive reports that the keeper still waits for orders.
+func (k *idleKeeper) alive() bool {
+	select {
+	case <-k.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// prestartKeeper starts a spare keeper for run once's next command: the
+// next in line then starts its command without waiting for a keeper to
+// start (a fork, an exec and Go's start-up, milliseconds on a handover's
+// critical path). Only the next in line keeps one, so followers further
+// back cost nothing. It knows nothing of the session until it runs a
+// command, so should ballot die meanwhile it gives nothing back.
+func (r *runner) prestartKeeper() {
+	k, err := startIdleKeeper(nil, nil, r.set.WrapChildLogs)
+	if err != nil {
+		r.log.Debug("cannot start a keeper ahead of time; one starts with the command", "error", err)
+		return
+	}
+	r.setSpare(k)
+	r.log.Debug("a keeper stands by for the next command", "keeper_pid", k.c.keeper.Process.Pid)
+}
+
+// setSpare makes k the keeper the next command runs on.
+func (r *runner) setSpare(k *idleKeeper) {
+	r.mu.Lock()
+	old := r.spare
+	r.spare = k
+	r.mu.Unlock()
+	old.stop()
+}
+
+// takeSpare hands over the spare keeper, if any.
+func (r *runner) takeSpare() *idleKeeper {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := r.spare
+	r.spare = nil
+	return k
+}
+
+// dropSpare stops the spare keeper, if any.
+func (r *runner) dropSpare() { r.takeSpare().stop() }
