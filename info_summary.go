@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 )
@@ -60,6 +61,8 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 			text = fmt.Sprintf("dropped by %s %s ago: the next leader waits %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), fmtMs(b.SuccessorWaitMs))
 		case handoverReleased:
 			text = fmt.Sprintf("given back by %s %s ago", orNone(b.CandidateID), fmtMs(b.SinceAgoMs))
+		case handoverHanded:
+			text = fmt.Sprintf("handed over by %s %s ago to %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), path.Base(b.HandedTo))
 		}
 		row("baton", text)
 	}
