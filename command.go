@@ -31,6 +31,9 @@ func (r *runner) childEnv(c *candidate) []string {
 // startCommand runs the command, as leader under the lease l (nil: not
 // elected, run-anyway).
 func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
+	// Decided with the handoff: the keeper is told the release later if
+	// this one has none.
+	pending := l != nil && l.takePending()
 	cmd, err := startChild(r.log, childSpec{
 		Argv:     r.set.Args,
 		Env:      r.childEnv(c),
@@ -44,7 +47,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l != nil && l.takePending() && cmd.pid != 0 {
+	if pending && cmd.pid != 0 {
 		// Started on a handover's credit: once the take is answered, the
 		// keeper learns how to give the baton back should ballot die.
 		go func() {
