@@ -12,6 +12,7 @@ import "fmt"
 // (or find it finished).
 func (r *runner) beforeFollowing(c *candidate) verdict {
 	if key := r.set.OnceKey; key != "" {
+		r.clearLostClaim(c)
 		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
 		if err == nil && rec != nil && (rec.FinishedAt != nil || !r.set.OnceRetryUnfinished) {
 			c.withdraw()

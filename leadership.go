@@ -384,6 +384,10 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 		return exitWith(ex.Code)
 	case r.set.OnConnectionLoss == lossExit:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
+		if r.lostClaim != "" {
+			r.log.Error("the once key may stand started, unfinished, though the command never ran (its claim's answer was lost): run again with --once-retry-unfinished, or clear it (README: clearing a once key)",
+				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
+		}
 		return exitWith(exitFailure)
 	case r.onceClaimed:
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)

@@ -93,12 +93,19 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			}
 			continue
 		}
+		session := fmt.Sprintf("0x%x", c.s.ID())
+		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
+			// Our own claim, whose answer was lost (below): it landed.
+			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
+			c.pruneOnce()
+			return true, nil, nil
+		}
 		if rec != nil && (rec.FinishedAt != nil || running || !retryUnfinished) {
 			return false, rec, nil
 		}
 		host, _ := os.Hostname()
 		mine := onceRecord{Key: key, CandidateID: c.id, Host: host, PID: os.Getpid(), Proposal: c.node,
-			Session: fmt.Sprintf("0x%x", c.s.ID()), FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
+			Session: session, FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
 			data, _ := json.Marshal(mine)
@@ -116,6 +123,15 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			}
 			c.pruneOnce()
 			return true, nil, nil
+		}
+		if retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
+			// The answer was lost, not necessarily the claim: read the
+			// record back once online (above). A lost session ends the
+			// claim with errSessionLost: see clearLostClaim.
+			if err := c.retryAfter(err, stop); err != nil {
+				return false, nil, err
+			}
+			continue
 		}
 		switch i := failedOp(res); {
 		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):

@@ -102,6 +102,13 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 			r.log.Warn("stopped while recording the once key; if the record was written, the key stays started and unfinished (--once-retry-unfinished runs it again)",
 				"once_key", key)
 			return ex, endedBy(stopRequested, childExit{}), true
+		case errors.Is(err, errSessionLost):
+			// The claim's answer was lost with the session: it may have
+			// landed. Stand again; the next candidacy clears our record
+			// first (clearLostClaim), then claims the key anew.
+			r.lostClaim = c.node
+			r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
+			return ex, endedBy(sessionLost, childExit{}), true
 		case err != nil:
 			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
 			return ex, resignation("once-key-failed", exitWith(exitFailure)), true

@@ -9,6 +9,7 @@ package main
 //	p.CloseAll()                         // reset every current connection
 //	p.SetDelay(d)                        // a slow link: every byte arrives d late, each way
 //	p.ResetClientSides()                 // clients get a reset, upstreams hear silence
+//	p.SetClientTap(f)                    // see, drop or cut after each request (one read)
 //
 // Semantics while blackholed:
 //   - bytes read from either side are discarded; nothing is closed, so both
@@ -69,6 +70,7 @@ type tcpProxy struct {
 	head   func(io.Reader) ([]byte, error) // see SetHeadRewriter
 	retry  time.Duration                   // see SetDialRetry
 	delay  time.Duration                   // see SetDelay
+	tap    func([]byte) tapAction          // see SetClientTap
 	healed chan struct{}                   // closed while not blackholed; replaced by Blackhole(true)
 	closed chan struct{}
 	conns  map[*proxyConn]struct{}
@@ -194,14 +196,35 @@ func (p *tcpProxy) getDelay() time.Duration {
 // leaves its upstream side open and unanswered (see the file comment).
 func (p *tcpProxy) ResetClientSides() {
 	for _, c := range p.current() {
-		c.mu.Lock()
-		gone := c.clientGone
-		c.clientGone = true
-		c.mu.Unlock()
-		if !gone {
-			proxyRST(c.client)
-		}
+		c.resetClientSide()
 	}
+}
+
+func (c *proxyConn) resetClientSide() {
+	c.mu.Lock()
+	gone := c.clientGone
+	c.clientGone = true
+	c.mu.Unlock()
+	if !gone {
+		proxyRST(c.client)
+	}
+}
+
+// tapAction is what SetClientTap's function wants done with a chunk: the
+// zero value forwards it.
+type tapAction struct {
+	Drop        bool   // do not forward it
+	ResetClient bool   // then reset its client, as ResetClientSides does
+	Then        func() // then call this (after the chunk is forwarded)
+}
+
+// SetClientTap installs f, which sees each chunk read from a client before
+// it is forwarded (not while blackholed) and says what to do with it; nil
+// removes it. A chunk is what one read returned: a small request is one.
+func (p *tcpProxy) SetClientTap(f func(b []byte) tapAction) {
+	p.mu.Lock()
+	p.tap = f
+	p.mu.Unlock()
 }
 
 // Blackholed reports whether the partition is on.
@@ -440,6 +463,21 @@ func (c *proxyConn) fromClient(b []byte) bool {
 	case holed:
 		c.reset() // a stream with a hole: nothing sensible to forward
 		return false
+	}
+	c.p.mu.Lock()
+	tap := c.p.tap
+	c.p.mu.Unlock()
+	if tap != nil {
+		a := tap(b)
+		if a.Then != nil {
+			defer a.Then()
+		}
+		if a.ResetClient {
+			defer c.resetClientSide()
+		}
+		if a.Drop {
+			return true
+		}
 	}
 	c.mu.Lock()
 	up := c.upstream

@@ -1,0 +1,117 @@
+package main
+
+// Jobs an operator can trust: a --once-key claim whose answer is lost
+// still runs the job (once), pruning keeps unfinished keys, run once's
+// --timeout and --wait-timeout.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// onceCandidateVia is onceCandidate reaching ZooKeeper through servers.
+func onceCandidateVia(t *testing.T, servers []string, base, id, key string, flags []string, child ...string) *ballotProc {
+	t.Helper()
+	env := ballotEnv(t, "BALLOT_TEST_CHILD="+child[0])
+	args := runArgs(servers, base, id, append([]string{"--once-key", key}, flags...)...)
+	args = append(append(args, "--", selfExe()), child[1:]...)
+	return startBallot(t, id, env, args...)
+}
+
+// isOnceClaim: a chunk that is a multi-op (opcode 14) writing a once key.
+func isOnceClaim(b []byte) bool {
+	return len(b) >= 12 && binary.BigEndian.Uint32(b[8:12]) == 14 && bytes.Contains(b, []byte("/"+onceDirName+"/"))
+}
+
+// onceFinished reads KEY's record: whether it is finished.
+func onceFinished(t *testing.T, c *zkCluster, base, key string) bool {
+	t.Helper()
+	conn := zkConnect(t, c.Servers(), 2*time.Second)
+	defer conn.Close()
+	b, _, err := conn.Get(oncePath(base, key))
+	if err != nil {
+		t.Fatalf("read the record of %s: %v", key, err)
+	}
+	var rec onceRecord
+	_ = json.Unmarshal(b, &rec)
+	return rec.FinishedAt != nil
+}
+
+// TestOnceClaimAnswerLost: the claim of a key is sent and its answer is
+// lost. Whether the claim landed or not, and even when the session is
+// lost with the answer, the job runs, once, and its key ends finished.
+func TestOnceClaimAnswerLost(t *testing.T) {
+	c := startZK(t, 1)
+	cases := []struct {
+		name string
+		// cut: what happens to the claim's request (p: the runner's proxy)
+		cut  func(p *tcpProxy) tapAction
+		log  string // the runner says so
+		heal bool   // the cut is a blackhole: heal it once the session expired
+	}{
+		{"landed", func(p *tcpProxy) tapAction { return tapAction{ResetClient: true} },
+			"only the answer was lost", false},
+		{"not landed", func(p *tcpProxy) tapAction { return tapAction{Drop: true, ResetClient: true} },
+			"command started", false},
+		// The answer is lost for longer than the session: the session
+		// expires while the claim stands, unanswered.
+		{"session lost", func(p *tcpProxy) tapAction { return tapAction{Then: func() { p.Blackhole(true) }} },
+			"cleared the once key's record", true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := fmt.Sprintf("/ballot/test/claim-lost-%d", i)
+			seedElection(t, c.Servers(), base)
+			runs := filepath.Join(t.TempDir(), "runs")
+			p := newTCPProxy(t, c.Servers())
+			var cut atomic.Bool
+			p.SetClientTap(func(b []byte) tapAction {
+				if isOnceClaim(b) && cut.CompareAndSwap(false, true) {
+					return tc.cut(p)
+				}
+				return tapAction{}
+			})
+			r := onceCandidateVia(t, []string{p.Addr()}, base, "r", "k", nil, "run", runs, "10ms")
+			if tc.heal {
+				// Heal once the session is gone: its proposal deleted.
+				waitNoProposals(t, c, base, &cut)
+				p.Blackhole(false)
+			}
+			if code := r.Wait(30 * time.Second); code != 0 {
+				t.Fatalf("the runner exited %d, want 0 (the job run)", code)
+			}
+			if !cut.Load() {
+				t.Fatal("the claim was never seen on the wire")
+			}
+			if n := onceRuns(t, runs); n != 1 || !r.Logged(tc.log) || !onceFinished(t, c, base, "k") {
+				t.Errorf("%d runs (want 1), logged %q: %v, key finished: %v", n, tc.log, r.Logged(tc.log), onceFinished(t, c, base, "k"))
+			}
+		})
+	}
+}
+
+// waitNoProposals waits until the claim was cut, then until the election
+// under base has no proposal left: the cut runner's session has expired.
+func waitNoProposals(t *testing.T, c *zkCluster, base string, cut *atomic.Bool) {
+	t.Helper()
+	conn := zkConnect(t, c.Servers(), 2*time.Second)
+	defer conn.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if cut.Load() {
+			children, _, err := conn.Children(base)
+			if err == nil && len(sortedProposals(children)) == 0 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the runner's session did not expire")
+}
