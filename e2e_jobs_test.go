@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // onceCandidateVia is onceCandidate reaching ZooKeeper through servers.
@@ -114,4 +116,54 @@ func waitNoProposals(t *testing.T, c *zkCluster, base string, cut *atomic.Bool) 
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the runner's session did not expire")
+}
+
+// TestOncePruneKeepsUnfinished: past the newest onceKeep keys, finished
+// keys are deleted and an unfinished one stays (deleted, it could run
+// again).
+func TestOncePruneKeepsUnfinished(t *testing.T) {
+	c := startZK(t, 1)
+	base := "/ballot/test/once-prune"
+	seedElection(t, c.Servers(), base)
+	conn := zkConnect(t, c.Servers(), 2*time.Second)
+	defer conn.Close()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create(onceDir(base), nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	record := func(key string, finished bool) {
+		rec := onceRecord{Key: key, CandidateID: "old", StartedAt: time.Now().UTC()}
+		if finished {
+			now, code := time.Now().UTC(), 0
+			rec.FinishedAt, rec.ExitCode = &now, &code
+		}
+		b, _ := json.Marshal(rec)
+		if _, err := conn.Create(oncePath(base, key), b, 0, acl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The oldest: an unfinished key (its runner died), then a finished one.
+	record("unfinished", false)
+	record("finished-0", true)
+	for i := 1; i < onceKeep; i++ {
+		record(fmt.Sprintf("finished-%d", i), true)
+	}
+	r := onceCandidateVia(t, c.Servers(), base, "r", "new", nil, "exit", "0", "10ms")
+	if code := r.Wait(15 * time.Second); code != 0 {
+		t.Fatalf("the new key's runner exited %d", code)
+	}
+	exists := func(key string) bool {
+		ok, _, err := conn.Exists(oncePath(base, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !exists("unfinished") {
+		t.Error("pruning deleted an unfinished key: it could run again")
+	}
+	if exists("finished-0") || !exists("finished-1") || !exists("new") {
+		t.Errorf("pruning: the oldest finished key exists %v (want false), the next %v, the new %v (want true)",
+			exists("finished-0"), exists("finished-1"), exists("new"))
+	}
 }

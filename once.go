@@ -167,8 +167,10 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	}
 }
 
-// pruneOnce deletes the oldest finished keys beyond onceKeep; a key still
-// running (its node has a child) cannot be deleted and stays.
+// pruneOnce deletes the oldest finished keys beyond onceKeep. An
+// unfinished key stays until it is retried (--once-retry-unfinished) or
+// cleared by hand: deleted, it could run again. A key still running (its
+// node has a child) cannot be deleted anyway.
 func (c *candidate) pruneOnce() {
 	dir := onceDir(c.basePath)
 	names, _, err := c.s.conn.Children(dir)
@@ -187,7 +189,12 @@ func (c *candidate) pruneOnce() {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].czxid < keys[j].czxid })
 	for _, k := range keys[:max(0, len(keys)-onceKeep)] {
-		_ = c.s.conn.Delete(dir+"/"+k.name, -1)
+		raw, st, err := c.s.conn.Get(dir + "/" + k.name)
+		var rec onceRecord
+		if err != nil || json.Unmarshal(raw, &rec) != nil || rec.FinishedAt == nil {
+			continue
+		}
+		_ = c.s.conn.Delete(dir+"/"+k.name, st.Version) // unless retried since
 	}
 }
 
