@@ -167,3 +167,45 @@ func TestOncePruneKeepsUnfinished(t *testing.T) {
 			exists("finished-0"), exists("finished-1"), exists("new"))
 	}
 }
+
+// TestOnceTimeouts: run once --timeout stops a keyed job that hangs (so it
+// does not hold its key forever) and records it as timed out;
+// --wait-timeout gives up waiting in line with exit 75, like flock -w.
+func TestOnceTimeouts(t *testing.T) {
+	c := startZK(t, 1)
+	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
+		base := "/ballot/test/once-timeout"
+		seedElection(t, c.Servers(), base)
+		ticks := filepath.Join(t.TempDir(), "ticks")
+		// The job ignores SIGTERM: SIGKILL after the grace period.
+		r := onceCandidateVia(t, c.Servers(), base, "r", "k", []string{"--timeout", "300ms", "--stop-grace-period", "200ms"},
+			"stubborn", ticks)
+		if code := r.Wait(15 * time.Second); code != 128+9 {
+			t.Fatalf("ballot exited %d, want 137 (the job's SIGKILL)", code)
+		}
+		conn := zkConnect(t, c.Servers(), 2*time.Second)
+		defer conn.Close()
+		b, _, err := conn.Get(oncePath(base, "k"))
+		var rec onceRecord
+		if err != nil || json.Unmarshal(b, &rec) != nil || rec.FinishedAt == nil || !rec.TimedOut || rec.ExitCode == nil || *rec.ExitCode != 137 {
+			t.Errorf("the key's record: %s (%v), want finished, timed out, exit 137", b, err)
+		}
+		if !r.Logged("command timed out") || !r.Logged("timed_out=true") {
+			t.Error("ballot did not log the timeout")
+		}
+	})
+	t.Run("wait-timeout", func(t *testing.T) {
+		t.Parallel()
+		e := newElection(t, c)
+		a := e.add("a", nil, nil, "tick")
+		e.leader(10 * time.Second)
+		b := e.add("b", []string{"--wait-timeout", "300ms"}, nil, "tick")
+		if code := b.Wait(10 * time.Second); code != exitBusy {
+			t.Fatalf("b exited %d, want %d", code, exitBusy)
+		}
+		if !b.Logged("gave up waiting in line") || len(e.proposals()) != 1 || a.Exited() {
+			t.Errorf("after --wait-timeout: proposals %v (want a's only), a exited %v", e.proposals(), a.Exited())
+		}
+	})
+}

@@ -72,7 +72,8 @@ const helpExitCodes = `Exit codes:
        (within --wait); step-down: no leader, --candidate-id does not lead,
        nobody else in line, or nobody else leads within --wait
   2    usage or config error
-  75   run once --no-wait: another candidate leads
+  75   run once --no-wait: another candidate leads; --wait-timeout: not elected
+       in time
   125  ballot failed: election failure or connection loss under the exit
        policy, or info could not read ZooKeeper
   126  the command is not executable

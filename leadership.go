@@ -23,9 +23,10 @@ import (
 // Why a follower left the line: its stop channel (errStopped) closes for
 // any of these.
 var (
-	errStopSignal = errors.New("stop requested")
-	errUnhealthy  = errors.New("health check failing")
-	errOnceKeyRun = errors.New("the once key was run by another candidate")
+	errStopSignal   = errors.New("stop requested")
+	errUnhealthy    = errors.New("health check failing")
+	errOnceKeyRun   = errors.New("the once key was run by another candidate")
+	errWaitTimedOut = errors.New("not elected within --wait-timeout")
 )
 
 // phase is where a candidate is in its life.
@@ -215,7 +216,7 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (bootTime, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
-	standDown, onceRun, release := r.followStop(c)
+	standDown, onceRun, waitOver, release := r.followStop(c)
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
 	_, _ = c.readElection()
@@ -226,11 +227,15 @@ func (r *runner) follow(c *candidate) (bootTime, verdict) {
 	}
 	release()
 	if errors.Is(err, errStopped) {
-		err = r.whyStandDown(onceRun)
+		err = r.whyStandDown(onceRun, waitOver)
 	}
 	switch {
 	case err == nil:
 		return taken, verdict{}
+	case errors.Is(err, errWaitTimedOut):
+		c.withdraw()
+		r.log.Info("not elected within --wait-timeout: gave up waiting in line", "wait_timeout", r.set.WaitTimeout, "exit_code", exitBusy)
+		return 0, exitWith(exitBusy)
 	case errors.Is(err, errOnceKeyRun):
 		c.withdraw()
 		r.logOnceDone(c, "another candidate ran it while this one waited in line")
@@ -256,11 +261,14 @@ func (r *runner) follow(c *candidate) (bootTime, verdict) {
 }
 
 // whyStandDown tells why a follower's stop channel closed, checked in
-// this order: the once key run by another, the health check, a stop.
-func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
+// this order: the once key run by another, --wait-timeout, the health
+// check, a stop.
+func (r *runner) whyStandDown(onceRun, waitOver <-chan struct{}) error {
 	switch {
 	case isClosed(onceRun):
 		return errOnceKeyRun
+	case isClosed(waitOver) && !r.stopRequested():
+		return errWaitTimedOut
 	case !r.stopRequested():
 		return errUnhealthy
 	}

@@ -159,7 +159,7 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	var rec onceRecord
 	_ = json.Unmarshal(raw, &rec)
 	now, code := time.Now().UTC(), ex.Code
-	rec.FinishedAt, rec.ExitCode = &now, &code
+	rec.FinishedAt, rec.ExitCode, rec.TimedOut = &now, &code, ex.TimedOut
 	data, _ := json.Marshal(rec)
 	if _, err := c.s.conn.Multi(&zk.SetDataRequest{Path: p, Data: data, Version: st.Version},
 		&zk.DeleteRequest{Path: p + "/running", Version: -1}); err != nil {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -129,13 +130,26 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		r.log.Error("ballot failed", "error", err)
 		return ex, resignation("ballot-failed", exitWith(exitFailure)), true
 	}
-	how := childEnded
+	how, timedOut := childEnded, false
 	if cmd.pid != 0 {
 		r.publishLeader(c)
-		how = r.supervise(c, l, cmd, time.Time{})
+		var deadline time.Time // --timeout
+		if r.set.Timeout > 0 {
+			deadline = time.Now().Add(r.set.Timeout)
+		}
+		how = r.supervise(c, l, cmd, deadline)
+		if how == wakeUp {
+			how, timedOut = childEnded, r.timeOut(cmd, l)
+		}
 		r.forget(cmd)
 	}
 	ex = cmd.Exit()
+	if timedOut {
+		ex.TimedOut = true
+		if ex.Code == 0 {
+			ex.Code = exitFailure // a timed-out run is an error, whatever its status
+		}
+	}
 	r.published(c, ex)
 	switch how {
 	case childEnded:
@@ -149,6 +163,20 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		return ex, endedBy(paused, ex), false
 	}
 	return ex, endedBy(how, ex), true
+}
+
+// timeOut stops a command that outlived --timeout, as run cron stops a
+// run: SIGTERM, SIGKILL after the grace period (never past the lease).
+// It reports false if the command had ended by itself meanwhile.
+func (r *runner) timeOut(cmd *child, l *lease) bool {
+	select {
+	case <-cmd.Done():
+		return false
+	default:
+	}
+	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+	r.log.Warn("command timed out", "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+	return true
 }
 
 // afterRun applies on-child-success / on-child-error to a run (of the
