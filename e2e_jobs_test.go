@@ -26,9 +26,18 @@ func onceCandidateVia(t *testing.T, servers []string, base, id, key string, flag
 	return startBallot(t, id, env, args...)
 }
 
-// isOnceClaim: a chunk that is a multi-op (opcode 14) writing a once key.
+// isOnceClaim: a chunk of requests (length, xid, opcode, ...) one of which
+// is a multi-op (opcode 14) writing a once key.
 func isOnceClaim(b []byte) bool {
-	return len(b) >= 12 && binary.BigEndian.Uint32(b[8:12]) == 14 && bytes.Contains(b, []byte("/"+onceDirName+"/"))
+	for len(b) >= 12 {
+		n := int(binary.BigEndian.Uint32(b))
+		req := b[4:min(len(b), 4+n)]
+		if len(req) >= 8 && binary.BigEndian.Uint32(req[4:8]) == 14 && bytes.Contains(req, []byte("/"+onceDirName+"/")) {
+			return true
+		}
+		b = b[4+len(req):]
+	}
+	return false
 }
 
 // onceFinished reads KEY's record: whether it is finished.

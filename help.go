@@ -75,7 +75,8 @@ const helpExitCodes = `Exit codes:
   75   run once --no-wait: another candidate leads; --wait-timeout: not elected
        in time
   125  ballot failed: election failure or connection loss under the exit
-       policy, or info could not read ZooKeeper
+       policy, or info could not read ZooKeeper; also a run stopped by
+       --timeout whose command exited 0 anyway
   126  the command is not executable
   127  the command was not found
 `

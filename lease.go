@@ -371,7 +371,6 @@ func (l *lease) stopAt() bootTime { return l.KillAt() - bootTime(l.grace) }
 // Left is the time left before the kill.
 func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - bootNow()) }
 
-// Renewals reports the last and the largest renewal round trip.
 // ZooKeeperClock is ZooKeeper's clock as the last answered renewal saw
 // it; ok is false before the first.
 func (l *lease) ZooKeeperClock() (r zkClockReading, ok bool) {
@@ -380,6 +379,7 @@ func (l *lease) ZooKeeperClock() (r zkClockReading, ok bool) {
 	return l.zkClock, l.zkClock.sent != 0
 }
 
+// Renewals reports the last and the largest renewal round trip.
 func (l *lease) Renewals() (last, largest time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -200,33 +200,6 @@ func (p *tcpProxy) ResetClientSides() {
 	}
 }
 
-func (c *proxyConn) resetClientSide() {
-	c.mu.Lock()
-	gone := c.clientGone
-	c.clientGone = true
-	c.mu.Unlock()
-	if !gone {
-		proxyRST(c.client)
-	}
-}
-
-// tapAction is what SetClientTap's function wants done with a chunk: the
-// zero value forwards it.
-type tapAction struct {
-	Drop        bool   // do not forward it
-	ResetClient bool   // then reset its client, as ResetClientSides does
-	Then        func() // then call this (after the chunk is forwarded)
-}
-
-// SetClientTap installs f, which sees each chunk read from a client before
-// it is forwarded (not while blackholed) and says what to do with it; nil
-// removes it. A chunk is what one read returned: a small request is one.
-func (p *tcpProxy) SetClientTap(f func(b []byte) tapAction) {
-	p.mu.Lock()
-	p.tap = f
-	p.mu.Unlock()
-}
-
 // Blackholed reports whether the partition is on.
 func (p *tcpProxy) Blackholed() bool {
 	p.mu.Lock()
@@ -464,17 +437,8 @@ func (c *proxyConn) fromClient(b []byte) bool {
 		c.reset() // a stream with a hole: nothing sensible to forward
 		return false
 	}
-	c.p.mu.Lock()
-	tap := c.p.tap
-	c.p.mu.Unlock()
-	if tap != nil {
-		a := tap(b)
-		if a.Then != nil {
-			defer a.Then()
-		}
-		if a.ResetClient {
-			defer c.resetClientSide()
-		}
+	if a := c.tapped(b); a.Then != nil || a.ResetClient || a.Drop {
+		defer c.afterTap(a)
 		if a.Drop {
 			return true
 		}
