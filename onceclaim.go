@@ -21,28 +21,35 @@ import (
 )
 
 // clearLostClaim deletes the record of r.lostClaim's claim, if it landed
-// and nothing ran under it.
+// and nothing ran under it. It waits out connection blips: a key left
+// uncleared would make this candidate exit 0, "already run". If the
+// session is lost (or ballot stopped) meanwhile, r.lostClaim stays for the
+// next candidacy.
 func (r *runner) clearLostClaim(c *candidate) {
 	proposal, key := r.lostClaim, r.set.OnceKey
-	if proposal == "" {
-		return
-	}
-	rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
-	if err != nil {
-		return // kept for the next candidacy
+	for attempt := 0; proposal != "" && attempt < 10; attempt++ {
+		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
+		if err == nil {
+			if rec == nil || rec.Proposal != proposal || rec.FinishedAt != nil || running {
+				break // it did not land, or someone has retried it since
+			}
+			err = c.s.conn.Delete(oncePath(c.basePath, key), version)
+			switch {
+			case err == nil:
+				r.log.Warn("cleared the once key's record left by a claim whose answer was lost with its session; the command never ran: claiming the key again",
+					"once_key", key, "proposal", proposal)
+				r.lostClaim = ""
+				return
+			case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNotEmpty), errors.Is(err, zk.ErrNoNode):
+				err = nil // changed meanwhile: read it again
+			case !retryable(err) && !errors.Is(err, zk.ErrSessionExpired):
+				r.log.Warn("cannot clear the once key's record left by a claim whose answer was lost", "once_key", key, "error", err)
+				return
+			}
+		}
+		if attempt == 9 || (err != nil && c.retryAfter(err, r.stopping) != nil) {
+			return // not cleared: kept for the next candidacy
+		}
 	}
 	r.lostClaim = ""
-	if rec == nil || rec.Proposal != proposal || rec.FinishedAt != nil || running {
-		return // it did not land, or someone has retried it since
-	}
-	err = c.s.conn.Delete(oncePath(c.basePath, key), version)
-	switch {
-	case err == nil:
-		r.log.Warn("cleared the once key's record left by a claim whose answer was lost with its session; the command never ran: claiming the key again",
-			"once_key", key, "proposal", proposal)
-	case retryable(err):
-		r.lostClaim = proposal // the delete may not have landed: look again next time
-	case !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNotEmpty) && !errors.Is(err, zk.ErrNoNode):
-		r.log.Warn("cannot clear the once key's record left by a claim whose answer was lost", "once_key", key, "error", err)
-	}
 }
