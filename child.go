@@ -25,9 +25,10 @@ type childExit struct {
 	Started  bool   // false when the command could not be executed
 	Reason   string // why it could not be executed
 	Duration time.Duration
+	TimedOut bool // run once: stopped by --timeout (an error, whatever its code)
 }
 
-func (e childExit) Success() bool { return e.Started && e.Code == 0 }
+func (e childExit) Success() bool { return e.Started && e.Code == 0 && !e.TimedOut }
 
 // child is one run of the command, in its own process group, behind a
 // keeper process (see keeper.go) that guarantees the whole tree dies with

@@ -131,7 +131,7 @@ var validDefaultCases = []validCase{
 				s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
 				t.Errorf("got %+v", s)
 			}
-			if len(s.Sources) != len(params)-10 { // all but output, wait, reason, the three run once flags and those of info, history and check
+			if len(s.Sources) != len(params)-11 { // all but output, wait, reason, the four run once flags and those of info, history and check
 				t.Errorf("Sources = %v", s.Sources)
 			}
 		},
@@ -287,6 +287,28 @@ var validSourceCases = []validCase{
 				if name != "config-file" && src != "config file "+file {
 					t.Errorf("Sources[%q] = %q", name, src)
 				}
+			}
+		},
+	},
+	{
+		name:  "run once timeouts by flag, environment and config file",
+		args:  a("run", "once", "--candidate-id", "c", "--timeout", "90s", "--config-file", "$DIR/c.json", "--", "x"),
+		env:   map[string]string{"BALLOT_WAIT_TIMEOUT": "2m"},
+		files: map[string]string{"c.json": `{"timeout": "1h", "wait-timeout": "1h"}`},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.Timeout != 90*time.Second || s.WaitTimeout != 2*time.Minute ||
+				s.Sources["timeout"] != "flag" || s.Sources["wait-timeout"] != "environment BALLOT_WAIT_TIMEOUT" {
+				t.Errorf("timeout %s (%s), wait-timeout %s (%s)", s.Timeout, s.Sources["timeout"], s.WaitTimeout, s.Sources["wait-timeout"])
+			}
+		},
+	},
+	{
+		name:  "run once wait-timeout from a config file",
+		args:  a("run", "once", "--candidate-id", "c", "--config-file", "$DIR/c.json", "--", "x"),
+		files: map[string]string{"c.json": `{"wait-timeout": "3m"}`},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.WaitTimeout != 3*time.Minute || s.Timeout != 0 {
+				t.Errorf("wait-timeout %s, timeout %s", s.WaitTimeout, s.Timeout)
 			}
 		},
 	},

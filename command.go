@@ -133,7 +133,7 @@ func (r *runner) forget(cmd *child) {
 
 func (r *runner) logEnd(ex childExit) {
 	if ex.Started {
-		r.log.Info("command ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+		r.log.Info("command ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut)
 	}
 }
 

@@ -73,17 +73,18 @@ type Settings struct {
 	OnConnectionLoss  string
 	WrapChildLogs     bool
 	StopGracePeriod   time.Duration
+	Timeout           time.Duration // a run of the command is stopped after this; 0: none
 
 	// run once
 	OnceKey             string // "": none
 	OnceRetryUnfinished bool
 	NoWait              bool
+	WaitTimeout         time.Duration // give up waiting in line after this (exit 75); 0: none
 
 	// run cron
 	Schedule         string
 	Timezone         *time.Location
 	StartingDeadline time.Duration // 0: none
-	Timeout          time.Duration // 0: none
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command

@@ -184,12 +184,16 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 }
 
 // record writes the scheduled time about to run, only if this leader's
-// proposal still exists and nobody wrote the record since it was read.
+// proposal still exists and nobody wrote the record since it was read, and
+// only if the time is not ahead of ZooKeeper's clock (checkClock).
 func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
 	data, _ := json.Marshal(rec)
+	if err := r.checkClock(c, t); err != nil {
+		return err
+	}
 	entry := c.newRunEntry(historyCron)
 	entry.ScheduledTime = timePtr(t)
 	for {
@@ -401,6 +405,9 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	if err := r.record(c, &cl.st, due); err != nil {
 		if errors.Is(err, errStopped) {
 			return endedBy(stopRequested, childExit{}), true
+		}
+		if cl.refusedAhead(due, err) {
+			return end, false
 		}
 		r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
 		return endedBy(sessionLost, childExit{}), true

@@ -3,7 +3,10 @@ package main
 // Before and while a candidate waits in line: --once-key and --no-wait
 // checks, and what makes a follower leave the line.
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // beforeFollowing is run once per proposal: with --once-key, a key already
 // run ends ballot (exit 0); with --no-wait, another leader does (exit 75).
@@ -12,6 +15,7 @@ import "fmt"
 // (or find it finished).
 func (r *runner) beforeFollowing(c *candidate) verdict {
 	if key := r.set.OnceKey; key != "" {
+		r.clearLostClaim(c)
 		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
 		if err == nil && rec != nil && (rec.FinishedAt != nil || !r.set.OnceRetryUnfinished) {
 			c.withdraw()
@@ -51,26 +55,39 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 }
 
 // followStop is standDown, also closed when --once-key's key gets recorded
-// by another candidate while this one waits (onceRun is closed then).
-// With --once-retry-unfinished the candidate keeps its place instead: the
-// key may yet need a retry, which it decides once elected.
-func (r *runner) followStop(c *candidate) (stop, onceRun <-chan struct{}, release func()) {
+// by another candidate while this one waits (onceRun is closed then), and
+// at --wait-timeout (waitOver is closed then). With --once-retry-unfinished
+// the candidate keeps its place instead of watching the key: the key may
+// yet need a retry, which it decides once elected.
+func (r *runner) followStop(c *candidate) (stop, onceRun, waitOver <-chan struct{}, release func()) {
 	standDown, stopStanding := r.standDown()
-	if r.set.OnceKey == "" || r.set.OnceRetryUnfinished {
-		return standDown, nil, stopStanding
+	seen, unwatch := make(<-chan struct{}), func() {}
+	if r.set.OnceKey != "" && !r.set.OnceRetryUnfinished {
+		seen, unwatch = c.watchOnce(r.set.OnceKey)
 	}
-	seen, unwatch := c.watchOnce(r.set.OnceKey)
+	over, timer := make(chan struct{}), (*time.Timer)(nil)
+	if r.set.WaitTimeout > 0 {
+		timer = time.AfterFunc(r.set.WaitTimeout, func() { close(over) })
+	}
 	merged, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		select {
 		case <-standDown:
 		case <-seen:
+		case <-over:
 		case <-done:
 			return
 		}
 		close(merged)
 	}()
-	return merged, seen, func() { close(done); unwatch(); stopStanding() }
+	return merged, seen, over, func() {
+		close(done)
+		unwatch()
+		stopStanding()
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 func isClosed(ch <-chan struct{}) bool {

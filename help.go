@@ -72,9 +72,11 @@ const helpExitCodes = `Exit codes:
        (within --wait); step-down: no leader, --candidate-id does not lead,
        nobody else in line, or nobody else leads within --wait
   2    usage or config error (check: 3)
-  75   run once --no-wait: another candidate leads
+  75   run once --no-wait: another candidate leads; --wait-timeout: not elected
+       in time
   125  ballot failed: election failure or connection loss under the exit
-       policy, or info could not read ZooKeeper
+       policy, or info could not read ZooKeeper; also a run stopped by
+       --timeout whose command exited 0 anyway
   126  the command is not executable
   127  the command was not found
 `

@@ -23,9 +23,10 @@ import (
 // Why a follower left the line: its stop channel (errStopped) closes for
 // any of these.
 var (
-	errStopSignal = errors.New("stop requested")
-	errUnhealthy  = errors.New("health check failing")
-	errOnceKeyRun = errors.New("the once key was run by another candidate")
+	errStopSignal   = errors.New("stop requested")
+	errUnhealthy    = errors.New("health check failing")
+	errOnceKeyRun   = errors.New("the once key was run by another candidate")
+	errWaitTimedOut = errors.New("not elected within --wait-timeout")
 )
 
 // phase is where a candidate is in its life.
@@ -221,7 +222,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	if r.sched == nil && len(r.set.Args) > 0 {
 		c.onStandby = func() { go r.prestartKeeper() }
 	}
-	standDown, onceRun, release := r.followStop(c)
+	standDown, onceRun, waitOver, release := r.followStop(c)
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
 	_, _ = c.readElection()
@@ -241,11 +242,15 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	c.endStandby()
 	release()
 	if errors.Is(err, errStopped) {
-		err = r.whyStandDown(onceRun)
+		err = r.whyStandDown(onceRun, waitOver)
 	}
 	switch {
 	case err == nil:
 		return start, verdict{}
+	case errors.Is(err, errWaitTimedOut):
+		c.withdraw()
+		r.log.Info("not elected within --wait-timeout: gave up waiting in line", "wait_timeout", r.set.WaitTimeout, "exit_code", exitBusy)
+		return leaseStart{}, exitWith(exitBusy)
 	case errors.Is(err, errOnceKeyRun):
 		c.withdraw()
 		r.logOnceDone(c, "another candidate ran it while this one waited in line")
@@ -271,11 +276,14 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 }
 
 // whyStandDown tells why a follower's stop channel closed, checked in
-// this order: the once key run by another, the health check, a stop.
-func (r *runner) whyStandDown(onceRun <-chan struct{}) error {
+// this order: the once key run by another, --wait-timeout, the health
+// check, a stop.
+func (r *runner) whyStandDown(onceRun, waitOver <-chan struct{}) error {
 	switch {
 	case isClosed(onceRun):
 		return errOnceKeyRun
+	case isClosed(waitOver) && !r.stopRequested():
+		return errWaitTimedOut
 	case !r.stopRequested():
 		return errUnhealthy
 	}
@@ -405,6 +413,10 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 		return exitWith(ex.Code)
 	case r.set.OnConnectionLoss == lossExit:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
+		if r.lostClaim != "" {
+			r.log.Error("the once key may stand started, unfinished, though the command never ran (its claim's answer was lost): run again with --once-retry-unfinished, or clear it (README: clearing a once key)",
+				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
+		}
 		return exitWith(exitFailure)
 	case r.onceClaimed:
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)

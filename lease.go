@@ -71,7 +71,8 @@ type lease struct {
 	inFlight  []bootTime // send times of renewals not answered yet
 	latency   time.Duration
 	maxLat    time.Duration
-	slowSince bootTime // an unanswered renewal was reported slow; 0: none
+	slowSince bootTime       // an unanswered renewal was reported slow; 0: none
+	zkClock   zkClockReading // ZooKeeper's clock, from the last renewal (cronclock.go)
 
 	checkedIn atomic.Int64 // bootTime of supervision's last check-in
 	// busy reports that a command or hook runs under the lease: only then
@@ -292,6 +293,9 @@ func (l *lease) renew(sent bootTime) {
 		}
 	}
 	if err == nil {
+		if len(res) == 2 && res[1].Stat != nil && sent > l.zkClock.sent {
+			l.zkClock = zkClockReading{mtime: time.UnixMilli(res[1].Stat.Mtime), sent: sent}
+		}
 		l.end = max(l.end, sent+bootTime(l.wait))
 		l.latency = time.Duration(now - sent)
 		l.maxLat = max(l.maxLat, l.latency)
@@ -444,6 +448,14 @@ func (l *lease) stopAt() bootTime { return l.KillAt() - bootTime(l.grace) }
 
 // Left is the time left before the kill.
 func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - bootNow()) }
+
+// ZooKeeperClock is ZooKeeper's clock as the last answered renewal saw
+// it; ok is false before the first.
+func (l *lease) ZooKeeperClock() (r zkClockReading, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.zkClock, l.zkClock.sent != 0
+}
 
 // Renewals reports the last and the largest renewal round trip.
 func (l *lease) Renewals() (last, largest time.Duration) {

@@ -208,6 +208,9 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	if err := checkOnce(set); err != nil {
 		return nil, exitUsage, err
 	}
+	if set.NoWait && set.WaitTimeout > 0 {
+		return nil, exitUsage, fmt.Errorf("--wait-timeout %s: contradicts --no-wait, which does not wait at all; give one of them", set.WaitTimeout)
+	}
 	for _, c := range []struct {
 		what string
 		argv []string

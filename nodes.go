@@ -175,13 +175,18 @@ type onceRecord struct {
 	StartedAt    time.Time  `json:"startedAt"`
 	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`
+	TimedOut     bool       `json:"timedOut,omitempty"` // stopped by --timeout
 }
 
 func (r *onceRecord) String() string {
 	s := fmt.Sprintf("run by %s on %s (fencing token %d), started %s", r.CandidateID, r.Host, r.FencingToken,
 		r.StartedAt.Format(time.RFC3339))
 	if r.FinishedAt != nil && r.ExitCode != nil {
-		return s + fmt.Sprintf(", finished %s with exit status %d", r.FinishedAt.Format(time.RFC3339), *r.ExitCode)
+		s += fmt.Sprintf(", finished %s with exit status %d", r.FinishedAt.Format(time.RFC3339), *r.ExitCode)
+		if r.TimedOut {
+			s += " (timed out)"
+		}
+		return s
 	}
 	return s + ", not finished"
 }

@@ -97,12 +97,19 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			}
 			continue
 		}
+		session := fmt.Sprintf("0x%x", c.s.ID())
+		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
+			// Our own claim, whose answer was lost (below): it landed.
+			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
+			c.pruneOnce()
+			return true, nil, nil
+		}
 		if rec != nil && (rec.FinishedAt != nil || running || !retryUnfinished) {
 			return false, rec, nil
 		}
 		host, _ := os.Hostname()
 		mine := onceRecord{Key: key, CandidateID: c.id, Host: host, PID: os.Getpid(), Proposal: c.node,
-			Session: fmt.Sprintf("0x%x", c.s.ID()), FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
+			Session: session, FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
 			data, _ := json.Marshal(mine)
@@ -126,6 +133,15 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			}
 			c.pruneOnce()
 			return true, nil, nil
+		}
+		if retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
+			// The answer was lost, not necessarily the claim: read the
+			// record back once online (above). A lost session ends the
+			// claim with errSessionLost: see clearLostClaim.
+			if err := c.retryAfter(err, stop); err != nil {
+				return false, nil, err
+			}
+			continue
 		}
 		switch i := failedOp(res); {
 		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
@@ -153,7 +169,7 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	var rec onceRecord
 	_ = json.Unmarshal(raw, &rec)
 	now, code := time.Now().UTC(), ex.Code
-	rec.FinishedAt, rec.ExitCode = &now, &code
+	rec.FinishedAt, rec.ExitCode, rec.TimedOut = &now, &code, ex.TimedOut
 	data, _ := json.Marshal(rec)
 	ops := []any{&zk.SetDataRequest{Path: p, Data: data, Version: st.Version}, &zk.DeleteRequest{Path: p + "/running", Version: -1}}
 	hist := c.historyEndOps(ex) // the history's end of the run, in the same write
@@ -167,8 +183,10 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	c.writeRunEnd(ex)
 }
 
-// pruneOnce deletes the oldest finished keys beyond onceKeep; a key still
-// running (its node has a child) cannot be deleted and stays.
+// pruneOnce deletes the oldest finished keys beyond onceKeep. An
+// unfinished key stays until it is retried (--once-retry-unfinished) or
+// cleared by hand: deleted, it could run again. A key still running (its
+// node has a child) cannot be deleted anyway.
 func (c *candidate) pruneOnce() {
 	dir := onceDir(c.basePath)
 	names, _, err := c.s.conn.Children(dir)
@@ -187,7 +205,12 @@ func (c *candidate) pruneOnce() {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].czxid < keys[j].czxid })
 	for _, k := range keys[:max(0, len(keys)-onceKeep)] {
-		_ = c.s.conn.Delete(dir+"/"+k.name, -1)
+		raw, st, err := c.s.conn.Get(dir + "/" + k.name)
+		var rec onceRecord
+		if err != nil || json.Unmarshal(raw, &rec) != nil || rec.FinishedAt == nil {
+			continue
+		}
+		_ = c.s.conn.Delete(dir+"/"+k.name, st.Version) // unless retried since
 	}
 }
 

@@ -185,6 +185,13 @@ func runParams() []*param {
 				s.StopGracePeriod, err = parseDuration(v, false)
 				return err
 			}},
+		{name: "timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "0",
+			help: "stop a run of the command that lasts longer than this (SIGTERM, SIGKILL after\n" +
+				"--stop-grace-period); it counts as an error, recorded as timed out; 0: no limit",
+			apply: func(s *Settings, v string) (err error) {
+				s.Timeout, err = parseDuration(v, false)
+				return err
+			}},
 	}
 }
 
@@ -285,6 +292,17 @@ func onceParams() []*param {
 				s.NoWait, err = parseBool(v)
 				return err
 			}},
+		{name: "wait-timeout", scope: scopeOnce, kind: kindDuration, arg: "DURATION", opt: true,
+			shown: "none (wait in line without limit)",
+			help:  "give up waiting in line after this long and exit 75 (like flock -w)",
+			apply: func(s *Settings, v string) error {
+				d, err := parseDuration(v, true)
+				if err != nil {
+					return fmt.Errorf("%w; leave it out to wait without limit, or use --no-wait not to wait", err)
+				}
+				s.WaitTimeout = d
+				return nil
+			}},
 	}
 }
 
@@ -331,12 +349,6 @@ func cronParams() []*param {
 				"if it is less than this late; 0: missed times are skipped and logged",
 			apply: func(s *Settings, v string) (err error) {
 				s.StartingDeadline, err = parseDuration(v, false)
-				return err
-			}},
-		{name: "timeout", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
-			help: "stop a run that lasts longer than this; 0: no limit",
-			apply: func(s *Settings, v string) (err error) {
-				s.Timeout, err = parseDuration(v, false)
 				return err
 			}},
 	}

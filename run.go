@@ -46,6 +46,9 @@ type runner struct {
 	quickFailures int
 
 	onceClaimed bool // --once-key: this ballot recorded the key
+	// lostClaim: the proposal of a --once-key claim whose answer was lost
+	// with its session (it may have landed); see clearLostClaim.
+	lostClaim string
 
 	phase phase // where the current candidacy is; logged at each change
 

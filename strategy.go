@@ -5,6 +5,7 @@ package main
 
 import (
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -107,6 +108,13 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 			r.log.Warn("stopped while recording the once key; if the record was written, the key stays started and unfinished (--once-retry-unfinished runs it again)",
 				"once_key", key)
 			return ex, endedBy(stopRequested, childExit{}), true
+		case errors.Is(err, errSessionLost):
+			// The claim's answer was lost with the session: it may have
+			// landed. Stand again; the next candidacy clears our record
+			// first (clearLostClaim), then claims the key anew.
+			r.lostClaim = c.node
+			r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
+			return ex, endedBy(sessionLost, childExit{}), true
 		case err != nil:
 			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
 			return ex, resignation("once-key-failed", exitWith(exitFailure)), true
@@ -127,13 +135,27 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		r.log.Error("ballot failed", "error", err)
 		return ex, resignation("ballot-failed", exitWith(exitFailure)), true
 	}
-	how := childEnded
+	how, timedOut := childEnded, false
 	if cmd.pid != 0 {
 		r.publishLeader(c)
-		how = r.supervise(c, l, cmd, time.Time{})
+		var deadline time.Time // --timeout
+		if r.set.Timeout > 0 {
+			deadline = time.Now().Add(r.set.Timeout)
+		}
+		how = r.supervise(c, l, cmd, deadline)
+		if how == wakeUp {
+			how, timedOut = childEnded, r.timeOut(cmd, l)
+		}
 		r.forget(cmd)
 	}
 	ex = cmd.Exit()
+	if timedOut {
+		ex.TimedOut = true
+		c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String()) // the run history says so
+		if ex.Code == 0 {
+			ex.Code = exitFailure // a timed-out run is an error, whatever its status
+		}
+	}
 	r.published(c, ex)
 	switch how {
 	case childEnded:
@@ -147,6 +169,20 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		return ex, endedBy(paused, ex), false
 	}
 	return ex, endedBy(how, ex), true
+}
+
+// timeOut stops a command that outlived --timeout, as run cron stops a
+// run: SIGTERM, SIGKILL after the grace period (never past the lease).
+// It reports false if the command had ended by itself meanwhile.
+func (r *runner) timeOut(cmd *child, l *lease) bool {
+	select {
+	case <-cmd.Done():
+		return false
+	default:
+	}
+	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+	r.log.Warn("command timed out", "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+	return true
 }
 
 // afterRun applies on-child-success / on-child-error to a run (of the

@@ -9,6 +9,7 @@ package main
 //	p.CloseAll()                         // reset every current connection
 //	p.SetDelay(d)                        // a slow link: every byte arrives d late, each way
 //	p.ResetClientSides()                 // clients get a reset, upstreams hear silence
+//	p.SetClientTap(f)                    // see, drop or cut after each request (one read)
 //
 // Semantics while blackholed:
 //   - bytes read from either side are discarded; nothing is closed, so both
@@ -69,6 +70,7 @@ type tcpProxy struct {
 	head   func(io.Reader) ([]byte, error) // see SetHeadRewriter
 	retry  time.Duration                   // see SetDialRetry
 	delay  time.Duration                   // see SetDelay
+	tap    func([]byte) tapAction          // see SetClientTap
 	healed chan struct{}                   // closed while not blackholed; replaced by Blackhole(true)
 	closed chan struct{}
 	conns  map[*proxyConn]struct{}
@@ -194,13 +196,7 @@ func (p *tcpProxy) getDelay() time.Duration {
 // leaves its upstream side open and unanswered (see the file comment).
 func (p *tcpProxy) ResetClientSides() {
 	for _, c := range p.current() {
-		c.mu.Lock()
-		gone := c.clientGone
-		c.clientGone = true
-		c.mu.Unlock()
-		if !gone {
-			proxyRST(c.client)
-		}
+		c.resetClientSide()
 	}
 }
 
@@ -440,6 +436,12 @@ func (c *proxyConn) fromClient(b []byte) bool {
 	case holed:
 		c.reset() // a stream with a hole: nothing sensible to forward
 		return false
+	}
+	if a := c.tapped(b); a.Then != nil || a.ResetClient || a.Drop {
+		defer c.afterTap(a)
+		if a.Drop {
+			return true
+		}
 	}
 	c.mu.Lock()
 	up := c.upstream

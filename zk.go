@@ -39,8 +39,9 @@ type session struct {
 	established chan struct{} // closed at the first authenticated session
 	lost        chan struct{} // closed once the session is known to be gone
 	lostOnce    sync.Once
-	lostWhy     atomic.Value  // string
-	changed     chan struct{} // pinged on every connection state change
+	lostWhy     atomic.Value // string
+	changeMu    sync.Mutex
+	changed     chan struct{} // closed (and replaced) at every connection state change
 	connected   atomic.Bool
 	wasOnline   atomic.Bool
 }
@@ -57,7 +58,7 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 		requested:   timeout,
 		established: make(chan struct{}),
 		lost:        make(chan struct{}),
-		changed:     make(chan struct{}, 1),
+		changed:     make(chan struct{}),
 	}
 	conn, diag, err := acc.connect(timeout, zkLogger{s}, true, s.onEvent, s.learnPasswd)
 	if err != nil {
@@ -145,10 +146,19 @@ func (s *session) onEvent(ev zk.Event) {
 		s.connected.Store(false)
 		s.markLost("session expired")
 	}
-	select {
-	case s.changed <- struct{}{}:
-	default:
-	}
+	// Every waiter must hear of it: a single ping woke only one of them,
+	// and the others waited for a change that might never come.
+	s.changeMu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.changeMu.Unlock()
+}
+
+// nextChange is closed at the next connection state change.
+func (s *session) nextChange() <-chan struct{} {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	return s.changed
 }
 
 func (s *session) markLost(why string) {
@@ -215,16 +225,19 @@ func (s *session) Close() {
 // waitOnline waits for the next connection state change; used after a
 // request failed because the connection is down.
 func (s *session) waitOnline(stop <-chan struct{}) error {
-	for !s.connected.Load() {
+	for {
+		changed := s.nextChange() // before the check: no change is missed
+		if s.connected.Load() {
+			return nil
+		}
 		select {
-		case <-s.changed:
+		case <-changed:
 		case <-s.lost:
 			return errSessionLost
 		case <-stop:
 			return errStopped
 		}
 	}
-	return nil
 }
 
 // retryable reports whether a request failed only because the connection

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// TestWaitOnlineWakesEveryWaiter: several goroutines wait for the
+// connection to come back (a claim, watches, renewals); the reconnect
+// must wake them all, or one waits forever on a healthy session.
+func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
+	c := startZK(t, 1)
+	p := newTCPProxy(t, c.Servers())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: []string{p.Addr()}, ZooKeeperACL: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	// Cut off (the session lives on: well within its timeout).
+	p.Blackhole(true)
+	p.CloseAll()
+	for s.connected.Load() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	const waiters = 4
+	woken := make(chan error, waiters)
+	for range waiters {
+		go func() { woken <- s.waitOnline(nil) }()
+	}
+	time.Sleep(100 * time.Millisecond) // let them wait
+	p.Blackhole(false)
+	for i := range waiters {
+		select {
+		case err := <-woken:
+			if err != nil {
+				t.Fatalf("waiter: %v", err)
+			}
+		case <-s.lost:
+			t.Fatal("the session was lost")
+		case <-time.After(s.Timeout()):
+			t.Fatalf("%d of %d waiters still wait, though the session is connected (%v)", waiters-i, waiters, s.connected.Load())
+		}
+	}
+}
