@@ -59,7 +59,7 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 		lost:        make(chan struct{}),
 		changed:     make(chan struct{}, 1),
 	}
-	conn, diag, err := acc.connect(timeout, zkLogger{s}, true, s.onEvent, s.learnPasswd)
+	conn, diag, err := acc.connect(timeout, zkDebugLogger{log}, logConnects, s.onEvent, s.learned)
 	if err != nil {
 		return nil, err
 	}
@@ -91,25 +91,15 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 	return s, nil
 }
 
-// zkLogger routes the client's log lines to debug level, and reads the one
-// line that tells the negotiated timeout and the session id (the client
-// exports neither reliably).
-type zkLogger struct{ s *session }
-
-func (l zkLogger) Printf(format string, a ...any) {
-	msg := fmt.Sprintf(format, a...)
-	var id int64
-	var ms int
-	if n, _ := fmt.Sscanf(msg, "authenticated: id=%d, timeout=%d", &id, &ms); n == 2 {
-		l.s.authenticated(id, time.Duration(ms)*time.Millisecond)
-	}
-	l.s.log.Debug(msg, "component", "zookeeper-client")
-}
-
-func (s *session) authenticated(id int64, timeout time.Duration) {
+// learned takes the session's facts from the connect response on the wire
+// (sniffConnect), on every connection, before the client library acts on
+// it: the first makes the session, a different id means the client
+// replaced it after an expiry, and the timeout may be renegotiated.
+func (s *session) learned(r connectReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
+	s.pwFor, s.passwd = r.SessionID, r.Passwd
+	switch id, timeout := r.SessionID, r.Timeout; {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
 		close(s.established)
@@ -172,12 +162,6 @@ func (s *session) lostReason() string {
 		return w
 	}
 	return "closed"
-}
-
-func (s *session) learnPasswd(id int64, passwd []byte) {
-	s.mu.Lock()
-	s.pwFor, s.passwd = id, passwd
-	s.mu.Unlock()
 }
 
 // handoff is what the keeper needs to end this session should ballot die
@@ -257,7 +241,17 @@ func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 }
 
 // zkDebugLogger sends the ZooKeeper client's messages to the log at debug.
+// Nothing reads them: a session's facts come off the wire (learned).
 type zkDebugLogger struct{ log *slog.Logger }
+
+// clientLogs says whether the client library logs its connects and
+// sessions ("connected to", "authenticated: id=…"), for the debug log.
+type clientLogs bool
+
+const (
+	logConnects   clientLogs = true // a candidate's session: its reconnects matter
+	quietConnects clientLogs = false
+)
 
 func (l zkDebugLogger) Printf(format string, a ...any) {
 	l.log.Debug(fmt.Sprintf(format, a...), "component", "zookeeper-client")
@@ -280,7 +274,7 @@ func connectWait(set *Settings) time.Duration {
 func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
 	servers := strings.Join(set.ZooKeeperServers, ",")
 	ready := make(chan struct{}, 1)
-	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, false, func(ev zk.Event) {
+	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, quietConnects, func(ev zk.Event) {
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 			select {
 			case ready <- struct{}{}:

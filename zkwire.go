@@ -240,17 +240,14 @@ func (s *wireSession) connect(h *handoff, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	r := wireReader{b: resp}
-	r.int32() // protocol version
-	timeout := r.int32()
-	id := r.int64()
-	if r.err != nil {
-		return r.err
+	reply, err := parseConnectReply(resp)
+	if err != nil {
+		return err
 	}
-	if id == 0 || timeout <= 0 {
+	if reply.SessionID == 0 || reply.Timeout <= 0 {
 		return errSessionLost // expired: its nodes are gone already
 	}
-	s.timeout = time.Duration(timeout) * time.Millisecond
+	s.timeout = reply.Timeout
 
 	if h.Access.Digest != nil {
 		// Before anything else, as the client library does on every
@@ -496,10 +493,36 @@ func (r *wireReader) buffer() []byte {
 	return append([]byte(nil), r.take(int(n))...)
 }
 
-// sniffConnect wraps a dialer so that the session id and password the
-// server sends in its connect response on each connection are handed to
-// learned; the connection is otherwise untouched.
-func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(id int64, passwd []byte)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
+// connectReply is the server's connect response, the first frame on every
+// connection: the session it gave the connection, the session timeout it
+// negotiated and the session's password. Session id 0: the session asked
+// for has expired.
+type connectReply struct {
+	SessionID int64
+	Timeout   time.Duration
+	Passwd    []byte
+}
+
+// parseConnectReply reads a connect response (the frame without its
+// length): int32 protocol version, int32 timeout in ms, int64 session id,
+// the password as a buffer, then an optional read-only flag.
+func parseConnectReply(frame []byte) (connectReply, error) {
+	r := wireReader{b: frame}
+	r.int32() // protocol version
+	ms := r.int32()
+	id := r.int64()
+	pw := r.buffer()
+	if r.err != nil {
+		return connectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
+	}
+	return connectReply{SessionID: id, Timeout: time.Duration(ms) * time.Millisecond, Passwd: pw}, nil
+}
+
+// sniffConnect wraps a dialer so that the connect response the server
+// sends on each connection is handed to learned, before the client library
+// reads it (a session, not an expired one); the connection is otherwise
+// untouched.
+func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(connectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
@@ -511,7 +534,7 @@ func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Co
 
 type sniffer struct {
 	net.Conn
-	learned func(id int64, passwd []byte)
+	learned func(connectReply)
 
 	mu   sync.Mutex
 	done bool
@@ -537,13 +560,8 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	if len(s.head) < 4+size {
 		return n, err
 	}
-	r := wireReader{b: s.head[4 : 4+size]}
-	r.int32() // protocol version
-	r.int32() // timeout
-	id := r.int64()
-	pw := r.buffer()
-	if r.err == nil && id != 0 {
-		s.learned(id, pw)
+	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
+		s.learned(r)
 	}
 	s.done, s.head = true, nil
 	return n, err

@@ -33,7 +33,7 @@ func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, 
 	var id int64
 	var pw []byte
 	conn := zkConnect(t, servers, 2*time.Second,
-		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
+		zk.WithDialer(sniffConnect(net.DialTimeout, func(r connectReply) { mu.Lock(); id, pw = r.SessionID, r.Passwd; mu.Unlock() })))
 	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
 	}
