@@ -429,9 +429,7 @@ func newDeadline(at, backstop bootTime) *deadline {
 // set moves the kill time to at and the keeper's own end to backstop
 // (0, 0: none).
 func (d *deadline) set(at, backstop bootTime) {
-	if at == 0 || backstop < at {
-		backstop = 0 // a backstop must never beat the keeper to the kill
-	}
+	wake, backstop := keeperAlarms(at, backstop) // leaseterms.go
 	d.mu.Lock()
 	if d.ended {
 		d.mu.Unlock()
@@ -442,14 +440,8 @@ func (d *deadline) set(at, backstop bootTime) {
 		_ = d.backstop.Set(backstop)
 	}
 	if d.wake != nil {
-		// Twice the backstop's distance early: a keeper stopped while
-		// ballot renewed must have the time to read the renewals it
-		// missed, and re-arm, before its backstop; one that finds none
-		// kills at the deadline, on its Go timer.
-		wake := at
-		if backstop > at {
-			wake = at - 2*(backstop-at)
-		}
+		// One that finds no renewals waiting kills at the deadline, on
+		// its Go timer.
 		_ = d.wake.Set(wake)
 	}
 	d.mu.Unlock()

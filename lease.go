@@ -61,10 +61,9 @@ const (
 )
 
 type lease struct {
-	c       *candidate
-	timeout time.Duration // T, the smallest session timeout negotiated
-	wait    time.Duration // W, what a successor waits for a dropped baton
-	grace   time.Duration // owed to the command before the kill
+	c          *candidate
+	leaseTerms       // T, W and the grace (leaseterms.go)
+	clock      clock // the system's; unit tests set their own
 
 	mu        sync.Mutex
 	vouched   bootTime   // send time of the last write that succeeded (the take, a renewal)
@@ -98,17 +97,15 @@ type lease struct {
 func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
 	l := &lease{
-		c:        c,
-		timeout:  t,
-		wait:     batonWait(t),
-		grace:    min(stopGrace, t/graceOwedDiv),
-		vouched:  taken,
-		busy:     busy,
-		enforced: enforced,
-		renewed:  make(chan struct{}, 1),
-		answered: make(chan struct{}, 1),
-		gone:     make(chan struct{}),
-		quit:     make(chan struct{}),
+		c:          c,
+		leaseTerms: newLeaseTerms(t, stopGrace),
+		vouched:    taken,
+		busy:       busy,
+		enforced:   enforced,
+		renewed:    make(chan struct{}, 1),
+		answered:   make(chan struct{}, 1),
+		gone:       make(chan struct{}),
+		quit:       make(chan struct{}),
 	}
 	l.checkIn()
 	go l.renewLoop()
@@ -121,24 +118,24 @@ func (c *candidate) holdLease(taken bootTime, stopGrace time.Duration, busy func
 
 // checkIn says supervision is alive (supervise's loop, a stop's grace
 // period): renewals vouch only for a leader that watches its command.
-func (l *lease) checkIn() { l.checkedIn.Store(int64(bootNow())) }
+func (l *lease) checkIn() { l.checkedIn.Store(int64(l.clock.now())) }
 
 func (l *lease) supervised(now bootTime) bool {
 	if l.busy != nil && !l.busy() {
 		return true // nothing to watch: waits on ZooKeeper (a claim, a record) are no stall
 	}
-	return now-bootTime(l.checkedIn.Load()) < bootTime(l.timeout/checkInDiv)
+	return now-bootTime(l.checkedIn.Load()) < bootTime(l.checkInWithin())
 }
 
 func (l *lease) renewLoop() {
 	every := bootTime(l.timeout / renewEveryDiv)
-	next := bootNow() + every
+	next := l.clock.now() + every
 	stuck := false
 	for {
 		if !l.sleepUntil(next) {
 			return
 		}
-		now := bootNow()
+		now := l.clock.now()
 		next = now + every
 		l.reportSlow(now)
 		if !l.supervised(now) {
@@ -170,7 +167,7 @@ func (l *lease) renewLoop() {
 		if full {
 			select { // send again as soon as one is answered
 			case <-l.answered:
-				next = bootNow()
+				next = l.clock.now()
 			case <-l.quit:
 				return
 			case <-l.c.s.lost:
@@ -184,7 +181,7 @@ func (l *lease) renewLoop() {
 
 // sleepUntil waits until t on the boot clock; false when the lease ends.
 func (l *lease) sleepUntil(t bootTime) bool {
-	d := time.Duration(t - bootNow())
+	d := time.Duration(t - l.clock.now())
 	if d <= 0 {
 		return true
 	}
@@ -212,7 +209,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Unlock()
 	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
-	now := bootNow()
+	now := l.clock.now()
 	l.mu.Lock()
 	for i, s := range l.inFlight {
 		if s == sent {
@@ -348,24 +345,24 @@ func (l *lease) Stop() { l.quitOnce.Do(func() { close(l.quit) }) }
 func (l *lease) hardEnd() bootTime {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.vouched + bootTime(l.wait)
+	return l.endFrom(l.vouched)
 }
 
 // KillAt is when the command must be dead at the latest, on the boot
 // clock: ballot kills it then, and so does the keeper (keeper.go).
-func (l *lease) KillAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv) }
+func (l *lease) KillAt() bootTime { return l.killFor(l.hardEnd()) }
 
 // BackstopAt is when the kernel kills the keeper itself, should it not
 // have killed the command by KillAt (ptrace-stopped, wedged): half the
 // margin later, still T/32 before the lease's end.
-func (l *lease) BackstopAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv/2) }
+func (l *lease) BackstopAt() bootTime { return l.backstopFor(l.hardEnd()) }
 
 // stopAt is when ballot asks the command to stop (SIGTERM): the grace it
 // is owed before KillAt.
-func (l *lease) stopAt() bootTime { return l.KillAt() - bootTime(l.grace) }
+func (l *lease) stopAt() bootTime { return l.stopFor(l.hardEnd()) }
 
 // Left is the time left before the kill.
-func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - bootNow()) }
+func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - l.clock.now()) }
 
 // Renewals reports the last and the largest renewal round trip.
 func (l *lease) Renewals() (last, largest time.Duration) {
@@ -376,8 +373,8 @@ func (l *lease) Renewals() (last, largest time.Duration) {
 
 // KillBy and StopBy are KillAt and stopAt on Go's clock, computed afresh
 // at each call, so they compare with time.Now() at that moment.
-func (l *lease) KillBy() time.Time { return onGoClock(l.KillAt()) }
-func (l *lease) StopBy() time.Time { return onGoClock(l.stopAt()) }
+func (l *lease) KillBy() time.Time { return l.clock.onGoClock(l.KillAt()) }
+func (l *lease) StopBy() time.Time { return l.clock.onGoClock(l.stopAt()) }
 
 // supervisedKillBy is KillBy for a stop's grace period, which also checks
 // in: a leader waiting for its command to stop is supervising it.
@@ -386,7 +383,7 @@ func (l *lease) supervisedKillBy() time.Time {
 	return l.KillBy()
 }
 
-func onGoClock(t bootTime) time.Time { return time.Now().Add(time.Duration(t - bootNow())) }
+func onGoClock(t bootTime) time.Time { return clock{}.onGoClock(t) }
 
 // Fresh reports that the lease leaves more than the grace owed: the
 // condition for starting anything as leader. Only the supervising
@@ -402,12 +399,12 @@ func (l *lease) fresh() bool {
 		return false
 	default:
 	}
-	return !l.c.s.isLost() && bootNow() < l.stopAt()
+	return !l.c.s.isLost() && l.clock.now() < l.stopAt()
 }
 
 // Vouches reports, for systemd's watchdog, that the lease is fresh and
 // supervision alive.
-func (l *lease) Vouches() bool { return l.fresh() && l.supervised(bootNow()) }
+func (l *lease) Vouches() bool { return l.fresh() && l.supervised(l.clock.now()) }
 
 // String is the lease as a log attribute.
 func (l *lease) String() string {
