@@ -1,0 +1,79 @@
+package main
+
+// Unit tests of the baton's decisions (baton.go): how long a successor
+// waits for a dropped baton, and whether a take was dropped at all, from
+// the handover record as read. No ZooKeeper: milliseconds.
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestBatonWaitIsThreeQuartersOfT(t *testing.T) {
+	for _, T := range leaseTimeouts {
+		if got := batonWait(T); got != T*3/4 {
+			t.Errorf("batonWait(%s) = %s, want 3T/4", T, got)
+		}
+	}
+}
+
+// testCandidate is a candidate whose session has id and timeout T, as far
+// as the baton's records go.
+func testCandidate(id int64, T time.Duration) *candidate {
+	return &candidate{s: &session{id: id, timeout: T, lost: make(chan struct{})},
+		basePath: "/ballot/test", id: "alice", node: "/ballot/test/_c_x-proposal-0000000001"}
+}
+
+func TestHolderWait(t *testing.T) {
+	own := 2 * time.Second
+	for _, tc := range []struct {
+		name string
+		rec  handoverRecord
+		want time.Duration
+	}{
+		{"as recorded", handoverRecord{BatonWaitMs: 4501, SessionTimeoutMs: 2000}, 4501 * time.Millisecond},
+		{"an older ballot's: 3/4 of its session timeout", handoverRecord{SessionTimeoutMs: 6002}, 4501500 * time.Microsecond},
+		{"nothing known: 3/4 of ours", handoverRecord{}, 1500 * time.Millisecond},
+	} {
+		if got := tc.rec.holderWait(own); got != tc.want {
+			t.Errorf("%s: holderWait = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestDroppedTake: a take by another session that was never released is
+// dropped, and its holder's W is waited out; a released take, or our own
+// (a take whose answer was lost), is not. (A missing or unreadable record
+// needs the election's record from ZooKeeper: the e2e tests cover it.)
+func TestDroppedTake(t *testing.T) {
+	c := testCandidate(0x22, 2*time.Second)
+	record := func(state string, session int64, waitMs int64) *handoverSeen {
+		rec := handoverRecord{State: state, CandidateID: "bob", Session: fmt.Sprintf("0x%x", session),
+			SessionTimeoutMs: 4000, BatonWaitMs: waitMs}
+		raw, _ := json.Marshal(rec)
+		return &handoverSeen{raw: raw, exists: true, parsed: true, rec: rec}
+	}
+	for _, tc := range []struct {
+		name     string
+		h        *handoverSeen
+		dropped  bool
+		wantWait time.Duration
+	}{
+		{"taken by another session", record(handoverTaken, 0x33, 3000), true, 3 * time.Second},
+		{"taken by an older ballot", record(handoverTaken, 0x33, 0), true, 3 * time.Second},
+		{"taken, longer W than ours", record(handoverTaken, 0x33, 9000), true, 9 * time.Second},
+		{"released", record(handoverReleased, 0x33, 3000), false, 0},
+		{"taken by our own session", record(handoverTaken, 0x22, 3000), false, 0},
+		{"released by our own session", record(handoverReleased, 0x22, 3000), false, 0},
+	} {
+		dropped, wait, err := c.droppedTake(tc.h)
+		if err != nil || (dropped != "") != tc.dropped || wait != tc.wantWait {
+			t.Errorf("%s: dropped %q, wait %s, %v; want dropped %v, wait %s", tc.name, dropped, wait, err, tc.dropped, tc.wantWait)
+		}
+		if tc.dropped && dropped != string(tc.h.raw) {
+			t.Errorf("%s: dropped take named %q, want the record as read", tc.name, dropped)
+		}
+	}
+}
