@@ -46,6 +46,13 @@ import (
 // (README, "How the election works"); a host that dies costs T + W.
 func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
 
+// recordedWaitMs is W as the records carry it, in whole milliseconds,
+// rounded up: a successor must never wait less than the holder's lease
+// counts with.
+func recordedWaitMs(t time.Duration) int64 {
+	return int64((batonWait(t) + time.Millisecond - 1) / time.Millisecond)
+}
+
 func batonPath(base string) string    { return base + "/" + batonName }
 func handoverPath(base string) string { return base + "/" + handoverName }
 
@@ -56,7 +63,7 @@ func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
 		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
-		BatonWaitMs: batonWait(c.s.Timeout()).Milliseconds(), FencingToken: c.token, At: time.Now().UTC()}
+		BatonWaitMs: recordedWaitMs(c.s.Timeout()), FencingToken: c.token, At: time.Now().UTC()}
 }
 
 func (c *candidate) handoverData(state string) []byte {
@@ -256,7 +263,7 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 	} else {
 		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
 	}
-	w := batonWait(c.s.Timeout()).Milliseconds()
+	w := recordedWaitMs(c.s.Timeout())
 	record := c.election.ours && w > c.election.rec.BatonWaitMs
 	if record {
 		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})

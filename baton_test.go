@@ -26,6 +26,28 @@ func testCandidate(id int64, T time.Duration) *candidate {
 		basePath: "/ballot/test", id: "alice", node: "/ballot/test/_c_x-proposal-0000000001"}
 }
 
+// TestSuccessorWaitsTheHoldersWholeW: the W a holder records, in whole
+// milliseconds, is never shorter than the W its lease counts with, nor
+// longer by a millisecond or more; negotiated timeouts are whole
+// milliseconds, 3T/4 need not be.
+func TestSuccessorWaitsTheHoldersWholeW(t *testing.T) {
+	for _, T := range leaseTimeouts {
+		holder := testCandidate(0x11, T)
+		b, _ := json.Marshal(holder.handoverRecord(handoverTaken))
+		var rec handoverRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		w := batonWait(T)
+		if got := rec.holderWait(400 * time.Millisecond); got < w || got >= w+time.Millisecond {
+			t.Errorf("T=%s: a successor reads W=%s from the record; the holder's lease ends W=%s after its last renewal", T, got, w)
+		}
+		if got := time.Duration(recordedWaitMs(T)) * time.Millisecond; got < w || got >= w+time.Millisecond {
+			t.Errorf("T=%s: the election records W=%s; the holder's lease ends W=%s after its last renewal", T, got, w)
+		}
+	}
+}
+
 func TestHolderWait(t *testing.T) {
 	own := 2 * time.Second
 	for _, tc := range []struct {
