@@ -419,24 +419,6 @@ func (c *candidate) releaseOps() []any {
 // is left, goes with it.
 func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	released = true
-	dropRelease := func() {
-		released = false
-		var keep []any
-		for _, o := range ops {
-			switch o := o.(type) {
-			case *zk.DeleteRequest:
-				if o.Path == c.batonPath() {
-					continue
-				}
-			case *zk.SetDataRequest:
-				if o.Path == c.handoverPath() {
-					continue
-				}
-			}
-			keep = append(keep, o)
-		}
-		ops = keep
-	}
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
@@ -449,25 +431,56 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		if i < 0 {
 			return false, merr
 		}
-		switch op := ops[i].(type) {
-		case *zk.DeleteRequest:
-			if errors.Is(res[i].Error, zk.ErrNoNode) || errors.Is(res[i].Error, zk.ErrBadVersion) {
-				ops = append(ops[:i:i], ops[i+1:]...)
-				if op.Path == c.node {
-					dropRelease() // not in line any more: the baton may not be ours to give
-				}
-				continue
-			}
-		case *zk.SetDataRequest:
-			if op.Path == c.handoverPath() {
-				dropRelease()
-				continue
-			}
+		var keepRelease, retry bool
+		if ops, keepRelease, retry = c.pruneRetire(ops, i, res[i].Error); !retry {
+			return false, merr
 		}
-		return false, merr
+		released = released && keepRelease
 	}
 	c.holdsBaton = false
 	return released, nil
+}
+
+// pruneRetire decides what follows when operation i of a retire multi-op
+// failed with err: the operations to try again (retry), and whether the
+// release may stay among them. A delete of what someone else already
+// deleted is dropped; once the proposal itself is gone, or the handover
+// record changed under us, so is the release.
+func (c *candidate) pruneRetire(ops []any, i int, err error) (rest []any, keepRelease, retry bool) {
+	switch op := ops[i].(type) {
+	case *zk.DeleteRequest:
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+			rest = append(ops[:i:i], ops[i+1:]...)
+			if op.Path == c.node {
+				return c.withoutRelease(rest), false, true // not in line any more: the baton may not be ours to give
+			}
+			return rest, true, true
+		}
+	case *zk.SetDataRequest:
+		if op.Path == c.handoverPath() {
+			return c.withoutRelease(ops), false, true
+		}
+	}
+	return ops, true, false
+}
+
+// withoutRelease is ops without the baton's release (releaseOps).
+func (c *candidate) withoutRelease(ops []any) []any {
+	var keep []any
+	for _, o := range ops {
+		switch o := o.(type) {
+		case *zk.DeleteRequest:
+			if o.Path == c.batonPath() {
+				continue
+			}
+		case *zk.SetDataRequest:
+			if o.Path == c.handoverPath() {
+				continue
+			}
+		}
+		keep = append(keep, o)
+	}
+	return keep
 }
 
 // failedOp is the index of the operation that failed a multi-op (the

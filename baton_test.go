@@ -7,8 +7,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 func TestBatonWaitIsThreeQuartersOfT(t *testing.T) {
@@ -96,6 +99,59 @@ func TestDroppedTake(t *testing.T) {
 		}
 		if tc.dropped && dropped != string(tc.h.raw) {
 			t.Errorf("%s: dropped take named %q, want the record as read", tc.name, dropped)
+		}
+	}
+}
+
+// TestRetirePruning: what a leader's last multi-op (leader node,
+// proposal, then the baton's release) tries again after one of its
+// operations failed.
+func TestRetirePruning(t *testing.T) {
+	c := testCandidate(0x22, 2*time.Second)
+	c.holdsBaton = true
+	leaderNode := &zk.DeleteRequest{Path: c.basePath + "/leader", Version: 3}
+	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
+	ops := append([]any{leaderNode, proposal}, c.releaseOps()...)
+	record, baton := ops[2], ops[3]
+	name := func(ops []any) []string {
+		var out []string
+		for _, o := range ops {
+			switch o {
+			case leaderNode:
+				out = append(out, "leader node")
+			case proposal:
+				out = append(out, "proposal")
+			case record:
+				out = append(out, "record released")
+			case baton:
+				out = append(out, "baton deleted")
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		failed      int
+		err         error
+		rest        []string
+		keepRelease bool
+		retry       bool
+	}{
+		{"the leader node is gone already", 0, zk.ErrNoNode, []string{"proposal", "record released", "baton deleted"}, true, true},
+		{"the leader node was rewritten", 0, zk.ErrBadVersion, []string{"proposal", "record released", "baton deleted"}, true, true},
+		{"the proposal is gone: the baton may not be ours", 1, zk.ErrNoNode, []string{"leader node"}, false, true},
+		{"the record changed: someone else's take", 2, zk.ErrBadVersion, []string{"leader node", "proposal"}, false, true},
+		{"the record was deleted", 2, zk.ErrNoNode, []string{"leader node", "proposal"}, false, true},
+		{"the baton was deleted: the record is still marked", 3, zk.ErrNoNode, []string{"leader node", "proposal", "record released"}, true, true},
+		{"refused: given up", 1, zk.ErrNoAuth, nil, true, false},
+	} {
+		in := append([]any(nil), ops...)
+		rest, keep, retry := c.pruneRetire(in, tc.failed, tc.err)
+		if retry != tc.retry || (retry && (keep != tc.keepRelease || !reflect.DeepEqual(name(rest), tc.rest))) {
+			t.Errorf("%s: tries again %v %v (release kept %v), want %v %v (%v)", tc.name, retry, name(rest), keep, tc.retry, tc.rest, tc.keepRelease)
+		}
+		if !reflect.DeepEqual(in, ops) {
+			t.Errorf("%s: the caller's operations were changed", tc.name)
 		}
 	}
 }
