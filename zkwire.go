@@ -17,13 +17,11 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 )
@@ -64,52 +62,6 @@ func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 		return d.Dial("tcp", addr)
 	}
 	return a.dialTLS(d, addr)
-}
-
-// line is the "access" order of the keeper's control pipe:
-// "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
-// chain's certificates DER, comma-separated, and the key PKCS #8.
-func (a wireAccess) line() string {
-	field := func(b []byte) string {
-		if len(b) == 0 {
-			return "-"
-		}
-		return hex.EncodeToString(b)
-	}
-	mode := "plain"
-	if a.TLS {
-		mode = "tls"
-	}
-	chain, key := encodeCert(a.Cert)
-	return strings.Join([]string{"access", mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest)}, " ")
-}
-
-// parseAccess reads the fields after "access"; ok is false if any is bad.
-func parseAccess(f []string) (a wireAccess, ok bool) {
-	if len(f) != 6 || (f[0] != "tls" && f[0] != "plain") {
-		return a, false
-	}
-	field := func(s string) ([]byte, error) {
-		if s == "-" {
-			return nil, nil
-		}
-		return hex.DecodeString(s)
-	}
-	a.TLS = f[0] == "tls"
-	name, err1 := field(f[1])
-	ca, err2 := field(f[2])
-	digest, err3 := field(f[5])
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return a, false
-	}
-	a.ServerName, a.CA, a.Digest = string(name), ca, digest
-	if f[3] != "-" {
-		var ok bool
-		if a.Cert, ok = decodeCert(f[3], f[4]); !ok {
-			return a, false
-		}
-	}
-	return a, true
 }
 
 // handoff is what a keeper needs to end its ballot's session: the session,

@@ -1,0 +1,124 @@
+package main
+
+// Round trips of the keeper's protocol (keeperpipe.go): what one end
+// writes, the other reads back whole; a line cut short or garbled is no
+// order at all.
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestKeeperOrdersRoundTrip(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := &handoff{SessionID: 0x7fedcba987654321, Passwd: []byte{0, 1, 0xfe, 0xff}, TimeoutMs: 4007,
+		Servers: []string{"10.0.0.1:2181", "[fe80::1]:2182", "zk3.example.com:2181"}}
+	release := &handoff{Proposal: "/ballot/x/_c_ab-proposal-0000000012", ReleasePath: "/ballot/x/handover",
+		ReleaseVersion: 2147483647, ReleaseData: []byte(`{"state":"released"}`), Baton: "/ballot/x/baton"}
+	for _, tc := range []struct {
+		line string
+		want keeperOrder
+	}{
+		{signalOrder(syscall.SIGTERM), keeperOrder{kind: orderSignal, signal: syscall.SIGTERM}},
+		{signalOrder(syscall.SIGKILL), keeperOrder{kind: orderSignal, signal: syscall.SIGKILL}},
+		{deadlineOrder(killTimes{}), keeperOrder{kind: orderDeadline}},
+		{deadlineOrder(killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
+		{sessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
+		{releaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
+		{accessOrder(wireAccess{}), keeperOrder{kind: orderAccess}},
+		{accessOrder(wireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: wireAccess{Digest: []byte("alice:correct horse")}}},
+		{accessOrder(wireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
+			Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}),
+			keeperOrder{kind: orderAccess, access: wireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
+				Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}}},
+		{demoteOrder(&demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
+			Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}),
+			keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
+				Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}}},
+		{demoteOrder(&demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}}), keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}, LogFormat: "human"}}},
+		{byeOrder, keeperOrder{kind: orderBye}},
+	} {
+		if strings.Contains(tc.line, "\n") {
+			t.Errorf("%q spans lines", tc.line)
+		}
+		got, ok := parseOrder(tc.line)
+		if !ok || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q\nread %+v, %v\nwant %+v", tc.line, got, ok, tc.want)
+		}
+	}
+}
+
+// TestKeeperIgnoresBrokenOrders: a garbled line is ignored, never read
+// as another order: a deadline that does not parse does not clear the
+// deadline.
+func TestKeeperIgnoresBrokenOrders(t *testing.T) {
+	for _, line := range []string{
+		"", " ", "signal", "signal 0", "signal -9", "signal x", "signal 9 9",
+		"deadline", "deadline 1", "deadline x 1", "deadline 1 y", "deadline 1 2 3",
+		"session 12 zz 2000 a:1", "session 12 00 x a:1", "session 12 00 2000",
+		"release /p /r v 00 /b", "release /p /r 1 zz /b", "release /p /r 1 00",
+		"access tls - - - -", "access ssl - - - - -", "access plain zz - - - -",
+		"demote human plain 10 zz 00", "demote human maybe 10 74727565 00", "demote human plain 10  00",
+		"bye now", "BYE", "exit 0", "pid 12",
+	} {
+		if o, ok := parseOrder(line); ok {
+			t.Errorf("%q read as %+v", line, o)
+		}
+	}
+}
+
+func TestKeeperReportsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want keeperReport
+	}{
+		{pidReport(4242), keeperReport{kind: reportPid, pid: 4242}},
+		{exitReport(0), keeperReport{kind: reportExit}},
+		{exitReport(137), keeperReport{kind: reportExit, code: 137}},
+		{exitReport(-1), keeperReport{kind: reportExit, code: -1}}, // never seen to end
+		{errorReport(127, "exec: \"nope\": executable file\nnot found in $PATH"),
+			keeperReport{kind: reportError, code: 127, reason: "exec: \"nope\": executable file not found in $PATH"}},
+		{errorReport(1, ""), keeperReport{kind: reportError, code: 1}},
+	} {
+		if strings.Contains(tc.line, "\n") {
+			t.Errorf("%q spans lines", tc.line)
+		}
+		got, ok := parseReport(tc.line + "\n")
+		if !ok || got != tc.want {
+			t.Errorf("%q\nread %+v, %v\nwant %+v", tc.line, got, ok, tc.want)
+		}
+	}
+	for _, line := range []string{"", "pid", "pid 0", "pid x", "pid 1 2", "exit", "exit x", "exit 1 2", "error", "error x why", "bye"} {
+		if r, ok := parseReport(line); ok {
+			t.Errorf("%q read as %+v", line, r)
+		}
+	}
+}
+
+func TestKeeperArgsRoundTrip(t *testing.T) {
+	for _, want := range []keeperStart{
+		{parent: 1234, grace: 10 * time.Second, first: killTimes{Kill: 987654321, Backstop: 987654999}, argv: []string{"/bin/sleep", "60"}},
+		{parent: 1, argv: []string{"cmd", "--", "-x", ""}},
+	} {
+		args := keeperArgs(want.parent, want.grace, want.first, want.argv)
+		got, ok := parseKeeperArgs(args)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q\nread %+v, %v\nwant %+v", args, got, ok, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"1", "0", "0", "0", "--"}, {"1", "0", "0", "0", "-", "cmd"}, {"x", "0", "0", "0", "--", "cmd"}} {
+		if s, ok := parseKeeperArgs(args); ok {
+			t.Errorf("%q read as %+v", args, s)
+		}
+	}
+}
