@@ -71,7 +71,9 @@ func deadlineOrder(d killTimes) string {
 // session takes (zkwire.go): the password is the session, so it goes over
 // the private pipe, never in arguments or the environment.
 func sessionOrder(h *handoff) string {
-	return fmt.Sprintf("%s %x %x %d %s", orderSession, h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","))
+	// The id as unsigned: a member with myid 128 or more hands out ids
+	// with the top bit set.
+	return fmt.Sprintf("%s %x %x %d %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","))
 }
 
 func releaseOrder(h *handoff) string {

@@ -122,3 +122,17 @@ func TestKeeperArgsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestKeeperLearnsSessionsOfHighServerIDs: ZooKeeper puts the server's id
+// (myid, up to 255) in a session id's top byte, so a member with myid 128
+// or more hands out negative int64 session ids; the keeper must still
+// learn the session, or a dead ballot's session is left to expire.
+func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
+	for _, myid := range []int64{0, 1, 127, 128, 200, 255} {
+		h := &handoff{SessionID: myid<<56 | 0x0123456789ab, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}
+		o, ok := parseOrder(sessionOrder(h))
+		if !ok || o.handoff == nil || o.handoff.SessionID != h.SessionID {
+			t.Errorf("myid %d: session 0x%x sent as %q, read as %+v, %v", myid, uint64(h.SessionID), sessionOrder(h), o.handoff, ok)
+		}
+	}
+}
