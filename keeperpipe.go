@@ -7,19 +7,22 @@ package main
 // parseReport here; keeperpipe_test.go checks each round trip.
 //
 // One line each, space-separated fields, no field empty (binary data in
-// hex, "-" where access has none). A line that does not parse as a whole
-// is ignored: ballot cuts a long line short when the keeper does not read
-// it in time (child.tell), and ends it before the next.
+// hex, "-" for none). A line that does not parse as a whole is ignored:
+// ballot cuts a long line short when the keeper does not read it in time
+// (child.tell), and ends it before the next. The orders that can be
+// longer than a pipe takes at once (PIPE_BUF; shorter writes are whole or
+// nothing) end with a field "." (endMark), so that one cut in its last
+// field is not read as whole with a shorter value.
 //
 //   argv, ballot → keeper: PARENT_PID GRACE_MS KILL BACKSTOP -- COMMAND...
 //
 //   control, ballot → keeper:
 //     signal N                        signal the whole tree (9: until all is gone)
 //     deadline KILL BACKSTOP          boot-clock ns; 0 0: none
-//     session ID PASSWD TIMEOUT_MS SERVERS   hex, hex, ms, a,b,c
-//     access TLS NAME CA CHAIN KEY DIGEST    (accessOrder)
-//     release PROPOSAL PATH VERSION DATA BATON   DATA hex
-//     demote FORMAT WRAP TIMEOUT_MS ARGV ENV     (demoteOrder)
+//     session ID PASSWD TIMEOUT_MS SERVERS .    hex, hex, ms, a,b,c
+//     access TLS NAME CA CHAIN KEY DIGEST .     (accessOrder)
+//     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
+//     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (demoteOrder)
 //     bye                             ballot has read "exit"
 //
 //   status, keeper → ballot:
@@ -48,6 +51,9 @@ const (
 	orderBye      = "bye"
 )
 
+// endMark ends the orders that may be cut short.
+const endMark = "."
+
 // keeperOrder is one line of the control pipe, read.
 type keeperOrder struct {
 	kind     string
@@ -73,11 +79,11 @@ func deadlineOrder(d killTimes) string {
 func sessionOrder(h *handoff) string {
 	// The id as unsigned: a member with myid 128 or more hands out ids
 	// with the top bit set.
-	return fmt.Sprintf("%s %x %x %d %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","))
+	return fmt.Sprintf("%s %x %x %d %s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), endMark)
 }
 
 func releaseOrder(h *handoff) string {
-	return fmt.Sprintf("%s %s %s %d %x %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton)
+	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
 }
 
 // accessOrder is how ballot reaches ZooKeeper (TLS, credentials):
@@ -95,12 +101,12 @@ func accessOrder(a wireAccess) string {
 		mode = "tls"
 	}
 	chain, key := encodeCert(a.Cert)
-	return strings.Join([]string{orderAccess, mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest)}, " ")
+	return strings.Join([]string{orderAccess, mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest), endMark}, " ")
 }
 
 // demoteOrder is the on-demote hook (keeperend.go): "demote FORMAT WRAP
-// TIMEOUT_MS ARGV ENV", ARGV and ENV each the hex of their items joined
-// by NUL bytes.
+// TIMEOUT_MS ARGV ENV .", ARGV and ENV each the hex of their items joined
+// by NUL bytes ("-": no ENV).
 func demoteOrder(d *demoteHook) string {
 	wrap := "plain"
 	if d.Wrap {
@@ -110,8 +116,12 @@ func demoteOrder(d *demoteHook) string {
 	if format == "" {
 		format = "human"
 	}
+	env := "-"
+	if len(d.Env) > 0 {
+		env = hex.EncodeToString([]byte(strings.Join(d.Env, "\x00")))
+	}
 	return strings.Join([]string{orderDemote, format, wrap, strconv.FormatInt(d.Timeout.Milliseconds(), 10),
-		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), hex.EncodeToString([]byte(strings.Join(d.Env, "\x00")))}, " ")
+		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), env, endMark}, " ")
 }
 
 const byeOrder = orderBye
@@ -125,6 +135,13 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	}
 	o.kind = f[0]
 	args := f[1:]
+	switch o.kind {
+	case orderSession, orderAccess, orderRelease, orderDemote:
+		if len(args) == 0 || args[len(args)-1] != endMark {
+			return o, false // cut short
+		}
+		args = args[:len(args)-1]
+	}
 	switch {
 	case o.kind == orderSignal && len(args) == 1:
 		n, err := strconv.Atoi(args[0])
@@ -198,7 +215,11 @@ func parseAccess(f []string) (a wireAccess, ok bool) {
 func parseDemote(f []string) *demoteHook {
 	ms, err1 := strconv.ParseInt(f[2], 10, 64)
 	argv, err2 := hex.DecodeString(f[3])
-	env, err3 := hex.DecodeString(f[4])
+	var env []byte
+	var err3 error
+	if f[4] != "-" {
+		env, err3 = hex.DecodeString(f[4])
+	}
 	if errors.Join(err1, err2, err3) != nil || len(argv) == 0 || (f[1] != "wrap" && f[1] != "plain") {
 		return nil
 	}

@@ -46,6 +46,7 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 			keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
 				Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}}},
 		{demoteOrder(&demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}}), keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}, LogFormat: "human"}}},
+		{demoteOrder(&demoteHook{Argv: []string{"true"}}), keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"true"}, LogFormat: "human"}}},
 		{byeOrder, keeperOrder{kind: orderBye}},
 	} {
 		if strings.Contains(tc.line, "\n") {
@@ -65,10 +66,10 @@ func TestKeeperIgnoresBrokenOrders(t *testing.T) {
 	for _, line := range []string{
 		"", " ", "signal", "signal 0", "signal -9", "signal x", "signal 9 9",
 		"deadline", "deadline 1", "deadline x 1", "deadline 1 y", "deadline 1 2 3",
-		"session 12 zz 2000 a:1", "session 12 00 x a:1", "session 12 00 2000",
-		"release /p /r v 00 /b", "release /p /r 1 zz /b", "release /p /r 1 00",
-		"access tls - - - -", "access ssl - - - - -", "access plain zz - - - -",
-		"demote human plain 10 zz 00", "demote human maybe 10 74727565 00", "demote human plain 10  00",
+		"session 12 zz 2000 a:1 .", "session 12 00 x a:1 .", "session 12 00 2000 .", "session 12 00 2000 a:1", "session -12 00 2000 a:1 .",
+		"release /p /r v 00 /b .", "release /p /r 1 zz /b .", "release /p /r 1 00 .", "release /p /r 1 00 /b",
+		"access tls - - - - .", "access ssl - - - - - .", "access plain zz - - - - .", "access plain - - - - -",
+		"demote human plain 10 zz 00 .", "demote human maybe 10 74727565 00 .", "demote human plain 10  00 .", "demote human plain 10 74727565 00",
 		"bye now", "BYE", "exit 0", "pid 12",
 	} {
 		if o, ok := parseOrder(line); ok {
@@ -133,6 +134,33 @@ func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 		o, ok := parseOrder(sessionOrder(h))
 		if !ok || o.handoff == nil || o.handoff.SessionID != h.SessionID {
 			t.Errorf("myid %d: session 0x%x sent as %q, read as %+v, %v", myid, uint64(h.SessionID), sessionOrder(h), o.handoff, ok)
+		}
+	}
+}
+
+// TestKeeperIgnoresCutOrders: an order cut short (child.tell ends it
+// before the next) is ignored, wherever the cut falls: never read as
+// whole with a shorter value (credentials, the hook's environment).
+func TestKeeperIgnoresCutOrders(t *testing.T) {
+	whole := []string{
+		deadlineOrder(killTimes{Kill: 123456789012, Backstop: 123456789999}),
+		sessionOrder(&handoff{SessionID: 0x1234, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}),
+		releaseOrder(&handoff{Proposal: "/b/p", ReleasePath: "/b/handover", ReleaseVersion: 3, ReleaseData: []byte("{}"), Baton: "/b/baton"}),
+		accessOrder(wireAccess{TLS: true, ServerName: "zk", Digest: []byte("u:p")}),
+		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Timeout: time.Second}),
+		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Timeout: time.Second}),
+	}
+	for _, line := range whole {
+		if _, ok := parseOrder(line); !ok {
+			t.Fatalf("%q: not read", line)
+		}
+		if strings.HasPrefix(line, orderDeadline) {
+			continue // short: written whole or not at all
+		}
+		for n := 0; n < len(line); n++ {
+			if o, ok := parseOrder(line[:n]); ok {
+				t.Errorf("%q cut to %q read as %+v", line, line[:n], o)
+			}
 		}
 	}
 }
