@@ -73,6 +73,8 @@ func (r *runner) followStop(c *candidate) (stop, onceRun <-chan struct{}, releas
 	return merged, seen, func() { close(done); unwatch(); stopStanding() }
 }
 
+// isClosed reports whether ch is closed (false for nil): the one way to
+// ask.
 func isClosed(ch <-chan struct{}) bool {
 	if ch == nil {
 		return false

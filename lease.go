@@ -394,12 +394,7 @@ func (l *lease) Fresh() bool {
 }
 
 func (l *lease) fresh() bool {
-	select {
-	case <-l.gone:
-		return false
-	default:
-	}
-	return !l.c.s.isLost() && l.clock.now() < l.stopAt()
+	return !isClosed(l.gone) && !l.c.s.isLost() && l.clock.now() < l.stopAt()
 }
 
 // Vouches reports, for systemd's watchdog, that the lease is fresh and

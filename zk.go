@@ -64,19 +64,8 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 		return nil, err
 	}
 	s.conn = conn
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-s.established:
-	case <-t.C:
-		go conn.Close() // never connected: nothing to clean up, do not wait for it
-		return nil, withDiag(fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait), diag)
-	case <-stop:
-		go conn.Close()
-		return nil, errStopped
-	}
-	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
-		go conn.Close()
+	if err := acc.awaitSession(conn, diag, s.established, wait, stop,
+		fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait)); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -148,14 +137,7 @@ func (s *session) markLost(why string) {
 	})
 }
 
-func (s *session) isLost() bool {
-	select {
-	case <-s.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (s *session) isLost() bool { return isClosed(s.lost) }
 
 func (s *session) lostReason() string {
 	if w, ok := s.lostWhy.Load().(string); ok {
@@ -289,20 +271,32 @@ func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event
 		return nil, err
 	}
 	wait := connectWait(set)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ready:
-	case <-t.C:
-		go conn.Close() // may take a second with no server; nobody waits for it
-		return nil, withDiag(fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait), diag)
-	case <-stop:
-		go conn.Close()
-		return nil, errStopped
-	}
-	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
-		go conn.Close()
+	if err := acc.awaitSession(conn, diag, ready, wait, stop,
+		fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait)); err != nil {
 		return nil, err
 	}
 	return conn, nil
+}
+
+// awaitSession waits up to wait for a first session (ready), then logs
+// in with the credentials, if any; it gives up with errStopped as soon as
+// stop is closed. On any failure it closes conn without waiting for it
+// (that may take a second with no server; a connection that never had a
+// session leaves nothing to clean up). noSession says what failed when no
+// session came in time; the diagnosis of the servers tried is added.
+func (a *zkAccess) awaitSession(conn *zk.Conn, diag *zkDiag, ready <-chan struct{}, wait time.Duration, stop <-chan struct{}, noSession string) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	err := errStopped
+	select {
+	case <-ready:
+		err = a.login(conn, time.Now().Add(wait), stop)
+	case <-t.C:
+		err = withDiag(noSession, diag)
+	case <-stop:
+	}
+	if err != nil {
+		go conn.Close()
+	}
+	return err
 }
