@@ -1,8 +1,10 @@
 package main
 
 // The ZooKeeper layer: sessions (a candidate's, which must not outlive
-// its expiry) and readers' connections (info, watch, leader, the operators'
-// commands), the client library's logging, and what counts as retryable.
+// its expiry; its id, password and negotiated timeout read off the wire,
+// never from the client library's log lines) and readers' connections
+// (info, watch, leader, the operators' commands), and what counts as
+// retryable.
 // TLS, credentials and ACLs are in zkaccess.go; the keeper's own tiny
 // client in zkwire.go.
 

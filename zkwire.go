@@ -7,9 +7,10 @@ package main
 // the session, which deletes its proposal. The successor is then elected in milliseconds instead of after the
 // session timeout and the wait for a dropped baton.
 //
-// The client library neither exports a session's password nor connects to
-// a given session, so ballot reads the password as the server sends it: the
-// first frame on every connection is the connect response (sniffConnect).
+// The client library exports neither a session's password nor its
+// negotiated timeout, nor connects to a given session, so ballot reads
+// them as the server sends them: the first frame on every connection is
+// the connect response (sniffConnect, parseConnectReply).
 //
 // Frames are a 4-byte big-endian length, then jute-encoded fields: int32,
 // int64, buffers and strings as a 4-byte length and the bytes.
