@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestSessionFactsComeOffTheWire: whatever timeout a candidate asks for,
@@ -43,8 +45,10 @@ func TestSessionFactsComeOffTheWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if got, lib := s.ID(), s.conn.SessionID(); got == 0 || got != lib {
-				t.Fatalf("session id 0x%x, the client library has 0x%x", got, lib)
+			// dialSession returns once the client library has the session
+			// too: ballot's requests go out on it.
+			if got, lib := s.ID(), s.conn.SessionID(); got == 0 || got != lib || s.conn.State() != zk.StateHasSession {
+				t.Fatalf("session id 0x%x, the client library has 0x%x (%s)", got, lib, s.conn.State())
 			}
 			if got := s.Timeout(); got != tc.granted {
 				t.Fatalf("session timeout %s, want %s (requested %s, tickTime %s)", got, tc.granted, tc.requested, tick)

@@ -38,13 +38,14 @@ type session struct {
 	passwd  []byte        // the session's password, read off the wire
 	pwFor   int64         // the session passwd belongs to
 
-	established chan struct{} // closed at the first authenticated session
-	lost        chan struct{} // closed once the session is known to be gone
-	lostOnce    sync.Once
-	lostWhy     atomic.Value  // string
-	changed     chan struct{} // pinged on every connection state change
-	connected   atomic.Bool
-	wasOnline   atomic.Bool
+	established   chan struct{} // closed once the client library has the first session
+	establishOnce sync.Once
+	lost          chan struct{} // closed once the session is known to be gone
+	lostOnce      sync.Once
+	lostWhy       atomic.Value  // string
+	changed       chan struct{} // pinged on every connection state change
+	connected     atomic.Bool
+	wasOnline     atomic.Bool
 }
 
 // dialSession connects and waits up to wait for a session, then logs in
@@ -83,9 +84,10 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 }
 
 // learned takes the session's facts from the connect response on the wire
-// (sniffConnect), on every connection, before the client library acts on
-// it: the first makes the session, a different id means the client
-// replaced it after an expiry, and the timeout may be renegotiated.
+// (sniffConnect), on every connection, just before the client library
+// takes it up: the first makes the session (established once the library
+// says it has it), a different id means the client replaced it after an
+// expiry, and the timeout may be renegotiated.
 func (s *session) learned(r connectReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,7 +95,6 @@ func (s *session) learned(r connectReply) {
 	switch id, timeout := r.SessionID, r.Timeout; {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
-		close(s.established)
 	case s.id != id:
 		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
 	case timeout < s.timeout:
@@ -115,6 +116,9 @@ func (s *session) onEvent(ev zk.Event) {
 	switch ev.State {
 	case zk.StateHasSession:
 		s.connected.Store(true)
+		if s.ID() != 0 { // learned off the wire just before
+			s.establishOnce.Do(func() { close(s.established) })
+		}
 		if s.wasOnline.Swap(true) {
 			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
 		}
