@@ -61,6 +61,13 @@ import (
 // (README, "How the election works"); a host that dies costs T + W.
 func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
 
+// recordedWaitMs is W as the records carry it, in whole milliseconds,
+// rounded up: a successor must never wait less than the holder's lease
+// counts with.
+func recordedWaitMs(t time.Duration) int64 {
+	return int64((batonWait(t) + time.Millisecond - 1) / time.Millisecond)
+}
+
 func batonPath(base string) string    { return base + "/" + batonName }
 func handoverPath(base string) string { return base + "/" + handoverName }
 
@@ -71,7 +78,7 @@ func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
 		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
-		BatonWaitMs: batonWait(c.s.Timeout()).Milliseconds(), FencingToken: c.token, At: time.Now().UTC()}
+		BatonWaitMs: recordedWaitMs(c.s.Timeout()), FencingToken: c.token, At: time.Now().UTC()}
 }
 
 func (c *candidate) handoverData(state string) []byte {
@@ -369,7 +376,7 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 	} else {
 		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
 	}
-	w := batonWait(c.s.Timeout()).Milliseconds()
+	w := recordedWaitMs(c.s.Timeout())
 	record := c.election.ours && w > c.election.rec.BatonWaitMs
 	if record {
 		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})
@@ -609,28 +616,6 @@ func (c *candidate) successor() string {
 // is left, goes with it.
 func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	released = true
-	dropRelease := func() {
-		released = false
-		var keep []any
-		for _, o := range ops {
-			switch o := o.(type) {
-			case *zk.CheckVersionRequest:
-				if o.Path != c.node {
-					continue // the successor's: nothing is handed over
-				}
-			case *zk.DeleteRequest:
-				if o.Path == c.batonPath() {
-					continue
-				}
-			case *zk.SetDataRequest:
-				if o.Path == c.handoverPath() {
-					continue
-				}
-			}
-			keep = append(keep, o)
-		}
-		ops = keep
-	}
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
@@ -643,36 +628,73 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		if i < 0 {
 			return false, merr
 		}
-		switch op := ops[i].(type) {
-		case *zk.CheckVersionRequest:
-			if op.Path != c.node && errors.Is(res[i].Error, zk.ErrNoNode) {
-				// The named successor left the line: release to nobody.
-				ops = append(ops[:i:i], ops[i+1:]...)
-				for _, o := range ops {
-					if o, ok := o.(*zk.SetDataRequest); ok && o.Path == c.handoverPath() {
-						o.Data = c.handoverData(handoverReleased)
-					}
-				}
-				continue
-			}
-		case *zk.DeleteRequest:
-			if errors.Is(res[i].Error, zk.ErrNoNode) || errors.Is(res[i].Error, zk.ErrBadVersion) {
-				ops = append(ops[:i:i], ops[i+1:]...)
-				if op.Path == c.node {
-					dropRelease() // not in line any more: the baton may not be ours to give
-				}
-				continue
-			}
-		case *zk.SetDataRequest:
-			if op.Path == c.handoverPath() {
-				dropRelease()
-				continue
-			}
+		var keepRelease, retry bool
+		if ops, keepRelease, retry = c.pruneRetire(ops, i, res[i].Error); !retry {
+			return false, merr
 		}
-		return false, merr
+		released = released && keepRelease
 	}
 	c.holdsBaton = false
 	return released, nil
+}
+
+// pruneRetire decides what follows when operation i of a retire multi-op
+// failed with err: the operations to try again (retry), and whether the
+// release may stay among them. A delete of what someone else already
+// deleted is dropped; once the proposal itself is gone, or the handover
+// record changed under us, so is the release.
+func (c *candidate) pruneRetire(ops []any, i int, err error) (rest []any, keepRelease, retry bool) {
+	switch op := ops[i].(type) {
+	case *zk.CheckVersionRequest:
+		if op.Path != c.node && errors.Is(err, zk.ErrNoNode) {
+			// The named successor left the line: release to nobody.
+			rest = append(ops[:i:i], ops[i+1:]...)
+			for j, o := range rest {
+				if o, ok := o.(*zk.SetDataRequest); ok && o.Path == c.handoverPath() {
+					released := *o
+					released.Data = c.handoverData(handoverReleased)
+					rest[j] = &released
+				}
+			}
+			return rest, true, true
+		}
+	case *zk.DeleteRequest:
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+			rest = append(ops[:i:i], ops[i+1:]...)
+			if op.Path == c.node {
+				return c.withoutRelease(rest), false, true // not in line any more: the baton may not be ours to give
+			}
+			return rest, true, true
+		}
+	case *zk.SetDataRequest:
+		if op.Path == c.handoverPath() {
+			return c.withoutRelease(ops), false, true
+		}
+	}
+	return ops, true, false
+}
+
+// withoutRelease is ops without the baton's release (releaseOps).
+func (c *candidate) withoutRelease(ops []any) []any {
+	var keep []any
+	for _, o := range ops {
+		switch o := o.(type) {
+		case *zk.CheckVersionRequest:
+			if o.Path != c.node {
+				continue // the successor's: nothing is handed over
+			}
+		case *zk.DeleteRequest:
+			if o.Path == c.batonPath() {
+				continue
+			}
+		case *zk.SetDataRequest:
+			if o.Path == c.handoverPath() {
+				continue
+			}
+		}
+		keep = append(keep, o)
+	}
+	return keep
 }
 
 // failedOp is the index of the operation that failed a multi-op (the

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,10 +111,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		statusW.Close()
 		return nil, err
 	}
-	args := append([]string{keeperArg, strconv.Itoa(os.Getpid()),
-		strconv.FormatInt(spec.Grace.Milliseconds(), 10), strconv.FormatInt(int64(spec.Deadline.Kill), 10),
-		strconv.FormatInt(int64(spec.Deadline.Backstop), 10), "--"}, spec.Argv...)
-	k := exec.Command(self, args...)
+	k := exec.Command(self, append([]string{keeperArg}, keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv)...)...)
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), spec.Env...)
 	k.Stdin = os.Stdin
@@ -192,7 +188,7 @@ func (c *child) afterStart(spec childSpec, status *bufio.Reader, statusR *os.Fil
 		c.tellHandoff(h)
 	}
 	if d := spec.Demote; d != nil && c.pid != 0 {
-		c.tell(d.line())
+		c.tell(demoteOrder(d))
 	}
 	for _, start := range relays {
 		start()
@@ -258,14 +254,13 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 	_ = statusR.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		_ = c.keeper.Process.Kill() // its command, if any, dies with it (parent-death signal)
-		first = fmt.Sprintf("error %d the keeper did not start the command %s", exitFailure, why)
+		first = errorReport(exitFailure, "the keeper did not start the command "+why)
 	}
-	switch f := strings.Fields(first); {
-	case len(f) == 2 && f[0] == "pid":
-		c.pid, _ = strconv.Atoi(f[1])
-	case len(f) >= 2 && f[0] == "error":
-		code, _ := strconv.Atoi(f[1])
-		c.exit = childExit{Code: code, Reason: strings.TrimSpace(strings.Join(f[2:], " "))}
+	switch r, ok := parseReport(first); {
+	case ok && r.kind == reportPid:
+		c.pid = r.pid
+	case ok && r.kind == reportError:
+		c.exit = childExit{Code: r.code, Reason: r.reason}
 	default:
 		c.exit = childExit{Code: exitFailure, Reason: "the keeper ended without starting the command"}
 	}
@@ -275,8 +270,8 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 // the private pipe, never in arguments or the environment: the password
 // is the session.
 func (c *child) tellHandoff(h *handoff) {
-	c.tell(fmt.Sprintf("session %x %x %d %s", h.SessionID, h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ",")))
-	c.tell(h.Access.line())
+	c.tell(sessionOrder(h))
+	c.tell(accessOrder(h.Access))
 	c.tellRelease(h)
 }
 
@@ -284,7 +279,7 @@ func (c *child) tellHandoff(h *handoff) {
 // proposal; nothing without one.
 func (c *child) tellRelease(h *handoff) {
 	if h.ReleasePath != "" {
-		c.tell(fmt.Sprintf("release %s %s %d %x %s", h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton))
+		c.tell(releaseOrder(h))
 	}
 }
 
@@ -294,9 +289,8 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	if c.pid != 0 {
 		for {
 			line, err := status.ReadString('\n')
-			if f := strings.Fields(line); len(f) == 2 && f[0] == "exit" {
-				code, _ := strconv.Atoi(f[1])
-				c.exit = childExit{Code: code, Started: true}
+			if r, ok := parseReport(line); ok && r.kind == reportExit {
+				c.exit = childExit{Code: r.code, Started: true}
 				c.bye()
 				break
 			}
@@ -328,7 +322,7 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 // its tree is reaped, and closing the pipe on it would read as ballot's
 // death.
 func (c *child) bye() {
-	if !c.tell("bye") {
+	if !c.tell(byeOrder) {
 		_ = c.keeper.Process.Kill()
 	}
 	c.mu.Lock()
@@ -372,7 +366,7 @@ func (c *child) Signal(sig syscall.Signal) {
 		return
 	}
 	_ = syscall.Kill(-c.pid, sig)
-	c.tell(fmt.Sprintf("signal %d", int(sig))) // the keeper also reaches escaped descendants
+	c.tell(signalOrder(sig)) // the keeper also reaches escaped descendants
 }
 
 // SetDeadline tells the keeper a new lease deadline (0: none); one that
@@ -386,7 +380,7 @@ func (c *child) SetDeadline(d killTimes) {
 	// line (renewals move it by T/4).
 	same := near(d.Kill, c.deadline.Kill) && near(d.Backstop, c.deadline.Backstop)
 	c.mu.Unlock()
-	if !same && c.tell(fmt.Sprintf("deadline %d %d", int64(d.Kill), int64(d.Backstop))) {
+	if !same && c.tell(deadlineOrder(d)) {
 		c.mu.Lock()
 		c.deadline = d
 		c.mu.Unlock()

@@ -90,6 +90,8 @@ func (r *runner) followStop(c *candidate) (stop, onceRun, waitOver <-chan struct
 	}
 }
 
+// isClosed reports whether ch is closed (false for nil): the one way to
+// ask.
 func isClosed(ch <-chan struct{}) bool {
 	if ch == nil {
 		return false

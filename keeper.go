@@ -19,7 +19,8 @@ package main
 // a second, a little later, kills it should it still not have acted
 // (ptrace-stopped, wedged), and the command with it (parent-death signal).
 //
-// Protocol (file descriptors set up by startChild):
+// Protocol (file descriptors set up by startChild; each line's encoder and
+// parser are in keeperpipe.go):
 //   fd 3, keeper → ballot: "pid N" once the command runs, then
 //         "exit CODE" when the command and all its descendants are gone,
 //         or "error CODE message" if the command could not be started.
@@ -47,14 +48,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,7 +69,7 @@ type keeper struct {
 	grace  time.Duration // for what the command leaves behind when it ends
 	dl     *deadline
 	tree   *tree
-	report func(format string, a ...any) // a line on the status pipe
+	report func(line string) // a line on the status pipe (keeperpipe.go)
 
 	over      chan struct{}  // closed on "bye" or EOF
 	runs      chan *runOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
@@ -84,21 +83,17 @@ type keeper struct {
 }
 
 func keeperMain(args []string) int {
-	// args: parentPID graceMillis K K2 -- command... (none: idle, keeperidle.go)
-	if len(args) < 5 || args[4] != "--" {
+	st, ok := parseKeeperArgs(args) // keeperpipe.go
+	if !ok {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
 		return exitUsage
 	}
-	parent, _ := strconv.Atoi(args[0])
-	graceMs, _ := strconv.Atoi(args[1])
-	kill, _ := strconv.ParseInt(args[2], 10, 64)
-	backstop, _ := strconv.ParseInt(args[3], 10, 64)
-	argv := args[5:]
+	parent, argv := st.parent, st.argv
 	// Caught before the alarm that sends it is armed.
 	wakes := make(chan os.Signal, 1)
 	signal.Notify(wakes, syscall.SIGCONT)
-	k := &keeper{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
-		dl: newDeadline(bootTime(kill), bootTime(backstop)), over: make(chan struct{})}
+	k := &keeper{parent: parent, grace: st.grace,
+		dl: newDeadline(st.first.Kill, st.first.Backstop), over: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
@@ -109,7 +104,7 @@ func keeperMain(args []string) int {
 	_ = syscall.SetNonblock(4, true)
 	control := os.NewFile(4, "control")
 	k.logOut = os.NewFile(5, "ballot-stderr")
-	k.report = func(format string, a ...any) { fmt.Fprintf(status, format+"\n", a...) }
+	k.report = func(line string) { fmt.Fprintln(status, line) }
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -176,7 +171,7 @@ func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os
 	// Nothing is left to kill: the alarms must not hit the keeper while it
 	// reports, waits for ballot and maybe ends its session.
 	k.dl.end()
-	k.report("exit %d", code)
+	k.report(exitReport(code))
 	// Wait for ballot to take the report: the command may have ended on
 	// its own just as ballot died, and then the keeper ends the session
 	// for it. A stopped ballot keeps the keeper waiting, idle.
@@ -198,7 +193,7 @@ func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os
 // or why it could not start it (ok false).
 func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 	if k.dl.passed() {
-		k.report("error %d the lease ended before the command could start", exitFailure)
+		k.report(errorReport(exitFailure, "the lease ended before the command could start"))
 		return 0, false
 	}
 	path, err := exec.LookPath(argv[0])
@@ -207,7 +202,7 @@ func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
 			code = exitNotExecutable
 		}
-		k.report("error %d %s", code, oneLine(err.Error()))
+		k.report(errorReport(code, err.Error()))
 		return 0, false
 	}
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
@@ -220,10 +215,10 @@ func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 		if errors.Is(err, syscall.ENOENT) {
 			code = exitNotFound
 		}
-		k.report("error %d %s: %s", code, argv[0], oneLine(err.Error()))
+		k.report(errorReport(code, argv[0]+": "+err.Error()))
 		return 0, false
 	}
-	k.report("pid %d", pid)
+	k.report(pidReport(pid))
 	return pid, true
 }
 
@@ -238,63 +233,54 @@ func (k *keeper) obey(control *os.File) {
 	// at worst. A longer line would end the scan as if ballot were gone.
 	lines.Buffer(make([]byte, 0, 64<<10), 10*maxCredentialFile)
 	for lines.Scan() {
-		var n int64
-		switch f := strings.Fields(lines.Text()); {
-		case len(f) == 5 && f[0] == "session":
-			if nh := parseSession(f[1:]); nh != nil {
-				k.mu.Lock()
-				k.h = nh
-				k.mu.Unlock()
-			}
-		case len(f) == 7 && f[0] == "access":
-			a, ok := parseAccess(f[1:])
+		o, ok := parseOrder(lines.Text()) // keeperpipe.go
+		if !ok {
+			continue // cut short, or unknown
+		}
+		switch o.kind {
+		case orderSession:
 			k.mu.Lock()
-			if k.h != nil && ok {
-				k.h.Access = a
-			}
+			k.h = o.handoff
 			k.mu.Unlock()
-		case len(f) == 6 && f[0] == "demote":
-			if d := parseDemote(f[1:]); d != nil {
-				k.mu.Lock()
-				k.demote = d
-				k.mu.Unlock()
-			}
-		case len(f) == 6 && f[0] == "release":
+		case orderAccess:
 			k.mu.Lock()
 			if k.h != nil {
-				k.h.Proposal, k.h.ReleasePath, k.h.Baton = f[1], f[2], f[5]
-				v, _ := strconv.ParseInt(f[3], 10, 32)
-				k.h.ReleaseVersion = int32(v)
-				k.h.ReleaseData, _ = hex.DecodeString(f[4])
+				k.h.Access = o.access
 			}
 			k.mu.Unlock()
-		case len(f) == 6 && f[0] == "run" && k.runs != nil:
+		case orderRun:
 			// Idle, told to run: the command's tree exists (or its start
 			// failed) before any later order is carried out.
-			if o := parseRun(f[1:]); o != nil {
-				runs := k.runs
+			if runs := k.runs; runs != nil {
 				k.runs = nil
-				runs <- o
-				<-o.started
+				runs <- o.run
+				<-o.run.started
 			}
-		case len(f) == 3 && f[0] == "deadline":
-			n, _ = strconv.ParseInt(f[1], 10, 64)
-			n2, _ := strconv.ParseInt(f[2], 10, 64)
-			k.dl.set(bootTime(n), bootTime(n2))
-		case len(f) == 1 && f[0] == "bye":
+		case orderDemote:
+			k.mu.Lock()
+			k.demote = o.demote
+			k.mu.Unlock()
+		case orderRelease:
+			k.mu.Lock()
+			if k.h != nil {
+				r := o.handoff
+				k.h.Proposal, k.h.ReleasePath, k.h.ReleaseVersion, k.h.ReleaseData, k.h.Baton = r.Proposal, r.ReleasePath, r.ReleaseVersion, r.ReleaseData, r.Baton
+			}
+			k.mu.Unlock()
+		case orderDeadline:
+			k.dl.set(o.deadline.Kill, o.deadline.Backstop)
+		case orderBye:
 			k.mu.Lock()
 			k.bye = true
 			k.mu.Unlock()
 			return
-		case len(f) != 2:
-		case f[0] == "signal":
-			n, _ = strconv.ParseInt(f[1], 10, 64)
-			if sig := syscall.Signal(n); sig == syscall.SIGKILL {
+		case orderSignal:
+			if o.signal == syscall.SIGKILL {
 				go k.tree.endAll(syscall.SIGKILL)
-			} else if sig > 0 {
+			} else {
 				// ballot has already signalled the process group itself:
 				// reach only what escaped it, so nothing gets it twice.
-				k.tree.signalEscaped(sig)
+				k.tree.signalEscaped(o.signal)
 			}
 		}
 	}
@@ -430,17 +416,6 @@ func reapTree(t *tree, pid int, grace time.Duration) int {
 	}
 }
 
-// parseSession reads "ID PASSWD TIMEOUT SERVERS" (hex, hex, ms, a,b,c).
-func parseSession(f []string) *handoff {
-	id, err1 := strconv.ParseUint(f[0], 16, 64)
-	pw, err2 := hex.DecodeString(f[1])
-	ms, err3 := strconv.ParseInt(f[2], 10, 32)
-	if err1 != nil || err2 != nil || err3 != nil || f[3] == "" {
-		return nil
-	}
-	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
-}
-
 // deadline is the lease's kill time as the keeper knows it, with the
 // kernel alarms that enforce it when the keeper cannot run: SIGCONT at the
 // kill time (onWake), SIGKILL for the keeper itself at the backstop.
@@ -464,9 +439,7 @@ func newDeadline(at, backstop bootTime) *deadline {
 // set moves the kill time to at and the keeper's own end to backstop
 // (0, 0: none).
 func (d *deadline) set(at, backstop bootTime) {
-	if at == 0 || backstop < at {
-		backstop = 0 // a backstop must never beat the keeper to the kill
-	}
+	wake, backstop := keeperAlarms(at, backstop) // leaseterms.go
 	d.mu.Lock()
 	if d.ended {
 		d.mu.Unlock()
@@ -477,14 +450,8 @@ func (d *deadline) set(at, backstop bootTime) {
 		_ = d.backstop.Set(backstop)
 	}
 	if d.wake != nil {
-		// Twice the backstop's distance early: a keeper stopped while
-		// ballot renewed must have the time to read the renewals it
-		// missed, and re-arm, before its backstop; one that finds none
-		// kills at the deadline, on its Go timer.
-		wake := at
-		if backstop > at {
-			wake = at - 2*(backstop-at)
-		}
+		// One that finds no renewals waiting kills at the deadline, on
+		// its Go timer.
 		_ = d.wake.Set(wake)
 	}
 	d.mu.Unlock()

@@ -8,12 +8,10 @@ package main
 // on-demote: two holders of a virtual IP.
 
 import (
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,37 +28,6 @@ type demoteHook struct {
 	Timeout   time.Duration
 	Wrap      bool   // ballot wraps hook output into log lines: its pipes die with it
 	LogFormat string // ballot's, for the keeper's own log lines
-}
-
-// line is the "demote" order: "demote FORMAT WRAP TIMEOUT_MS ARGV ENV",
-// ARGV and ENV each the hex of their items joined by NUL bytes.
-func (d *demoteHook) line() string {
-	wrap := "plain"
-	if d.Wrap {
-		wrap = "wrap"
-	}
-	format := d.LogFormat
-	if format == "" {
-		format = "human"
-	}
-	return strings.Join([]string{"demote", format, wrap, strconv.FormatInt(d.Timeout.Milliseconds(), 10),
-		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), hex.EncodeToString([]byte(strings.Join(d.Env, "\x00")))}, " ")
-}
-
-// parseDemote reads the fields after "demote"; nil if any is bad.
-func parseDemote(f []string) *demoteHook {
-	ms, err1 := strconv.ParseInt(f[2], 10, 64)
-	argv, err2 := hex.DecodeString(f[3])
-	env, err3 := hex.DecodeString(f[4])
-	if errors.Join(err1, err2, err3) != nil || len(argv) == 0 || (f[1] != "wrap" && f[1] != "plain") {
-		return nil
-	}
-	d := &demoteHook{Argv: strings.Split(string(argv), "\x00"), Timeout: time.Duration(ms) * time.Millisecond,
-		Wrap: f[1] == "wrap", LogFormat: f[0]}
-	if len(env) > 0 {
-		d.Env = strings.Split(string(env), "\x00")
-	}
-	return d
 }
 
 // environ is the keeper's environment (ballot's plus the command's

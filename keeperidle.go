@@ -37,11 +37,15 @@ type runOrder struct {
 	started        chan struct{} // closed once the tree exists, or its start failed
 }
 
-// line is the order as sent: run GRACE_MS K K2 ARGV ENV, the lists hex of
-// NUL-joined strings.
+// line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
+// the lists hex of NUL-joined strings.
 func (o *runOrder) line() string {
-	return fmt.Sprintf("run %d %d %d %x %x", o.grace.Milliseconds(), o.kill, o.backstop,
-		strings.Join(o.argv, "\x00"), strings.Join(o.env, "\x00"))
+	env := "-" // no field is empty
+	if len(o.env) > 0 {
+		env = hex.EncodeToString([]byte(strings.Join(o.env, "\x00")))
+	}
+	return fmt.Sprintf("%s %d %d %d %x %s %s", orderRun, o.grace.Milliseconds(), o.kill, o.backstop,
+		strings.Join(o.argv, "\x00"), env, endMark)
 }
 
 func parseRun(f []string) *runOrder {
@@ -49,7 +53,11 @@ func parseRun(f []string) *runOrder {
 	kill, err2 := strconv.ParseInt(f[1], 10, 64)
 	backstop, err3 := strconv.ParseInt(f[2], 10, 64)
 	argv, err4 := hex.DecodeString(f[3])
-	env, err5 := hex.DecodeString(f[4])
+	var env []byte
+	var err5 error
+	if f[4] != "-" {
+		env, err5 = hex.DecodeString(f[4])
+	}
 	if errors.Join(err1, err2, err3, err4, err5) != nil || len(argv) == 0 {
 		return nil
 	}
@@ -113,7 +121,7 @@ func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, er
 		statusW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(self, keeperArg, strconv.Itoa(os.Getpid()), "0", "0", "0", "--")
+	cmd := exec.Command(self, append([]string{keeperArg}, keeperArgs(os.Getpid(), 0, killTimes{}, nil)...)...)
 	cmd.Args[0] = "ballot-keeper"
 	// The on-demote hook, should it run, writes where the command would.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -168,7 +176,7 @@ func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, er
 		k.c.tellHandoff(h)
 	}
 	if demote != nil {
-		k.c.tell(demote.line())
+		k.c.tell(demoteOrder(demote))
 	}
 	return k, nil
 }

@@ -21,7 +21,8 @@ package main
 // on a slow link the lease then trails the clock by one round trip, not
 // by several. The command is asked to stop only when the lease left falls
 // to the grace it is owed; a slow renewal costs nothing until then. The
-// README derives what that rides through.
+// README derives what that rides through; leaseterms.go holds the
+// arithmetic, and checks it.
 
 import (
 	"errors"
@@ -61,10 +62,9 @@ const (
 )
 
 type lease struct {
-	c       *candidate
-	timeout time.Duration // T, the smallest session timeout negotiated
-	wait    time.Duration // W, what a successor waits for a dropped baton
-	grace   time.Duration // owed to the command before the kill
+	c          *candidate
+	leaseTerms       // T, W and the grace (leaseterms.go)
+	clock      clock // the system's; unit tests set their own
 
 	mu        sync.Mutex
 	end       bootTime   // the hard end: the latest (send time + W) of the writes that succeeded
@@ -108,19 +108,17 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 		start.quit = make(chan struct{})
 	}
 	l := &lease{
-		c:        c,
-		timeout:  t,
-		wait:     batonWait(t),
-		grace:    min(stopGrace, t/graceOwedDiv),
-		end:      start.end,
-		pending:  start.pending,
-		taken:    make(chan struct{}),
-		busy:     busy,
-		enforced: enforced,
-		renewed:  make(chan struct{}, 1),
-		answered: make(chan struct{}, 1),
-		gone:     make(chan struct{}),
-		quit:     start.quit,
+		c:          c,
+		leaseTerms: newLeaseTerms(t, stopGrace),
+		end:        start.end,
+		pending:    start.pending,
+		taken:      make(chan struct{}),
+		busy:       busy,
+		enforced:   enforced,
+		renewed:    make(chan struct{}, 1),
+		answered:   make(chan struct{}, 1),
+		gone:       make(chan struct{}),
+		quit:       start.quit,
 	}
 	l.checkIn()
 	if l.pending == nil {
@@ -140,13 +138,13 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 
 // checkIn says supervision is alive (supervise's loop, a stop's grace
 // period): renewals vouch only for a leader that watches its command.
-func (l *lease) checkIn() { l.checkedIn.Store(int64(bootNow())) }
+func (l *lease) checkIn() { l.checkedIn.Store(int64(l.clock.now())) }
 
 func (l *lease) supervised(now bootTime) bool {
 	if l.busy != nil && !l.busy() {
 		return true // nothing to watch: waits on ZooKeeper (a claim, a record) are no stall
 	}
-	return now-bootTime(l.checkedIn.Load()) < bootTime(l.timeout/checkInDiv)
+	return now-bootTime(l.checkedIn.Load()) < bootTime(l.checkInWithin())
 }
 
 func (l *lease) renewLoop() {
@@ -162,7 +160,7 @@ func (l *lease) renewLoop() {
 		if !l.sleepUntil(next) {
 			return
 		}
-		now := bootNow()
+		now := l.clock.now()
 		next = now + every
 		l.reportSlow(now)
 		if !l.supervised(now) {
@@ -194,7 +192,7 @@ func (l *lease) renewLoop() {
 		if full {
 			select { // send again as soon as one is answered
 			case <-l.answered:
-				next = bootNow()
+				next = l.clock.now()
 			case <-l.quit:
 				return
 			case <-l.c.s.lost:
@@ -224,7 +222,7 @@ func (l *lease) takeHandedBaton() bool {
 		return false
 	}
 	l.mu.Lock()
-	l.end = max(l.end, sent+bootTime(l.wait))
+	l.end = max(l.end, l.endFrom(sent))
 	l.mu.Unlock()
 	l.sent = sent
 	l.release = handoffFor(l.c, nil)
@@ -256,7 +254,7 @@ func (l *lease) awaitTake() {
 
 // sleepUntil waits until t on the boot clock; false when the lease ends.
 func (l *lease) sleepUntil(t bootTime) bool {
-	d := time.Duration(t - bootNow())
+	d := time.Duration(t - l.clock.now())
 	if d <= 0 {
 		return true
 	}
@@ -284,7 +282,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Unlock()
 	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
-	now := bootNow()
+	now := l.clock.now()
 	l.mu.Lock()
 	for i, s := range l.inFlight {
 		if s == sent {
@@ -296,7 +294,7 @@ func (l *lease) renew(sent bootTime) {
 		if len(res) == 2 && res[1].Stat != nil && sent > l.zkClock.sent {
 			l.zkClock = zkClockReading{mtime: time.UnixMilli(res[1].Stat.Mtime), sent: sent}
 		}
-		l.end = max(l.end, sent+bootTime(l.wait))
+		l.end = max(l.end, l.endFrom(sent))
 		l.latency = time.Duration(now - sent)
 		l.maxLat = max(l.maxLat, l.latency)
 	}
@@ -435,19 +433,19 @@ func (l *lease) hardEnd() bootTime {
 
 // KillAt is when the command must be dead at the latest, on the boot
 // clock: ballot kills it then, and so does the keeper (keeper.go).
-func (l *lease) KillAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv) }
+func (l *lease) KillAt() bootTime { return l.killFor(l.hardEnd()) }
 
 // BackstopAt is when the kernel kills the keeper itself, should it not
 // have killed the command by KillAt (ptrace-stopped, wedged): half the
 // margin later, still T/32 before the lease's end.
-func (l *lease) BackstopAt() bootTime { return l.hardEnd() - bootTime(l.timeout/killMarginDiv/2) }
+func (l *lease) BackstopAt() bootTime { return l.backstopFor(l.hardEnd()) }
 
 // stopAt is when ballot asks the command to stop (SIGTERM): the grace it
 // is owed before KillAt.
-func (l *lease) stopAt() bootTime { return l.KillAt() - bootTime(l.grace) }
+func (l *lease) stopAt() bootTime { return l.stopFor(l.hardEnd()) }
 
 // Left is the time left before the kill.
-func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - bootNow()) }
+func (l *lease) Left() time.Duration { return time.Duration(l.KillAt() - l.clock.now()) }
 
 // ZooKeeperClock is ZooKeeper's clock as the last answered renewal saw
 // it; ok is false before the first.
@@ -466,8 +464,8 @@ func (l *lease) Renewals() (last, largest time.Duration) {
 
 // KillBy and StopBy are KillAt and stopAt on Go's clock, computed afresh
 // at each call, so they compare with time.Now() at that moment.
-func (l *lease) KillBy() time.Time { return onGoClock(l.KillAt()) }
-func (l *lease) StopBy() time.Time { return onGoClock(l.stopAt()) }
+func (l *lease) KillBy() time.Time { return l.clock.onGoClock(l.KillAt()) }
+func (l *lease) StopBy() time.Time { return l.clock.onGoClock(l.stopAt()) }
 
 // supervisedKillBy is KillBy for a stop's grace period, which also checks
 // in: a leader waiting for its command to stop is supervising it.
@@ -476,7 +474,7 @@ func (l *lease) supervisedKillBy() time.Time {
 	return l.KillBy()
 }
 
-func onGoClock(t bootTime) time.Time { return time.Now().Add(time.Duration(t - bootNow())) }
+func onGoClock(t bootTime) time.Time { return clock{}.onGoClock(t) }
 
 // Fresh reports that the lease leaves more than the grace owed: the
 // condition for starting anything as leader. Only the supervising
@@ -487,17 +485,12 @@ func (l *lease) Fresh() bool {
 }
 
 func (l *lease) fresh() bool {
-	select {
-	case <-l.gone:
-		return false
-	default:
-	}
-	return !l.c.s.isLost() && bootNow() < l.stopAt()
+	return !isClosed(l.gone) && !l.c.s.isLost() && l.clock.now() < l.stopAt()
 }
 
 // Vouches reports, for systemd's watchdog, that the lease is fresh and
 // supervision alive.
-func (l *lease) Vouches() bool { return l.fresh() && l.supervised(bootNow()) }
+func (l *lease) Vouches() bool { return l.fresh() && l.supervised(l.clock.now()) }
 
 // String is the lease as a log attribute.
 func (l *lease) String() string {

@@ -118,14 +118,7 @@ func (r *runner) signals(sigs <-chan os.Signal) {
 	}
 }
 
-func (r *runner) stopRequested() bool {
-	select {
-	case <-r.stopping:
-		return true
-	default:
-		return false
-	}
-}
+func (r *runner) stopRequested() bool { return isClosed(r.stopping) }
 
 // connected says whether the current session is connected.
 func (r *runner) connected() bool {

@@ -158,14 +158,7 @@ func (w *watcher) shutdown() {
 	}
 }
 
-func (w *watcher) stopped() bool {
-	select {
-	case <-w.stop:
-		return true
-	default:
-		return false
-	}
-}
+func (w *watcher) stopped() bool { return isClosed(w.stop) }
 
 func (w *watcher) current() *zk.Conn {
 	w.mu.Lock()

@@ -1,8 +1,10 @@
 package main
 
 // The ZooKeeper layer: sessions (a candidate's, which must not outlive
-// its expiry) and readers' connections (info, watch, leader, the operators'
-// commands), the client library's logging, and what counts as retryable.
+// its expiry; its id, password and negotiated timeout read off the wire,
+// never from the client library's log lines) and readers' connections
+// (info, watch, leader, the operators' commands), and what counts as
+// retryable.
 // TLS, credentials and ACLs are in zkaccess.go; the keeper's own tiny
 // client in zkwire.go.
 
@@ -36,14 +38,15 @@ type session struct {
 	passwd  []byte        // the session's password, read off the wire
 	pwFor   int64         // the session passwd belongs to
 
-	established chan struct{} // closed at the first authenticated session
-	lost        chan struct{} // closed once the session is known to be gone
-	lostOnce    sync.Once
-	lostWhy     atomic.Value // string
-	changeMu    sync.Mutex
-	changed     chan struct{} // closed (and replaced) at every connection state change
-	connected   atomic.Bool
-	wasOnline   atomic.Bool
+	established   chan struct{} // closed once the client library has the first session
+	establishOnce sync.Once
+	lost          chan struct{} // closed once the session is known to be gone
+	lostOnce      sync.Once
+	lostWhy       atomic.Value // string
+	changeMu      sync.Mutex
+	changed       chan struct{} // closed (and replaced) at every connection state change
+	connected     atomic.Bool
+	wasOnline     atomic.Bool
 }
 
 // dialSession connects and waits up to wait for a session, then logs in
@@ -60,24 +63,13 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 		lost:        make(chan struct{}),
 		changed:     make(chan struct{}),
 	}
-	conn, diag, err := acc.connect(timeout, zkLogger{s}, true, s.onEvent, s.learnPasswd)
+	conn, diag, err := acc.connect(timeout, zkDebugLogger{log}, logConnects, s.onEvent, s.learned)
 	if err != nil {
 		return nil, err
 	}
 	s.conn = conn
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-s.established:
-	case <-t.C:
-		go conn.Close() // never connected: nothing to clean up, do not wait for it
-		return nil, withDiag(fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait), diag)
-	case <-stop:
-		go conn.Close()
-		return nil, errStopped
-	}
-	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
-		go conn.Close()
+	if err := acc.awaitSession(conn, diag, s.established, wait, stop,
+		fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait)); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -92,28 +84,18 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 	return s, nil
 }
 
-// zkLogger routes the client's log lines to debug level, and reads the one
-// line that tells the negotiated timeout and the session id (the client
-// exports neither reliably).
-type zkLogger struct{ s *session }
-
-func (l zkLogger) Printf(format string, a ...any) {
-	msg := fmt.Sprintf(format, a...)
-	var id int64
-	var ms int
-	if n, _ := fmt.Sscanf(msg, "authenticated: id=%d, timeout=%d", &id, &ms); n == 2 {
-		l.s.authenticated(id, time.Duration(ms)*time.Millisecond)
-	}
-	l.s.log.Debug(msg, "component", "zookeeper-client")
-}
-
-func (s *session) authenticated(id int64, timeout time.Duration) {
+// learned takes the session's facts from the connect response on the wire
+// (sniffConnect), on every connection, just before the client library
+// takes it up: the first makes the session (established once the library
+// says it has it), a different id means the client replaced it after an
+// expiry, and the timeout may be renegotiated.
+func (s *session) learned(r connectReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
+	s.pwFor, s.passwd = r.SessionID, r.Passwd
+	switch id, timeout := r.SessionID, r.Timeout; {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
-		close(s.established)
 	case s.id != id:
 		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
 	case timeout < s.timeout:
@@ -135,6 +117,9 @@ func (s *session) onEvent(ev zk.Event) {
 	switch ev.State {
 	case zk.StateHasSession:
 		s.connected.Store(true)
+		if s.ID() != 0 { // learned off the wire just before
+			s.establishOnce.Do(func() { close(s.established) })
+		}
 		if s.wasOnline.Swap(true) {
 			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
 		}
@@ -168,26 +153,13 @@ func (s *session) markLost(why string) {
 	})
 }
 
-func (s *session) isLost() bool {
-	select {
-	case <-s.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (s *session) isLost() bool { return isClosed(s.lost) }
 
 func (s *session) lostReason() string {
 	if w, ok := s.lostWhy.Load().(string); ok {
 		return w
 	}
 	return "closed"
-}
-
-func (s *session) learnPasswd(id int64, passwd []byte) {
-	s.mu.Lock()
-	s.pwFor, s.passwd = id, passwd
-	s.mu.Unlock()
 }
 
 // handoff is what the keeper needs to end this session should ballot die
@@ -270,7 +242,17 @@ func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 }
 
 // zkDebugLogger sends the ZooKeeper client's messages to the log at debug.
+// Nothing reads them: a session's facts come off the wire (learned).
 type zkDebugLogger struct{ log *slog.Logger }
+
+// clientLogs says whether the client library logs its connects and
+// sessions ("connected to", "authenticated: id=…"), for the debug log.
+type clientLogs bool
+
+const (
+	logConnects   clientLogs = true // a candidate's session: its reconnects matter
+	quietConnects clientLogs = false
+)
 
 func (l zkDebugLogger) Printf(format string, a ...any) {
 	l.log.Debug(fmt.Sprintf(format, a...), "component", "zookeeper-client")
@@ -293,7 +275,7 @@ func connectWait(set *Settings) time.Duration {
 func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
 	servers := strings.Join(set.ZooKeeperServers, ",")
 	ready := make(chan struct{}, 1)
-	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, false, func(ev zk.Event) {
+	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, quietConnects, func(ev zk.Event) {
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 			select {
 			case ready <- struct{}{}:
@@ -308,20 +290,32 @@ func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event
 		return nil, err
 	}
 	wait := connectWait(set)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ready:
-	case <-t.C:
-		go conn.Close() // may take a second with no server; nobody waits for it
-		return nil, withDiag(fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait), diag)
-	case <-stop:
-		go conn.Close()
-		return nil, errStopped
-	}
-	if err := acc.login(conn, time.Now().Add(wait), stop); err != nil {
-		go conn.Close()
+	if err := acc.awaitSession(conn, diag, ready, wait, stop,
+		fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait)); err != nil {
 		return nil, err
 	}
 	return conn, nil
+}
+
+// awaitSession waits up to wait for a first session (ready), then logs
+// in with the credentials, if any; it gives up with errStopped as soon as
+// stop is closed. On any failure it closes conn without waiting for it
+// (that may take a second with no server; a connection that never had a
+// session leaves nothing to clean up). noSession says what failed when no
+// session came in time; the diagnosis of the servers tried is added.
+func (a *zkAccess) awaitSession(conn *zk.Conn, diag *zkDiag, ready <-chan struct{}, wait time.Duration, stop <-chan struct{}, noSession string) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	err := errStopped
+	select {
+	case <-ready:
+		err = a.login(conn, time.Now().Add(wait), stop)
+	case <-t.C:
+		err = withDiag(noSession, diag)
+	case <-stop:
+	}
+	if err != nil {
+		go conn.Close()
+	}
+	return err
 }

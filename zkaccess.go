@@ -154,7 +154,7 @@ func (a *zkAccess) readAuthFile(set *Settings) error {
 // connect starts a client (zk.Connect returns at once and dials in the
 // background); the caller waits for a session, then calls login. The
 // zkDiag says why no session came, if none does.
-func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo bool, cb func(zk.Event), learned func(id int64, passwd []byte)) (*zk.Conn, *zkDiag, error) {
+func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo clientLogs, cb func(zk.Event), learned func(connectReply)) (*zk.Conn, *zkDiag, error) {
 	hosts := &zkHosts{}
 	diag := &zkDiag{reasons: map[string]string{}, probed: map[string]bool{}}
 	dial := a.dialer(hosts, diag, max(minConnectWait, timeout/2))
@@ -165,7 +165,7 @@ func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo bool
 		zk.WithHostProvider(hosts),
 		zk.WithDialer(dial),
 		zk.WithLogger(logger),
-		zk.WithLogInfo(logInfo),
+		zk.WithLogInfo(bool(logInfo)),
 		zk.WithEventCallback(cb))
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot connect to ZooKeeper %s: %w", strings.Join(a.servers, ","), err)

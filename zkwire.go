@@ -7,9 +7,10 @@ package main
 // the session, which deletes its proposal. The successor is then elected in milliseconds instead of after the
 // session timeout and the wait for a dropped baton.
 //
-// The client library neither exports a session's password nor connects to
-// a given session, so ballot reads the password as the server sends it: the
-// first frame on every connection is the connect response (sniffConnect).
+// The client library exports neither a session's password nor its
+// negotiated timeout, nor connects to a given session, so ballot reads
+// them as the server sends them: the first frame on every connection is
+// the connect response (sniffConnect, parseConnectReply).
 //
 // Frames are a 4-byte big-endian length, then jute-encoded fields: int32,
 // int64, buffers and strings as a 4-byte length and the bytes.
@@ -17,13 +18,11 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 )
@@ -64,52 +63,6 @@ func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 		return d.Dial("tcp", addr)
 	}
 	return a.dialTLS(d, addr)
-}
-
-// line is the "access" order of the keeper's control pipe:
-// "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
-// chain's certificates DER, comma-separated, and the key PKCS #8.
-func (a wireAccess) line() string {
-	field := func(b []byte) string {
-		if len(b) == 0 {
-			return "-"
-		}
-		return hex.EncodeToString(b)
-	}
-	mode := "plain"
-	if a.TLS {
-		mode = "tls"
-	}
-	chain, key := encodeCert(a.Cert)
-	return strings.Join([]string{"access", mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest)}, " ")
-}
-
-// parseAccess reads the fields after "access"; ok is false if any is bad.
-func parseAccess(f []string) (a wireAccess, ok bool) {
-	if len(f) != 6 || (f[0] != "tls" && f[0] != "plain") {
-		return a, false
-	}
-	field := func(s string) ([]byte, error) {
-		if s == "-" {
-			return nil, nil
-		}
-		return hex.DecodeString(s)
-	}
-	a.TLS = f[0] == "tls"
-	name, err1 := field(f[1])
-	ca, err2 := field(f[2])
-	digest, err3 := field(f[5])
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return a, false
-	}
-	a.ServerName, a.CA, a.Digest = string(name), ca, digest
-	if f[3] != "-" {
-		var ok bool
-		if a.Cert, ok = decodeCert(f[3], f[4]); !ok {
-			return a, false
-		}
-	}
-	return a, true
 }
 
 // handoff is what a keeper needs to end its ballot's session: the session,
@@ -240,17 +193,14 @@ func (s *wireSession) connect(h *handoff, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	r := wireReader{b: resp}
-	r.int32() // protocol version
-	timeout := r.int32()
-	id := r.int64()
-	if r.err != nil {
-		return r.err
+	reply, err := parseConnectReply(resp)
+	if err != nil {
+		return err
 	}
-	if id == 0 || timeout <= 0 {
+	if reply.SessionID == 0 || reply.Timeout <= 0 {
 		return errSessionLost // expired: its nodes are gone already
 	}
-	s.timeout = time.Duration(timeout) * time.Millisecond
+	s.timeout = reply.Timeout
 
 	if h.Access.Digest != nil {
 		// Before anything else, as the client library does on every
@@ -496,10 +446,36 @@ func (r *wireReader) buffer() []byte {
 	return append([]byte(nil), r.take(int(n))...)
 }
 
-// sniffConnect wraps a dialer so that the session id and password the
-// server sends in its connect response on each connection are handed to
-// learned; the connection is otherwise untouched.
-func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(id int64, passwd []byte)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
+// connectReply is the server's connect response, the first frame on every
+// connection: the session it gave the connection, the session timeout it
+// negotiated and the session's password. Session id 0: the session asked
+// for has expired.
+type connectReply struct {
+	SessionID int64
+	Timeout   time.Duration
+	Passwd    []byte
+}
+
+// parseConnectReply reads a connect response (the frame without its
+// length): int32 protocol version, int32 timeout in ms, int64 session id,
+// the password as a buffer, then an optional read-only flag.
+func parseConnectReply(frame []byte) (connectReply, error) {
+	r := wireReader{b: frame}
+	r.int32() // protocol version
+	ms := r.int32()
+	id := r.int64()
+	pw := r.buffer()
+	if r.err != nil {
+		return connectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
+	}
+	return connectReply{SessionID: id, Timeout: time.Duration(ms) * time.Millisecond, Passwd: pw}, nil
+}
+
+// sniffConnect wraps a dialer so that the connect response the server
+// sends on each connection is handed to learned, before the client library
+// reads it (a session, not an expired one); the connection is otherwise
+// untouched.
+func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(connectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
@@ -511,7 +487,7 @@ func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Co
 
 type sniffer struct {
 	net.Conn
-	learned func(id int64, passwd []byte)
+	learned func(connectReply)
 
 	mu   sync.Mutex
 	done bool
@@ -537,13 +513,8 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	if len(s.head) < 4+size {
 		return n, err
 	}
-	r := wireReader{b: s.head[4 : 4+size]}
-	r.int32() // protocol version
-	r.int32() // timeout
-	id := r.int64()
-	pw := r.buffer()
-	if r.err == nil && id != 0 {
-		s.learned(id, pw)
+	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
+		s.learned(r)
 	}
 	s.done, s.head = true, nil
 	return n, err

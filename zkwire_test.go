@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -33,7 +28,7 @@ func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, 
 	var id int64
 	var pw []byte
 	conn := zkConnect(t, servers, 2*time.Second,
-		zk.WithDialer(sniffConnect(net.DialTimeout, func(i int64, p []byte) { mu.Lock(); id, pw = i, p; mu.Unlock() })))
+		zk.WithDialer(sniffConnect(net.DialTimeout, func(r connectReply) { mu.Lock(); id, pw = r.SessionID, r.Passwd; mu.Unlock() })))
 	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
 	}
@@ -303,26 +298,5 @@ func TestWireKeepAlive(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "outlasts ballot's session") {
 		t.Errorf("keepAlive gave up without saying so:\n%s", out.String())
-	}
-}
-
-// TestWireAccessLine: what the keeper learns over its pipe is what ballot
-// connects with, the client certificate's key included.
-func TestWireAccessLine(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range []wireAccess{
-		{},
-		{Digest: []byte("alice:correct horse")},
-		{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
-			Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")},
-	} {
-		f := strings.Fields(a.line())
-		got, ok := parseAccess(f[1:])
-		if f[0] != "access" || !ok || !reflect.DeepEqual(got, a) {
-			t.Errorf("%q\nparsed %+v, %v\nwant   %+v", a.line(), got, ok, a)
-		}
 	}
 }

@@ -32,6 +32,29 @@ echo "ok: /usr/share/java/zookeeper.jar and $(command -v java)"
 step "go version"
 go version
 
+# go.mod and go.sum must be what go mod tidy makes of them (the real
+# dependencies direct, nothing missing or stale). go mod tidy -diff (Go
+# 1.23 and later) changes nothing and fails with the diff; with an older
+# Go, tidy, compare with a copy and put the copy back.
+step "go mod tidy"
+if go help mod tidy 2>/dev/null | grep -q -- '-diff'; then
+	go mod tidy -diff
+else
+	saved=$(mktemp -d)
+	cp go.mod go.sum "$saved/"
+	go mod tidy
+	if ! cmp -s go.mod "$saved/go.mod" || ! cmp -s go.sum "$saved/go.sum"; then
+		diff -u "$saved/go.mod" go.mod >&2 || true
+		diff -u "$saved/go.sum" go.sum >&2 || true
+		cp "$saved/go.mod" "$saved/go.sum" .
+		rm -rf "$saved"
+		echo "go.mod or go.sum is not tidy: run go mod tidy and commit the result" >&2
+		exit 1
+	fi
+	rm -rf "$saved"
+fi
+echo "ok"
+
 step "gofmt -l ."
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then

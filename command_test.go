@@ -1,0 +1,56 @@
+package main
+
+// Unit tests of the rerun policy's back-off: a command that keeps failing
+// at once is rerun less and less often, and one that ran a while or
+// succeeded resets it.
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBackoffFor(t *testing.T) {
+	quick := childExit{Code: 1, Started: true, Duration: 50 * time.Millisecond}
+	r := &runner{}
+	var got []time.Duration
+	for i := 0; i < 12; i++ {
+		got = append(got, r.backoffFor(quick))
+	}
+	ms := time.Millisecond
+	want := []time.Duration{0, 100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 6400 * ms, 10 * time.Second, 10 * time.Second, 10 * time.Second, 10 * time.Second}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("quick failure %d waits %s, want %s (all: %v)", i+1, got[i], want[i], got)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		ex     childExit
+		resets bool
+	}{
+		{"a success", childExit{Code: 0, Started: true, Duration: 10 * ms}, true},
+		{"a failure after more than 10 s", childExit{Code: 1, Started: true, Duration: 11 * time.Second}, true},
+		{"a failure after 1 to 10 s", childExit{Code: 1, Started: true, Duration: 2 * time.Second}, false},
+	} {
+		r := &runner{}
+		for i := 0; i < 4; i++ {
+			r.backoffFor(quick)
+		}
+		if d := r.backoffFor(tc.ex); d != 0 {
+			t.Errorf("%s: waits %s, want none", tc.name, d)
+		}
+		next, want := r.backoffFor(quick), 800*ms
+		if tc.resets {
+			want = 0
+		}
+		if next != want {
+			t.Errorf("after %s, the next quick failure waits %s, want %s", tc.name, next, want)
+		}
+	}
+	// A command that could not be executed counts as a quick failure.
+	r = &runner{}
+	r.backoffFor(childExit{Code: 127})
+	if d := r.backoffFor(childExit{Code: 127}); d != 100*ms {
+		t.Errorf("a command that cannot be executed, twice: waits %s, want 100ms", d)
+	}
+}

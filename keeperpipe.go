@@ -1,0 +1,321 @@
+package main
+
+// The keeper's protocol, both ends in one place: its command line, the
+// orders ballot writes on the control pipe (child.go) and the keeper
+// carries out (keeper.go), and the reports the keeper writes on the status
+// pipe. Every line is written by an encoder here and read by parseOrder or
+// parseReport here; keeperpipe_test.go checks each round trip.
+//
+// One line each, space-separated fields, no field empty (binary data in
+// hex, "-" for none). A line that does not parse as a whole is ignored:
+// ballot cuts a long line short when the keeper does not read it in time
+// (child.tell), and ends it before the next. The orders that can be
+// longer than a pipe takes at once (PIPE_BUF; shorter writes are whole or
+// nothing) end with a field "." (endMark), so that one cut in its last
+// field is not read as whole with a shorter value.
+//
+//   argv, ballot → keeper: PARENT_PID GRACE_MS KILL BACKSTOP -- COMMAND...
+//                          (no COMMAND: idle, until a run order; keeperidle.go)
+//
+//   control, ballot → keeper:
+//     signal N                        signal the whole tree (9: until all is gone)
+//     deadline KILL BACKSTOP          boot-clock ns; 0 0: none
+//     session ID PASSWD TIMEOUT_MS SERVERS .    hex, hex, ms, a,b,c
+//     access TLS NAME CA CHAIN KEY DIGEST .     (accessOrder)
+//     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
+//     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (demoteOrder)
+//     bye                             ballot has read "exit"
+//     run GRACE_MS KILL BACKSTOP ARGV ENV .     an idle keeper: run this (hex of NUL-joined)
+//
+//   status, keeper → ballot:
+//     idle           an idle keeper waits for orders
+//     pid N          the command runs
+//     exit CODE      the command and all its descendants are gone
+//     error CODE WHY the command could not be started
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The orders of the control pipe.
+const (
+	orderSignal   = "signal"
+	orderDeadline = "deadline"
+	orderSession  = "session"
+	orderAccess   = "access"
+	orderRelease  = "release"
+	orderDemote   = "demote"
+	orderBye      = "bye"
+	orderRun      = "run"
+)
+
+// endMark ends the orders that may be cut short.
+const endMark = "."
+
+// keeperOrder is one line of the control pipe, read.
+type keeperOrder struct {
+	kind     string
+	signal   syscall.Signal // signal
+	deadline killTimes      // deadline
+	// session: the session (Servers, SessionID, Passwd, TimeoutMs);
+	// release: the release (Proposal, ReleasePath, ReleaseVersion,
+	// ReleaseData, Baton).
+	handoff *handoff
+	access  wireAccess  // access
+	demote  *demoteHook // demote
+	run     *runOrder   // run
+}
+
+func signalOrder(sig syscall.Signal) string { return fmt.Sprintf("%s %d", orderSignal, int(sig)) }
+
+func deadlineOrder(d killTimes) string {
+	return fmt.Sprintf("%s %d %d", orderDeadline, int64(d.Kill), int64(d.Backstop))
+}
+
+// sessionOrder and releaseOrder tell the keeper what ending ballot's
+// session takes (zkwire.go): the password is the session, so it goes over
+// the private pipe, never in arguments or the environment.
+func sessionOrder(h *handoff) string {
+	// The id as unsigned: a member with myid 128 or more hands out ids
+	// with the top bit set.
+	return fmt.Sprintf("%s %x %x %d %s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), endMark)
+}
+
+func releaseOrder(h *handoff) string {
+	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
+}
+
+// accessOrder is how ballot reaches ZooKeeper (TLS, credentials):
+// "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
+// chain's certificates DER, comma-separated, and the key PKCS #8.
+func accessOrder(a wireAccess) string {
+	field := func(b []byte) string {
+		if len(b) == 0 {
+			return "-"
+		}
+		return hex.EncodeToString(b)
+	}
+	mode := "plain"
+	if a.TLS {
+		mode = "tls"
+	}
+	chain, key := encodeCert(a.Cert)
+	return strings.Join([]string{orderAccess, mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest), endMark}, " ")
+}
+
+// demoteOrder is the on-demote hook (keeperend.go): "demote FORMAT WRAP
+// TIMEOUT_MS ARGV ENV .", ARGV and ENV each the hex of their items joined
+// by NUL bytes ("-": no ENV).
+func demoteOrder(d *demoteHook) string {
+	wrap := "plain"
+	if d.Wrap {
+		wrap = "wrap"
+	}
+	format := d.LogFormat
+	if format == "" {
+		format = "human"
+	}
+	env := "-"
+	if len(d.Env) > 0 {
+		env = hex.EncodeToString([]byte(strings.Join(d.Env, "\x00")))
+	}
+	return strings.Join([]string{orderDemote, format, wrap, strconv.FormatInt(d.Timeout.Milliseconds(), 10),
+		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), env, endMark}, " ")
+}
+
+const byeOrder = orderBye
+
+// parseOrder reads one line of the control pipe; ok is false for a line
+// that is not a whole, known order.
+func parseOrder(line string) (o keeperOrder, ok bool) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return o, false
+	}
+	o.kind = f[0]
+	args := f[1:]
+	switch o.kind {
+	case orderSession, orderAccess, orderRelease, orderDemote, orderRun:
+		if len(args) == 0 || args[len(args)-1] != endMark {
+			return o, false // cut short
+		}
+		args = args[:len(args)-1]
+	}
+	switch {
+	case o.kind == orderSignal && len(args) == 1:
+		n, err := strconv.Atoi(args[0])
+		o.signal = syscall.Signal(n)
+		return o, err == nil && n > 0
+	case o.kind == orderDeadline && len(args) == 2:
+		kill, err1 := strconv.ParseInt(args[0], 10, 64)
+		backstop, err2 := strconv.ParseInt(args[1], 10, 64)
+		o.deadline = killTimes{Kill: bootTime(kill), Backstop: bootTime(backstop)}
+		return o, err1 == nil && err2 == nil
+	case o.kind == orderSession && len(args) == 4:
+		o.handoff = parseSession(args)
+		return o, o.handoff != nil
+	case o.kind == orderAccess && len(args) == 6:
+		o.access, ok = parseAccess(args)
+		return o, ok
+	case o.kind == orderRelease && len(args) == 5:
+		v, err1 := strconv.ParseInt(args[2], 10, 32)
+		data, err2 := hex.DecodeString(args[3])
+		o.handoff = &handoff{Proposal: args[0], ReleasePath: args[1], ReleaseVersion: int32(v), ReleaseData: data, Baton: args[4]}
+		return o, err1 == nil && err2 == nil
+	case o.kind == orderDemote && len(args) == 5:
+		o.demote = parseDemote(args)
+		return o, o.demote != nil
+	case o.kind == orderBye && len(args) == 0:
+		return o, true
+	case o.kind == orderRun && len(args) == 5:
+		o.run = parseRun(args)
+		return o, o.run != nil
+	}
+	return o, false
+}
+
+// parseSession reads "ID PASSWD TIMEOUT SERVERS" (hex, hex, ms, a,b,c).
+func parseSession(f []string) *handoff {
+	id, err1 := strconv.ParseUint(f[0], 16, 64)
+	pw, err2 := hex.DecodeString(f[1])
+	ms, err3 := strconv.ParseInt(f[2], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil || f[3] == "" {
+		return nil
+	}
+	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
+}
+
+// parseAccess reads the fields after "access"; ok is false if any is bad.
+func parseAccess(f []string) (a wireAccess, ok bool) {
+	if len(f) != 6 || (f[0] != "tls" && f[0] != "plain") {
+		return a, false
+	}
+	field := func(s string) ([]byte, error) {
+		if s == "-" {
+			return nil, nil
+		}
+		return hex.DecodeString(s)
+	}
+	a.TLS = f[0] == "tls"
+	name, err1 := field(f[1])
+	ca, err2 := field(f[2])
+	digest, err3 := field(f[5])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return a, false
+	}
+	a.ServerName, a.CA, a.Digest = string(name), ca, digest
+	if f[3] != "-" {
+		var ok bool
+		if a.Cert, ok = decodeCert(f[3], f[4]); !ok {
+			return a, false
+		}
+	}
+	return a, true
+}
+
+// parseDemote reads the fields after "demote"; nil if any is bad.
+func parseDemote(f []string) *demoteHook {
+	ms, err1 := strconv.ParseInt(f[2], 10, 64)
+	argv, err2 := hex.DecodeString(f[3])
+	var env []byte
+	var err3 error
+	if f[4] != "-" {
+		env, err3 = hex.DecodeString(f[4])
+	}
+	if errors.Join(err1, err2, err3) != nil || len(argv) == 0 || (f[1] != "wrap" && f[1] != "plain") {
+		return nil
+	}
+	d := &demoteHook{Argv: strings.Split(string(argv), "\x00"), Timeout: time.Duration(ms) * time.Millisecond,
+		Wrap: f[1] == "wrap", LogFormat: f[0]}
+	if len(env) > 0 {
+		d.Env = strings.Split(string(env), "\x00")
+	}
+	return d
+}
+
+// The reports of the status pipe.
+const (
+	reportPid   = "pid"
+	reportExit  = "exit"
+	reportError = "error"
+)
+
+// keeperReport is one line of the status pipe, read.
+type keeperReport struct {
+	kind   string
+	pid    int    // pid
+	code   int    // exit, error
+	reason string // error
+}
+
+func pidReport(pid int) string   { return fmt.Sprintf("%s %d", reportPid, pid) }
+func exitReport(code int) string { return fmt.Sprintf("%s %d", reportExit, code) }
+
+// errorReport says why the command could not be started, on one line.
+func errorReport(code int, why string) string {
+	return fmt.Sprintf("%s %d %s", reportError, code, oneLine(why))
+}
+
+// parseReport reads one line of the status pipe; ok is false for a line
+// that is not a whole, known report.
+func parseReport(line string) (r keeperReport, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return r, false
+	}
+	r.kind = f[0]
+	n, err := strconv.Atoi(f[1])
+	switch {
+	case err != nil:
+		return r, false
+	case r.kind == reportPid && len(f) == 2 && n > 0:
+		r.pid = n
+		return r, true
+	case r.kind == reportExit && len(f) == 2:
+		r.code = n
+		return r, true
+	case r.kind == reportError:
+		r.code, r.reason = n, strings.Join(f[2:], " ")
+		return r, true
+	}
+	return r, false
+}
+
+// keeperArgs is the keeper's command line after keeperArg: ballot's pid,
+// the grace for what the command leaves behind, the first kill times
+// (deadline's), and the command.
+func keeperArgs(parent int, grace time.Duration, first killTimes, argv []string) []string {
+	return append([]string{strconv.Itoa(parent), strconv.FormatInt(grace.Milliseconds(), 10),
+		strconv.FormatInt(int64(first.Kill), 10), strconv.FormatInt(int64(first.Backstop), 10), "--"}, argv...)
+}
+
+// keeperStart is the keeper's command line, read.
+type keeperStart struct {
+	parent int
+	grace  time.Duration
+	first  killTimes
+	argv   []string
+}
+
+// parseKeeperArgs reads what keeperArgs wrote; ok is false for anything
+// else (the keeper is internal to ballot).
+func parseKeeperArgs(args []string) (s keeperStart, ok bool) {
+	if len(args) < 5 || args[4] != "--" { // no command: idle (keeperidle.go)
+		return s, false
+	}
+	parent, err1 := strconv.Atoi(args[0])
+	graceMs, err2 := strconv.ParseInt(args[1], 10, 64)
+	kill, err3 := strconv.ParseInt(args[2], 10, 64)
+	backstop, err4 := strconv.ParseInt(args[3], 10, 64)
+	if errors.Join(err1, err2, err3, err4) != nil {
+		return s, false
+	}
+	return keeperStart{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
+		first: killTimes{Kill: bootTime(kill), Backstop: bootTime(backstop)}, argv: args[5:]}, true
+}

@@ -1,0 +1,122 @@
+package main
+
+// The lease's arithmetic, apart from clocks and ZooKeeper: for a session
+// timeout T and the grace a command is owed, when the command is asked to
+// stop, when it is killed, when the keeper's alarms fire and when the
+// lease ends, all counted from the send time of the last write that
+// vouched for the leadership (lease.go). Pure, so that leaseterms_test.go
+// checks the README's inequalities for any T; and checked once at start
+// (init below), so that no edit of a fraction can make them false
+// unnoticed.
+
+import (
+	"fmt"
+	"time"
+)
+
+// leaseTerms are a lease's durations, fixed when it is taken.
+type leaseTerms struct {
+	timeout time.Duration // T, the smallest session timeout negotiated
+	wait    time.Duration // W, what a successor waits for a dropped baton
+	grace   time.Duration // owed to the command before the kill
+}
+
+func newLeaseTerms(t, stopGrace time.Duration) leaseTerms {
+	return leaseTerms{timeout: t, wait: batonWait(t), grace: min(stopGrace, t/graceOwedDiv)}
+}
+
+// endFrom is the lease's end for the last write that vouched, sent at
+// vouched: the earliest a successor could start.
+func (p leaseTerms) endFrom(vouched bootTime) bootTime { return vouched + bootTime(p.wait) }
+
+// killFor is when the command must be dead, for a lease that ends at end:
+// ballot kills it then, and so does the keeper.
+func (p leaseTerms) killFor(end bootTime) bootTime { return end - bootTime(p.timeout/killMarginDiv) }
+
+// backstopFor is when the kernel kills the keeper itself, should it not
+// have killed the command (ptrace-stopped, wedged): half the margin later,
+// still T/32 before the lease's end.
+func (p leaseTerms) backstopFor(end bootTime) bootTime {
+	return end - bootTime(p.timeout/killMarginDiv/2)
+}
+
+// stopFor is when ballot asks the command to stop (SIGTERM): the grace it
+// is owed before the kill. Nothing new starts from then on.
+func (p leaseTerms) stopFor(end bootTime) bootTime { return p.killFor(end) - bootTime(p.grace) }
+
+// renewEvery is the time between two renewals' sends.
+func (p leaseTerms) renewEvery() time.Duration { return p.timeout / renewEveryDiv }
+
+// slowAfter is how long a renewal goes unanswered before it is reported.
+func (p leaseTerms) slowAfter() time.Duration { return p.timeout / slowDiv }
+
+// checkInWithin is how recent supervision's last check-in must be for
+// renewals to vouch.
+func (p leaseTerms) checkInWithin() time.Duration { return p.timeout / checkInDiv }
+
+// leaseSpan is the time from a vouching write's send to the kill, as
+// ballot info shows it.
+func (p leaseTerms) leaseSpan() time.Duration { return time.Duration(p.killFor(p.endFrom(0))) }
+
+// ridesThrough is how long ZooKeeper may leave every renewal unanswered
+// before the command is stopped, when answers took rtt: the last answered
+// renewal was sent up to a renewal period and a round trip before the
+// silence began. 7T/16 − rtt at the largest grace.
+func (p leaseTerms) ridesThrough(rtt time.Duration) time.Duration {
+	return time.Duration(p.stopFor(p.endFrom(0))) - p.renewEvery() - rtt
+}
+
+// keeperAlarms are the keeper's kernel alarms for kill time at and
+// backstop (0: none): the wake-up, twice the backstop's distance before
+// at, so that a keeper stopped while ballot renewed has the time to read
+// the renewals it missed, and re-arm, before its backstop; and the
+// backstop, never before at (0 then: a backstop must never beat the
+// keeper to the kill).
+func keeperAlarms(at, backstop bootTime) (wake, stop bootTime) {
+	if at == 0 || backstop < at {
+		backstop = 0
+	}
+	wake = at
+	if backstop > at {
+		wake = at - 2*(backstop-at)
+	}
+	return wake, backstop
+}
+
+// check returns the first of the lease's inequalities that p breaks, nil
+// if none: the order of the moments in the README's table, and what the
+// renewals and supervision need to keep a lease.
+func (p leaseTerms) check() error {
+	end := p.endFrom(0)
+	stop, kill, backstop := p.stopFor(end), p.killFor(end), p.backstopFor(end)
+	wake, keeperEnd := keeperAlarms(kill, backstop)
+	for _, c := range []struct {
+		ok   bool
+		what string
+	}{
+		{p.grace >= 0 && stop <= kill, "SIGTERM comes no later than the kill"},
+		{kill < end, "the kill comes before the lease's end, which a successor's wait for a dropped baton ends no sooner than"},
+		{keeperEnd > kill, "the keeper's backstop comes after ballot's kill"},
+		{keeperEnd < end, "the keeper's backstop comes before the lease's end"},
+		{wake < kill, "the keeper's wake alarm comes before the kill"},
+		{time.Duration(wake) > p.renewEvery(), "the keeper's wake alarm comes after the next renewal"},
+		{time.Duration(stop) > p.renewEvery(), "a fresh lease outlasts a renewal period before SIGTERM"},
+		{p.ridesThrough(0) > 0, "a leader rides through some silence"},
+		{p.slowAfter() < time.Duration(stop), "a slow renewal is reported before the command is stopped"},
+		{p.checkInWithin() > p.renewEvery(), "supervision, which checks in every renewal period, checks in within the time renewals allow"},
+		{maxRenewalsInFlight*p.renewEvery() >= p.wait, "the renewals in flight cover a whole lease"},
+	} {
+		if !c.ok {
+			return fmt.Errorf("lease terms T=%s W=%s g=%s: not true that %s", p.timeout, p.wait, p.grace, c.what)
+		}
+	}
+	return nil
+}
+
+// The fractions hold for any T once they hold for one, apart from
+// rounding to the nanosecond, which leaseterms_test.go covers.
+func init() {
+	if err := newLeaseTerms(time.Second, time.Hour).check(); err != nil {
+		panic(err)
+	}
+}

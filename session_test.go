@@ -1,0 +1,116 @@
+package main
+
+// A session's facts — its id, its password and the session timeout the
+// server negotiated — come off the wire (sniffConnect), not from the
+// client library's log lines: these tests pin that for the go-zookeeper
+// version in go.mod, against a real ZooKeeper.
+
+import (
+	"io"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestSessionFactsComeOffTheWire: whatever timeout a candidate asks for,
+// its session knows the id the client library uses and the timeout the
+// server granted it (clamped to [2, 20] × tickTime), with the library's
+// logs going nowhere; and its password resumes the session.
+func TestSessionFactsComeOffTheWire(t *testing.T) {
+	zkc := startZK(t, 1)
+	tick := zkc.TickTime()
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: aclOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	for _, tc := range []struct {
+		name      string
+		requested time.Duration
+		granted   time.Duration
+	}{
+		{"as requested", 10 * tick, 10 * tick},
+		{"odd milliseconds", 10*tick + 7*time.Millisecond, 10*tick + 7*time.Millisecond},
+		{"raised to 2 ticks", tick / 2, 2 * tick},
+		{"lowered to 20 ticks", 100 * tick, 20 * tick},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := dialSession(quiet, acc, tc.requested, 5*time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// dialSession returns once the client library has the session
+			// too: ballot's requests go out on it.
+			if got, lib := s.ID(), s.conn.SessionID(); got == 0 || got != lib || s.conn.State() != zk.StateHasSession {
+				t.Fatalf("session id 0x%x, the client library has 0x%x (%s)", got, lib, s.conn.State())
+			}
+			if got := s.Timeout(); got != tc.granted {
+				t.Fatalf("session timeout %s, want %s (requested %s, tickTime %s)", got, tc.granted, tc.requested, tick)
+			}
+			if server := serverSessionTimeout(t, zkc, s.ID()); server != tc.granted {
+				t.Fatalf("the server says the session's timeout is %s; ballot counts with %s", server, tc.granted)
+			}
+			h := s.handoff()
+			if h == nil || len(h.Passwd) == 0 || h.SessionID != s.ID() || h.timeout() != tc.granted {
+				t.Fatalf("handoff %+v: want session 0x%x with a password and timeout %s", h, s.ID(), tc.granted)
+			}
+			w, err := h.resumeAt(zkc.Servers()[0], time.Now().Add(5*time.Second))
+			if err != nil {
+				t.Fatalf("the password read off the wire does not resume the session: %v", err)
+			}
+			w.Close()
+		})
+	}
+}
+
+// serverSessionTimeout is the timeout the server holds for session id,
+// from its "cons" listing.
+func serverSessionTimeout(t *testing.T, zkc *zkCluster, id int64) time.Duration {
+	t.Helper()
+	out, err := zkFourLetterWord(zkc.Servers()[0], "cons", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`sid=0x` + strconv.FormatInt(id, 16) + `\b[^)]*\bto=(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("session 0x%x not in the server's connections:\n%s", id, out)
+	}
+	ms, _ := strconv.Atoi(m[1])
+	return time.Duration(ms) * time.Millisecond
+}
+
+// TestParseConnectReply: the connect response as ZooKeeper frames it, with
+// and without the read-only flag; a truncated one is an error, not a
+// session.
+func TestParseConnectReply(t *testing.T) {
+	frame := func(readOnly bool) []byte {
+		var b wireBuf
+		b.int32(0)    // protocol version
+		b.int32(4007) // timeout, ms
+		b.int64(0x1234abcd)
+		b.buffer([]byte("0123456789abcdef"))
+		if readOnly {
+			b.bool(false)
+		}
+		return b.Bytes()
+	}
+	want := connectReply{SessionID: 0x1234abcd, Timeout: 4007 * time.Millisecond, Passwd: []byte("0123456789abcdef")}
+	for _, ro := range []bool{false, true} {
+		got, err := parseConnectReply(frame(ro))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("read-only flag %v: got %+v, %v; want %+v", ro, got, err, want)
+		}
+	}
+	full := frame(false)
+	for _, n := range []int{0, 4, 8, 16, len(full) - 1} {
+		if got, err := parseConnectReply(full[:n]); err == nil {
+			t.Errorf("%d of %d bytes: got %+v, want an error", n, len(full), got)
+		}
+	}
+}
