@@ -184,8 +184,11 @@ sleep 2
 
 say "SIGKILL to bob's ballot: his command dies with it, his keeper gives the baton back and ends his session: alice leads at once"
 t0=$(now_ms)
-kill -KILL "${pids[bob-1]}"
-stopped bob-1
+# (the braces keep bash's own "Killed" job report out of the output)
+{
+	kill -KILL "${pids[bob-1]}"
+	stopped bob-1
+} 2>/dev/null
 wait_for "$tmp/alice-2.log" "elected leader" 10 || fail "alice did not take over"
 echo "(alice elected $(($(now_ms) - t0)) ms after the SIGKILL)"
 sleep 0.3
