@@ -47,16 +47,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pending && cmd.pid != 0 {
-		// Started on a handover's credit: once the take is answered, the
-		// keeper learns how to give the baton back should ballot die.
-		go func() {
-			<-l.taken
-			if h := l.release; h != nil && h.ReleasePath != "" {
-				cmd.tellRelease(h)
-			}
-		}()
-	}
+	releaseWhenTaken(cmd, l, pending)
 	if cmd.pid == 0 {
 		<-cmd.Done()
 		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", cmd.Exit().Reason, "exit_code", cmd.Exit().Code)
@@ -95,6 +86,21 @@ func (r *runner) keeperDeadline(l *lease) killTimes {
 		return killTimes{}
 	}
 	return leaseKillTimes(l)
+}
+
+// releaseWhenTaken: a command or hook started on a handover's credit
+// (pending: its handoff had no release) learns, once the take is
+// answered, how to give the baton back should ballot die.
+func releaseWhenTaken(cmd *child, l *lease, pending bool) {
+	if !pending || cmd.pid == 0 {
+		return
+	}
+	go func() {
+		<-l.taken
+		if h := l.release; h != nil && h.ReleasePath != "" {
+			cmd.tellRelease(h)
+		}
+	}()
 }
 
 // handoffFor is what a keeper needs to end c's session and give its baton

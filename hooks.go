@@ -98,11 +98,13 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 	if reason != "" {
 		env = append(env, "BALLOT_DEMOTE_REASON="+reason)
 	}
+	pending := l != nil && l.takePending() // decided with the handoff (releaseWhenTaken)
 	hook, err := startChild(r.log, childSpec{Argv: argv, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l), Handoff: handoffFor(c, l), Demote: r.keeperDemote(c), StartLimit: r.set.HookTimeout})
 	if err != nil {
 		return nil, err
 	}
+	releaseWhenTaken(hook, l, pending)
 	if hook.pid == 0 {
 		<-hook.Done()
 		r.log.Error("cannot execute the "+name+" hook", "command", argv[0], "reason", hook.Exit().Reason, "exit_code", hook.Exit().Code)
