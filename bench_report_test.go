@@ -321,6 +321,16 @@ func benchHerdSection(results []benchHerdResult) string {
 		}
 	}
 	s.WriteString("\n")
+	s.WriteString("Then 3 SIGTERM handovers (SIGTERM to the leader's ballot: it stops its command, resigns and exits; it then stands again at the end of the line), from the signal to the next command's first instruction:\n\n")
+	s.WriteString("| candidates | SIGTERM → next command |\n|---|---|\n")
+	for _, r := range results {
+		var ds []string
+		for _, d := range r.sigterm {
+			ds = append(ds, benchMs(d))
+		}
+		fmt.Fprintf(&s, "| %d | %s |\n", r.n, strings.Join(ds, ", "))
+	}
+	s.WriteString("\n")
 	s.WriteString("Idle, before the handovers: a 30 s window, per candidate per minute. *Writes* is the advance of the ensemble's zxid (every write is a transaction, fsynced by every member); " +
 		"*packets* is `zk_packets_received` over the 3 members (the clients' pings, every T/3, and the leader's renewals); *requests* excludes pings. " +
 		"Expected since renewals became quorum writes: the leader's renewals only, 8 per T (120 a minute per election at T = 4 s, so 120/N per candidate); followers write nothing and send only pings. Memory: RSS and PSS of every ballot process, summed.\n\n")

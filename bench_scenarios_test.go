@@ -361,6 +361,7 @@ type benchHerdResult struct {
 	woken                   []int   // candidates other than the old and new leader that sent 2 or more requests more than in the baseline window
 	following               []int   // candidates other than the old leader that logged "following" or "elected leader" after the handover
 	gap                     []time.Duration
+	sigterm                 []time.Duration // SIGTERM to the leader's ballot → the next command
 
 	// idle, per candidate per minute, before the handovers
 	idleWrites, idlePackets, idleRequests float64
@@ -408,8 +409,27 @@ func benchHerdRun(t *testing.T, b *benchEnv, n, handovers int) benchHerdResult {
 	for h := 0; h < handovers; h++ {
 		benchHerdHandover(t, b, e, &res)
 	}
+	for h := 0; h < handovers; h++ {
+		benchHerdSigterm(t, e, &res)
+	}
 	e.stopAll()
 	return res
+}
+
+// benchHerdSigterm: SIGTERM to the leader's ballot, which stops its
+// command, resigns and exits; the time to the next command. The stopped
+// candidate stands again, at the end of the line.
+func benchHerdSigterm(t *testing.T, e *benchElection, res *benchHerdResult) {
+	time.Sleep(time.Second) // the next in line ready (its proof, its keeper)
+	old, _ := e.leader()
+	starts := len(benchStarts(benchReadStamps(e.stamps)))
+	t0 := time.Now()
+	e.current[old].Signal(syscall.SIGTERM)
+	st := e.waitStarts(starts+1, 10*time.Second)
+	res.sigterm = append(res.sigterm, st[len(st)-1].t.Sub(t0))
+	e.current[old].Wait(20 * time.Second)
+	e.add(old).WaitLog(`"msg":"following"`, 30*time.Second)
+	t.Logf("herd %d SIGTERM handover: next command after %s", res.n, benchMs(res.sigterm[len(res.sigterm)-1]))
 }
 
 // benchHerdIdle: what a settled election costs the ensemble.
