@@ -186,7 +186,7 @@ const creditFloorDiv = 8
 // little of it left.
 func (c *candidate) credit(h *handoverSeen) (end bootTime, ok bool) {
 	proof := bootTime(c.proof.Load())
-	if !c.handedToUs(h) || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
+	if c.noCredit || !c.handedToUs(h) || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
 		return 0, false
 	}
 	t := c.s.Timeout()

@@ -222,6 +222,9 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	if r.sched == nil && len(r.set.Args) > 0 {
 		c.onStandby = func() { go r.prestartKeeper() }
 	}
+	// Under ignore a command must outlive a lost connection; a take on
+	// credit whose answer stays lost would end it: take first.
+	c.noCredit = r.set.OnConnectionLoss == lossIgnore
 	standDown, onceRun, waitOver, release := r.followStop(c)
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
