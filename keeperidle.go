@@ -1,24 +1,24 @@
 package main
 
-// The idle keeper: a keeper with no command, which a cron leader keeps
-// between runs. Should ballot die then (SIGKILL, OOM), the keeper does at
-// once what it does after a command (keeperend.go): the on-demote hook,
-// then the baton given back and the session closed. The next leader then
-// starts in milliseconds instead of after the session's expiry and the
-// dropped baton's wait (T + W, 8.75 s at T = 5 s).
-//
-// At most one keeper exists for a leader at any time: the idle one is
-// told "bye", and gone, before a run's keeper starts, so that a release
-// never comes while a command may still run.
+// The idle keeper: a keeper with no command yet. Two uses:
+//   - the next in line of run once starts one ahead (prestartKeeper), and
+//     its command, when it leads, runs on it (a run order): no keeper's
+//     start on a handover's critical path. Until then it knows nothing of
+//     the session, so should ballot die it gives nothing back;
+//   - a cron leader keeps one between runs, told the session and the
+//     release. Should ballot die then (SIGKILL, OOM), the keeper does at
+//     once what it does after a command (keeperend.go): the on-demote hook,
+//     then the baton given back and the session closed, so the next leader
+//     starts in milliseconds instead of after the session's expiry and the
+//     dropped baton's wait (T + W, 8.75 s at T = 5 s). The next run starts
+//     on it, so there is never a moment with two keepers (a release while a
+//     command may still run) or none.
 
 import (
 	"bufio"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,38 +35,6 @@ type runOrder struct {
 	kill, backstop bootTime
 	argv, env      []string
 	started        chan struct{} // closed once the tree exists, or its start failed
-}
-
-// line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
-// the lists hex of NUL-joined strings.
-func (o *runOrder) line() string {
-	env := "-" // no field is empty
-	if len(o.env) > 0 {
-		env = hex.EncodeToString([]byte(strings.Join(o.env, "\x00")))
-	}
-	return fmt.Sprintf("%s %d %d %d %x %s %s", orderRun, o.grace.Milliseconds(), o.kill, o.backstop,
-		strings.Join(o.argv, "\x00"), env, endMark)
-}
-
-func parseRun(f []string) *runOrder {
-	grace, err1 := strconv.ParseInt(f[0], 10, 64)
-	kill, err2 := strconv.ParseInt(f[1], 10, 64)
-	backstop, err3 := strconv.ParseInt(f[2], 10, 64)
-	argv, err4 := hex.DecodeString(f[3])
-	var env []byte
-	var err5 error
-	if f[4] != "-" {
-		env, err5 = hex.DecodeString(f[4])
-	}
-	if errors.Join(err1, err2, err3, err4, err5) != nil || len(argv) == 0 {
-		return nil
-	}
-	o := &runOrder{grace: time.Duration(grace) * time.Millisecond, kill: bootTime(kill), backstop: bootTime(backstop),
-		argv: strings.Split(string(argv), "\x00"), started: make(chan struct{})}
-	if len(env) > 0 {
-		o.env = strings.Split(string(env), "\x00")
-	}
-	return o
 }
 
 // standIdle is the keeper's side: report, carry out orders until "run"

@@ -319,3 +319,35 @@ func parseKeeperArgs(args []string) (s keeperStart, ok bool) {
 	return keeperStart{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
 		first: killTimes{Kill: bootTime(kill), Backstop: bootTime(backstop)}, argv: args[5:]}, true
 }
+
+// line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
+// the lists hex of NUL-joined strings.
+func (o *runOrder) line() string {
+	env := "-" // no field is empty
+	if len(o.env) > 0 {
+		env = hex.EncodeToString([]byte(strings.Join(o.env, "\x00")))
+	}
+	return fmt.Sprintf("%s %d %d %d %x %s %s", orderRun, o.grace.Milliseconds(), o.kill, o.backstop,
+		strings.Join(o.argv, "\x00"), env, endMark)
+}
+
+func parseRun(f []string) *runOrder {
+	grace, err1 := strconv.ParseInt(f[0], 10, 64)
+	kill, err2 := strconv.ParseInt(f[1], 10, 64)
+	backstop, err3 := strconv.ParseInt(f[2], 10, 64)
+	argv, err4 := hex.DecodeString(f[3])
+	var env []byte
+	var err5 error
+	if f[4] != "-" {
+		env, err5 = hex.DecodeString(f[4])
+	}
+	if errors.Join(err1, err2, err3, err4, err5) != nil || len(argv) == 0 {
+		return nil
+	}
+	o := &runOrder{grace: time.Duration(grace) * time.Millisecond, kill: bootTime(kill), backstop: bootTime(backstop),
+		argv: strings.Split(string(argv), "\x00"), started: make(chan struct{})}
+	if len(env) > 0 {
+		o.env = strings.Split(string(env), "\x00")
+	}
+	return o
+}
