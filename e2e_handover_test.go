@@ -52,28 +52,8 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	zkc := startZK(t, 1)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set := &Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"}
-	acc, err := loadZKAccess(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dial := func() *session {
-		s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		return s
-	}
-	join := func(s *session, id string) *candidate {
-		c, err := propose(log, s, base, id, "run once", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-
+	p := newInProcess(t, zkc, base)
+	dial, join := p.session, p.join
 	leaderSession := dial()
 	leader := join(leaderSession, "leader")
 	if _, err := leader.readElection(); err != nil {
@@ -157,21 +137,9 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 	zkc := startZK(t, 1)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set := &Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"}
-	acc, err := loadZKAccess(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := propose(log, s, base, "a", "run once", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newInProcess(t, zkc, base)
+	s := p.session()
+	c := p.join(s, "a")
 	if _, err := c.readElection(); err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +158,41 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 	if ok, _, _ := s.conn.Exists(c.batonPath()); ok {
 		t.Errorf("a baton exists")
 	}
+}
+
+// inProcess is ballot's own election code, run in the test against real
+// ZooKeeper: sessions (T = 2 s, closed with the test) and candidates.
+type inProcess struct {
+	t    *testing.T
+	log  *slog.Logger
+	acc  *zkAccess
+	base string
+}
+
+func newInProcess(t *testing.T, zkc *zkCluster, base string) *inProcess {
+	t.Helper()
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &inProcess{t: t, log: slog.New(slog.NewTextHandler(io.Discard, nil)), acc: acc, base: base}
+}
+
+func (p *inProcess) session() *session {
+	p.t.Helper()
+	s, err := dialSession(p.log, p.acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(s.Close)
+	return s
+}
+
+func (p *inProcess) join(s *session, id string) *candidate {
+	p.t.Helper()
+	c, err := propose(p.log, s, p.base, id, "run once", nil)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return c
 }

@@ -8,8 +8,6 @@ package main
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -70,21 +68,8 @@ func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 	zkc := startZK(t, 1)
 	base := "/ballot/test/" + t.Name()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set := &Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: "open"}
-	acc, err := loadZKAccess(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := propose(log, s, base, "a", "run once", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newInProcess(t, zkc, base)
+	c := p.join(p.session(), "a")
 	if _, err := c.takeBaton(nil); err != nil {
 		t.Fatal(err)
 	}
