@@ -97,46 +97,20 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 			return c, nil
 		}
 	}
-	self, err := keeperExecutable()
-	if err != nil {
-		return nil, err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	controlR, controlW, err := os.Pipe()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		return nil, err
-	}
-	k := exec.Command(self, append([]string{keeperArg}, keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv)...)...)
-	k.Args[0] = "ballot-keeper"
-	k.Env = append(os.Environ(), spec.Env...)
-	k.Stdin = os.Stdin
-	// fd 5: ballot's stderr, where the keeper logs should ballot die
-	// (the command's may be a pipe to ballot).
-	k.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
-	k.SysProcAttr = newGroupAttr(syscall.SIGTERM)
-
-	c := &child{log: log, keeper: k, control: controlW, deadline: spec.Deadline, done: make(chan struct{})}
+	c := &child{log: log, deadline: spec.Deadline, done: make(chan struct{})}
 	var streams sync.WaitGroup
-	closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
+	out, errw, closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
 	if err != nil {
 		return nil, err
 	}
-	err = k.Start()
-	statusW.Close()
-	controlR.Close()
+	k, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv), spec.Env, out, errw)
 	for _, w := range closeAfterStart {
 		w.Close()
 	}
 	if err != nil {
-		statusR.Close()
-		controlW.Close()
-		return nil, fmt.Errorf("cannot start the keeper: %w", err)
+		return nil, err
 	}
+	c.keeper, c.control = k, controlW
 	c.started = time.Now()
 
 	c.afterStart(spec, bufio.NewReader(statusR), statusR, relays, &streams)
@@ -196,6 +170,43 @@ func (c *child) afterStart(spec childSpec, status *bufio.Reader, statusR *os.Fil
 	go c.await(status, statusR, streams)
 }
 
+// spawnKeeper starts the keeper with args (keeperArgs) and the extra
+// environment env, writing to out and errw (the command's stdout and
+// stderr); it returns ballot's ends of the status and control pipes.
+func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, controlW *os.File, err error) {
+	self, err := keeperExecutable()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	controlR, controlW, err := os.Pipe()
+	if err != nil {
+		statusR.Close()
+		statusW.Close()
+		return nil, nil, nil, err
+	}
+	k = exec.Command(self, append([]string{keeperArg}, args...)...)
+	k.Args[0] = "ballot-keeper"
+	k.Env = append(os.Environ(), env...)
+	k.Stdin, k.Stdout, k.Stderr = os.Stdin, out, errw
+	// fd 5: ballot's stderr, where the keeper logs should ballot die
+	// (the command's may be a pipe to ballot).
+	k.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
+	k.SysProcAttr = newGroupAttr(syscall.SIGTERM)
+	err = k.Start()
+	statusW.Close()
+	controlR.Close()
+	if err != nil {
+		statusR.Close()
+		controlW.Close()
+		return nil, nil, nil, fmt.Errorf("cannot start the keeper: %w", err)
+	}
+	return k, statusR, controlW, nil
+}
+
 // keeperExecutable is ballot's own executable, which the keeper is.
 func keeperExecutable() (string, error) {
 	self := "/proc/self/exe"
@@ -211,20 +222,19 @@ func keeperExecutable() (string, error) {
 // stderr into log lines: it returns the pipes' write ends, to close once
 // the keeper has them, and the relays, to start once the pid is known.
 // Without it, the command writes to ballot's own stdout and stderr.
-func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (closeAfterStart []io.Closer, relays []func(), err error) {
+func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (out, errw *os.File, closeAfterStart []io.Closer, relays []func(), err error) {
 	if !wrap {
-		c.keeper.Stdout, c.keeper.Stderr = os.Stdout, os.Stderr
-		return nil, nil, nil
+		return os.Stdout, os.Stderr, nil, nil, nil
 	}
 	for _, name := range []string{"stdout", "stderr"} {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if name == "stdout" {
-			c.keeper.Stdout = w
+			out = w
 		} else {
-			c.keeper.Stderr = w
+			errw = w
 		}
 		closeAfterStart = append(closeAfterStart, w)
 		relays = append(relays, func() {
@@ -235,7 +245,7 @@ func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (closeAfterStart 
 			}()
 		})
 	}
-	return closeAfterStart, relays, nil
+	return out, errw, closeAfterStart, relays, nil
 }
 
 // readStart reads the keeper's first report: the command's pid, or why it

@@ -18,9 +18,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -75,24 +73,8 @@ type idleKeeper struct {
 // the release) and demote (nil: none); wrap: the command it may run will
 // have its output wrapped into log lines.
 func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, error) {
-	self, err := keeperExecutable()
-	if err != nil {
-		return nil, err
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	controlR, controlW, err := os.Pipe()
-	if err != nil {
-		statusR.Close()
-		statusW.Close()
-		return nil, err
-	}
-	cmd := exec.Command(self, append([]string{keeperArg}, keeperArgs(os.Getpid(), 0, killTimes{}, nil)...)...)
-	cmd.Args[0] = "ballot-keeper"
 	// The on-demote hook, should it run, writes where the command would.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	out, errw := os.Stdout, os.Stderr
 	var wrapped, writeEnds []*os.File
 	if wrap {
 		for range 2 {
@@ -101,21 +83,13 @@ func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, er
 				for _, f := range append(wrapped, writeEnds...) {
 					f.Close()
 				}
-				statusR.Close()
-				statusW.Close()
-				controlR.Close()
-				controlW.Close()
 				return nil, err
 			}
 			wrapped, writeEnds = append(wrapped, r), append(writeEnds, w)
 		}
-		cmd.Stdout, cmd.Stderr = writeEnds[0], writeEnds[1]
+		out, errw = writeEnds[0], writeEnds[1]
 	}
-	cmd.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
-	cmd.SysProcAttr = newGroupAttr(syscall.SIGTERM)
-	err = cmd.Start()
-	statusW.Close()
-	controlR.Close()
+	cmd, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), 0, killTimes{}, nil), nil, out, errw)
 	for _, w := range writeEnds {
 		w.Close()
 	}
@@ -123,9 +97,7 @@ func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, er
 		for _, r := range wrapped {
 			r.Close()
 		}
-		statusR.Close()
-		controlW.Close()
-		return nil, fmt.Errorf("cannot start the keeper: %w", err)
+		return nil, err
 	}
 	k := &idleKeeper{c: &child{keeper: cmd, control: controlW}, statusR: statusR, status: bufio.NewReader(statusR),
 		done: make(chan struct{}), wrapped: wrapped}
