@@ -416,6 +416,14 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 			return 0, &nodeLostError{"proposal"}
 		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists) && lost != 0:
 			// An earlier take of ours may have been applied after all.
+		case i == 3 && errors.Is(res[3].Error, zk.ErrBadVersion) && fresh():
+			// Another leader recorded its W in the election's record since
+			// we read it (while following): nothing was applied, a multi-op
+			// being atomic. Read it again and take again.
+			if _, err := c.readElection(); err != nil {
+				return 0, fmt.Errorf("cannot read the election's record: %w", err)
+			}
+			continue
 		case i >= 0 || !retryable(err):
 			return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zkError(err, "create", c.batonPath()))
 		default:

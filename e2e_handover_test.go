@@ -196,3 +196,33 @@ func (p *inProcess) join(s *session, id string) *candidate {
 	}
 	return c
 }
+
+// TestHandedOverTakeRereadsTheElectionRecord: a successor read the
+// election's record while following, before the first leader recorded its
+// W there (a brand-new election); its take on credit, checked against that
+// old version, must read it again and take, not end the leadership (and
+// restart the command elsewhere).
+func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
+	c := startZK(t, 1)
+	e := newFreshElection(t, c)
+	a := e.add("a", nil, nil, "tick")
+	a.WaitLog("waiting for the baton", 10*time.Second) // no record yet: a waits W
+	b := e.add("b", nil, nil, "tick")                  // reads the election's record meanwhile
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	b.WaitLog("next in line: ready to start at once", 10*time.Second)
+	a.Signal(syscall.SIGTERM)
+	a.Wait(10 * time.Second)
+	b.WaitLog("baton handed over to us: starting on credit", 10*time.Second)
+	for deadline := time.Now().Add(10 * time.Second); !b.Logged("baton taken") && !b.Logged("could not be taken"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's take neither succeeded nor failed:\n%s", b.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !b.Logged("baton taken") || b.Logged("could not be taken") {
+		t.Errorf("b's take on credit failed on a stale election record:\n%s", b.out.String())
+	}
+	checkNoOverlap(t, e.ticks)
+	b.Signal(syscall.SIGTERM)
+	b.Wait(10 * time.Second)
+}
