@@ -268,6 +268,11 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
 	}
 	c.listHistory()
+	// The skips and runs recorded below check the baton: after a
+	// handover's take, and not at all if it failed.
+	if l.awaitTake(); !l.Fresh() {
+		return endedBy(leaseLost, childExit{})
+	}
 	cl := &cronLeader{r: r, c: c, l: l, st: st}
 	defer cl.dropIdle()
 	for {
