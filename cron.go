@@ -229,6 +229,9 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 			var got cronRecord
 			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node {
 				st.last, st.version = t, stat.Version
+				c.adoptOwnEntry(func(e historyEntry) bool {
+					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t)
+				})
 				return nil
 			}
 			st.version = stat.Version

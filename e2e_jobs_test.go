@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -132,8 +133,29 @@ func TestOnceClaimAnswerLost(t *testing.T) {
 			if n := onceRuns(t, runs); n != 1 || !r.Logged(tc.log) || !onceFinished(t, c, base, "k") {
 				t.Errorf("%d runs (want 1), logged %q: %v, key finished: %v", n, tc.log, r.Logged(tc.log), onceFinished(t, c, base, "k"))
 			}
+			if e := newestHistoryEntry(t, c, base); e == nil || e.Key != "k" || e.Ended != endExited {
+				t.Errorf("the run history's newest entry is %+v, want key k ended exited", e)
+			}
 		})
 	}
+}
+
+// newestHistoryEntry reads the newest entry of the election's run history.
+func newestHistoryEntry(t *testing.T, c *zkCluster, base string) *historyEntry {
+	t.Helper()
+	conn := zkConnect(t, c.Servers(), 2*time.Second)
+	defer conn.Close()
+	names, _, err := conn.Children(historyDir(base))
+	if err != nil || len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	raw, _, err := conn.Get(historyDir(base) + "/" + names[len(names)-1])
+	var e historyEntry
+	if err != nil || json.Unmarshal(raw, &e) != nil {
+		return nil
+	}
+	return &e
 }
 
 // waitNoProposals waits until the claim was cut, then until the election

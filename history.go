@@ -153,6 +153,35 @@ func (c *candidate) created(res []zk.MultiResponse, i int, e historyEntry) {
 	c.history.names = append(c.history.names, res[i].String[len(historyDir(c.basePath))+1:])
 }
 
+// adoptOwnEntry finds, after a write whose answer was lost but which
+// landed, the entry it created: the newest open one of this leadership
+// that matches. Without it the run's end would never be recorded, and the
+// entry would stay open for good: successors close only entries newer than
+// the newest closed run, and this one is soon older than that.
+func (c *candidate) adoptOwnEntry(match func(historyEntry) bool) {
+	if c.history.names == nil {
+		return // the history could not be listed: nothing was created
+	}
+	dir := historyDir(c.basePath)
+	names, _, err := c.s.conn.Children(dir)
+	if err != nil {
+		return
+	}
+	sort.Strings(names)
+	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
+		raw, st, err := c.s.conn.Get(dir + "/" + names[i])
+		var e historyEntry
+		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != c.token || e.Ended != "" || !match(e) {
+			continue
+		}
+		c.history.open = &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
+		c.history.skip = nil
+		c.history.ending, c.history.reason = "", ""
+		c.history.names = names
+		return
+	}
+}
+
 // endAs says how the run going on ended when it was stopped (not for a run
 // that ended by itself): paused, stopped, timed-out, leadership-lost.
 func (c *candidate) endAs(ending, reason string) {

@@ -101,6 +101,7 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
 			// Our own claim, whose answer was lost (below): it landed.
 			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
+			c.adoptOwnEntry(func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key })
 			c.pruneOnce()
 			return true, nil, nil
 		}
