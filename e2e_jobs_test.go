@@ -133,29 +133,32 @@ func TestOnceClaimAnswerLost(t *testing.T) {
 			if n := onceRuns(t, runs); n != 1 || !r.Logged(tc.log) || !onceFinished(t, c, base, "k") {
 				t.Errorf("%d runs (want 1), logged %q: %v, key finished: %v", n, tc.log, r.Logged(tc.log), onceFinished(t, c, base, "k"))
 			}
-			if e := newestHistoryEntry(t, c, base); e == nil || e.Key != "k" || e.Ended != endExited {
-				t.Errorf("the run history's newest entry is %+v, want key k ended exited", e)
+			if es := historyEntries(t, c, base); len(es) != 1 || es[0].Key != "k" || es[0].Ended != endExited {
+				t.Errorf("the run history holds %+v, want one run: key k, ended exited", es)
 			}
 		})
 	}
 }
 
-// newestHistoryEntry reads the newest entry of the election's run history.
-func newestHistoryEntry(t *testing.T, c *zkCluster, base string) *historyEntry {
+// historyEntries reads the election's run history, oldest first.
+func historyEntries(t *testing.T, c *zkCluster, base string) []historyEntry {
 	t.Helper()
 	conn := zkConnect(t, c.Servers(), 2*time.Second)
 	defer conn.Close()
 	names, _, err := conn.Children(historyDir(base))
-	if err != nil || len(names) == 0 {
+	if err != nil {
 		return nil
 	}
 	sort.Strings(names)
-	raw, _, err := conn.Get(historyDir(base) + "/" + names[len(names)-1])
-	var e historyEntry
-	if err != nil || json.Unmarshal(raw, &e) != nil {
-		return nil
+	var out []historyEntry
+	for _, n := range names {
+		raw, _, err := conn.Get(historyDir(base) + "/" + n)
+		var e historyEntry
+		if err == nil && json.Unmarshal(raw, &e) == nil {
+			out = append(out, e)
+		}
 	}
-	return &e
+	return out
 }
 
 // waitNoProposals waits until the claim was cut, then until the election

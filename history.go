@@ -162,24 +162,31 @@ func (c *candidate) adoptOwnEntry(match func(historyEntry) bool) {
 	if c.history.names == nil {
 		return // the history could not be listed: nothing was created
 	}
+	if o := c.findOpenEntry(c.token, match); o != nil {
+		c.history.open = o
+		c.history.skip = nil
+		c.history.ending, c.history.reason = "", ""
+	}
+}
+
+// findOpenEntry is the newest open entry of the leadership with fencing
+// token token that matches, among the newest ten; nil if none.
+func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *openEntry {
 	dir := historyDir(c.basePath)
 	names, _, err := c.s.conn.Children(dir)
 	if err != nil {
-		return
+		return nil
 	}
 	sort.Strings(names)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
 		raw, st, err := c.s.conn.Get(dir + "/" + names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != c.token || e.Ended != "" || !match(e) {
+		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
 			continue
 		}
-		c.history.open = &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
-		c.history.skip = nil
-		c.history.ending, c.history.reason = "", ""
-		c.history.names = names
-		return
+		return &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
 	}
+	return nil
 }
 
 // endAs says how the run going on ended when it was stopped (not for a run

@@ -33,7 +33,12 @@ func (r *runner) clearLostClaim(c *candidate) {
 			if rec == nil || rec.Proposal != proposal || rec.FinishedAt != nil || running {
 				break // it did not land, or someone has retried it since
 			}
-			err = c.s.conn.Delete(oncePath(c.basePath, key), version)
+			// The claim's run entry goes too: that run never happened.
+			ops := []any{&zk.DeleteRequest{Path: oncePath(c.basePath, key), Version: version}}
+			if e := c.findOpenEntry(rec.FencingToken, func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key }); e != nil {
+				ops = append(ops, &zk.DeleteRequest{Path: e.path, Version: e.version})
+			}
+			_, err = c.s.conn.Multi(ops...)
 			switch {
 			case err == nil:
 				r.log.Warn("cleared the once key's record left by a claim whose answer was lost with its session; the command never ran: claiming the key again",
