@@ -29,11 +29,14 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		row("leader", "none: no candidate is in line")
 	default:
 		since := fmtMs(l.ProposalAgeMs) + " in line"
+		holds := false
 		if b := inf.Baton; b != nil && b.State == "held" && b.FencingToken == l.Czxid {
-			since = "since " + fmtMs(b.SinceAgoMs) + " ago"
+			since, holds = "since "+fmtMs(b.SinceAgoMs)+" ago", true
 		}
 		state := ""
-		if l.State != "" && l.State != stateLeading {
+		// A new leader's own word comes up to a second after its take
+		// (publisher.go): holding the baton, it leads.
+		if l.State != "" && l.State != stateLeading && !(holds && l.State == stateFollowing) {
 			state = ", " + l.State
 		}
 		row("leader", fmt.Sprintf("%s %s, token %d%s", candidateName(l.ID, l.Host), since, l.Czxid, state))
@@ -47,7 +50,11 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		if id == "" {
 			id = "(unreadable)"
 		}
-		row(label, fmt.Sprintf("%d  %-16s %-20s %s", c.Position, clip(id, 16), clip(c.Host, 20), orNone(c.State)))
+		st := c.State
+		if b := inf.Baton; i == 0 && st == stateFollowing && b != nil && b.State == "held" && b.FencingToken == c.Czxid {
+			st = stateLeading // its own word lags its take (publisher.go)
+		}
+		row(label, fmt.Sprintf("%d  %-16s %-20s %s", c.Position, clip(id, 16), clip(c.Host, 20), orNone(st)))
 	}
 	if b := inf.Baton; b != nil {
 		text := b.State
