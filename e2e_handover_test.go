@@ -21,10 +21,14 @@ import (
 func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	c := startZK(t, 1)
 	e := newElection(t, c)
-	a := e.add("a", nil, nil, "tick")
+	// T = 4 s (the harness's largest): a proof every second and a credit
+	// of 3 s, so that a handover finds credit even on a machine so busy
+	// that a proof is late by half a second (at 2 s, by a quarter).
+	slow := []string{"--zookeeper-session-timeout", "4s"}
+	a := e.add("a", slow, nil, "tick")
 	e.leader(10 * time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
-	b := e.add("b", []string{"--log-level", "debug"}, nil, "tick")
+	b := e.add("b", append([]string{"--log-level", "debug"}, slow...), nil, "tick")
 	b.WaitLog("next in line: ready to start at once", 10*time.Second)
 	b.WaitLog("a keeper stands by", 10*time.Second)
 
@@ -205,9 +209,10 @@ func (p *inProcess) join(s *session, id string) *candidate {
 func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 	c := startZK(t, 1)
 	e := newFreshElection(t, c)
-	a := e.add("a", nil, nil, "tick")
+	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit
+	a := e.add("a", slow, nil, "tick")
 	a.WaitLog("waiting for the baton", 10*time.Second) // no record yet: a waits W
-	b := e.add("b", nil, nil, "tick")                  // reads the election's record meanwhile
+	b := e.add("b", slow, nil, "tick")                 // reads the election's record meanwhile
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	b.WaitLog("next in line: ready to start at once", 10*time.Second)
 	a.Signal(syscall.SIGTERM)
