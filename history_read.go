@@ -123,8 +123,8 @@ type historyReport struct {
 }
 
 // readElectionWith reads the election and what else a reader needs from
-// the same session, within the connect wait; the errors are worded as
-// info's.
+// the same session, within the connect wait: info, history and check all
+// read this way, and fail with the same words.
 func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, string, error) {
 	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {

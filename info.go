@@ -19,7 +19,6 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -544,53 +543,26 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
 func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
-	conn, err := dialReader(set, acc, log, nil, nil)
+	s, now, note, err := readElectionWith(set, acc, log, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
 	}
-	type result struct {
-		inf *infoElection
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := readElection(conn, set.BasePath)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		now, note := readClock(conn, set.BasePath, acc.acl)
-		done <- result{inf: buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)}
-	}()
-	wait := connectWait(set)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(wait):
-		r.err = fmt.Errorf("no answer within %s", wait)
-	}
-	if r.err != nil {
-		go conn.Close()
-		fmt.Fprintf(os.Stderr, "ballot: info: cannot read the election %s from ZooKeeper %s: %v\n",
-			set.BasePath, strings.Join(set.ZooKeeperServers, ","), r.err)
-		return exitFailure
-	}
-	conn.Close()
+	inf := buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)
 	if set.Output != "json" {
-		writeInfoSummary(os.Stdout, r.inf)
+		writeInfoSummary(os.Stdout, inf)
 		if set.Verbose {
 			fmt.Fprintln(os.Stdout)
 		}
 	}
 	if set.Output == "json" || set.Verbose {
-		err = writeInfo(os.Stdout, set.Output, r.inf)
+		err = writeInfo(os.Stdout, set.Output, inf)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
 	}
-	if r.inf.Leader == nil {
+	if inf.Leader == nil {
 		return 1
 	}
 	return 0
