@@ -25,20 +25,25 @@ package main
 // baton: a successor waits batonWait before it takes over, unless the
 // holder releases it meanwhile.
 //
-// Handed over: a leader that resigns names its successor, the lowest
-// other proposal, in the release (checked in the same multi-op, so it was
-// in line then). The named successor may start its command at once, on
-// credit, and take the baton meanwhile, when it holds a proof of its own:
-// a write it sent, answered, that checked its proposal (the next in line
-// sends one every T/4, standby.go). Whatever ends that successor (its
-// session's expiry, a deletion of its proposal) comes after the proof in
-// ZooKeeper's order; anyone else starts only after seeing its proposal
-// gone and then waiting the record's W, so after (proof sent) + W. So the
-// successor's first lease ends there, with W no longer than the record
-// says; its take, once answered, renews it as any renewal does. A take
-// that fails ends the leadership at once. Only the named proposal may
-// treat a handed-over record as its own: the predecessor's session, which
-// may stand again, may not.
+// Handed over: a leader that resigns names its successor, the first other
+// proposal in line, in the release (checked in the same multi-op, so it
+// was in line then). The named successor may start its command at once,
+// on credit, and take the baton meanwhile, when it holds a proof of its
+// own: a write it sent, answered before it read the release, that checked
+// its proposal (whoever may be named sends one every T/4, standby.go).
+// Nobody else may take the baton while that successor is in line and the
+// record names it (waitForNamed): others wait until its proposal is gone —
+// whatever removed it (its session's expiry, a deletion) comes after the
+// proof in ZooKeeper's order — or until they revoke the handover, a write
+// after the read that gave the credit; then they wait the record's W. So
+// the successor's first lease ends at (proof sent) + W, with W no longer
+// than the record says; its take, once answered, renews it as any renewal
+// does. A take that fails ends the leadership at once. Only the named
+// proposal may treat a handed-over record as its own: the predecessor's
+// session, which may stand again, may not. A successor that is not the
+// oldest proposal in line (a higher --priority went ahead of older ones)
+// gets no credit (noCredit): ballots older than priorities, which do not
+// wait for a named successor, then find its baton taken first.
 
 import (
 	"bytes"
@@ -86,12 +91,12 @@ func (c *candidate) handoverData(state string) []byte {
 	return b
 }
 
-// handedData is the release that names successor. Its W is the longest
+// handedData is the release that names a successor. Its W is the longest
 // this leader knows of (its own, the election's record): what anyone
 // waits should that successor vanish, and the most its credit may use.
-func (c *candidate) handedData(successor string) []byte {
+func (c *candidate) handedData(to handTo) []byte {
 	rec := c.handoverRecord(handoverHanded)
-	rec.Successor = successor
+	rec.Successor, rec.NoCredit = to.proposal, to.noCredit
 	if c.election != nil {
 		rec.BatonWaitMs = max(rec.BatonWaitMs, c.election.rec.BatonWaitMs)
 	}
@@ -129,11 +134,16 @@ type leaseStart struct {
 // the whole election (deleteall) under a leader that is still running.
 func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 	var drop droppedWait
+	var named namedWait
 	announced := "" // the last wait logged
 	for {
 		if c.s.isLost() {
 			return leaseStart{}, errSessionLost
 		}
+		// Only a proof answered before the record is read may give credit:
+		// its commit then comes before any revocation of the handover
+		// (waitForNamed) that the read did not see.
+		proof := bootTime(c.proof.Load())
 		h, err := c.readHandover()
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
@@ -141,10 +151,15 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 			}
 			continue
 		}
-		if end, ok := c.credit(h); ok {
+		if end, ok := c.credit(h, proof); ok {
 			c.log.Info("baton handed over to us: starting on credit while the take goes out",
 				"proposal", c.node, "credit_left", time.Duration(end-bootNow()).Round(time.Millisecond))
 			return leaseStart{end: end, pending: h}, nil
+		}
+		if waited, err := c.waitForNamed(h, &named, &announced, stop); err != nil {
+			return leaseStart{}, err
+		} else if waited {
+			continue
 		}
 		dropped, wait, err := c.droppedTake(h)
 		if err != nil {
@@ -180,13 +195,13 @@ func (c *candidate) handedToUs(h *handoverSeen) bool {
 const creditFloorDiv = 8
 
 // credit is the lease a successor the record names may start on before
-// its take is answered: the send time of its last proof in line plus W,
-// the smaller of its own and the record's (which is what everyone else
-// waits, should it vanish). ok is false without a proof, or with too
+// its take is answered: the send time of its last proof in line (answered
+// before the record was read) plus W, the smaller of its own and the
+// record's (which is what everyone else waits, should it vanish). ok is
+// false without a proof, with a record that gives no credit, or with too
 // little of it left.
-func (c *candidate) credit(h *handoverSeen) (end bootTime, ok bool) {
-	proof := bootTime(c.proof.Load())
-	if c.noCredit || !c.handedToUs(h) || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
+func (c *candidate) credit(h *handoverSeen, proof bootTime) (end bootTime, ok bool) {
+	if c.noCredit || !c.handedToUs(h) || h.rec.NoCredit || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
 		return 0, false
 	}
 	t := c.s.Timeout()
@@ -224,11 +239,11 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 // may still run: "" when there is none.
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
 	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
-	if h.parsed && h.rec.State == handoverHanded {
+	if h.parsed && (h.rec.State == handoverHanded || h.rec.State == handoverRevoked) {
 		// Ours only if it names this proposal. Named to another, which
-		// is no longer in line (we are the lowest: the release checked
-		// it was the lowest after its leader), it may have started on
-		// credit: wait as for a dropped take.
+		// is no longer in line or whose handover was revoked
+		// (waitForNamed), it may have started on credit: wait as for a
+		// dropped take.
 		mine = c.handedToUs(h)
 	}
 	switch {
@@ -502,6 +517,9 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		}
 		return nil
 	}
+	// First in line behind a leader (a higher --priority went ahead of
+	// it): its release will name us.
+	c.standBy()
 	if *announced != fmt.Sprintf("held 0x%x", owner) {
 		*announced = fmt.Sprintf("held 0x%x", owner)
 		holder := fmt.Sprintf("session 0x%x", owner)
@@ -579,17 +597,17 @@ func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, er
 // (an operator may have deleted the record, and a successor re-created it
 // at version 0, the version of our own create).
 //
-// successor, when not "", is named in the record (handed over), and
+// to, when it names a proposal, is named in the record (handed over), and
 // checked to be in line in the same multi-op; retireMulti drops the name
 // if it is not.
-func (c *candidate) releaseOps(successor string) []any {
+func (c *candidate) releaseOps(to handTo) []any {
 	if !c.holdsBaton {
 		return nil
 	}
-	if successor != "" {
+	if to.proposal != "" {
 		return []any{
-			&zk.CheckVersionRequest{Path: successor, Version: -1},
-			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(successor), Version: c.handoverVersion},
+			&zk.CheckVersionRequest{Path: to.proposal, Version: -1},
+			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(to), Version: c.handoverVersion},
 			&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
 		}
 	}
@@ -599,21 +617,102 @@ func (c *candidate) releaseOps(successor string) []any {
 	}
 }
 
-// successor is the proposal a leader hands the baton to: the lowest other
-// one it last saw in line (lease.watch). Sequence numbers only grow, so
-// any proposal lower than it was created before it and would have been
-// seen too: once the release checks it still exists, it is the lowest.
-func (c *candidate) successor() string {
+// handTo is whom a release names, and whether it may start on credit.
+type handTo struct {
+	proposal string // full path; "": nobody
+	noCredit bool
+}
+
+// successor is whom a leader hands the baton to: the first other proposal
+// in line as its lease's watch last saw it. Credit goes with it only if it
+// is also the oldest other proposal: sequence numbers only grow, so any
+// proposal older than it was created before it and would have been seen;
+// a ballot older than priorities waits as the oldest only, and never for a
+// named successor (the take then goes first).
+func (c *candidate) successor() handTo {
 	p := c.lineSeen.Load()
 	if p == nil {
-		return ""
+		return handTo{}
 	}
+	var to handTo
+	oldest := int64(-1)
 	for _, n := range sortedProposals(*p) {
-		if full := c.basePath + "/" + n; full != c.node {
-			return full
+		full := c.basePath + "/" + n
+		if full == c.node {
+			continue
+		}
+		seq, _ := proposalSeq(n)
+		if to.proposal == "" {
+			to.proposal, oldest = full, seq
+		}
+		if seq < oldest {
+			to.noCredit = true
 		}
 	}
-	return ""
+	return to
+}
+
+// namedWait is the handover to another candidate already waited for.
+type namedWait struct {
+	record   string
+	revokeAt bootTime
+}
+
+// waitForNamed waits while the handover record names another proposal that
+// is still in line: it may be running on credit, or about to. waited is
+// true when the record is to be read again; false once that proposal is
+// gone (the wait for a dropped take follows, from now). A successor that
+// has not taken the baton within W of our first seeing the record (it is
+// stopped, or did not learn it was named) has its handover revoked: a
+// write after the read that could give it credit, so that its credit ends
+// before ours begins plus W.
+func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *string, stop <-chan struct{}) (waited bool, err error) {
+	if !h.parsed || h.rec.State != handoverHanded || c.handedToUs(h) || h.rec.Successor == "" {
+		return false, nil
+	}
+	ok, _, gone, err := c.s.conn.ExistsW(h.rec.Successor)
+	if err != nil {
+		return true, c.retryAfter(err, stop)
+	}
+	if !ok {
+		return false, nil
+	}
+	if seen.record != string(h.raw) {
+		seen.record, seen.revokeAt = string(h.raw), bootNow()+bootTime(h.rec.holderWait(c.s.Timeout()))
+	}
+	if bootNow() >= seen.revokeAt {
+		rec := h.rec
+		rec.State, rec.RevokedBy, rec.At = handoverRevoked, c.id, time.Now().UTC()
+		b, _ := json.Marshal(rec)
+		if _, err := c.s.conn.Set(c.handoverPath(), b, h.stat.Version); err != nil && !errors.Is(err, zk.ErrBadVersion) {
+			return true, c.retryAfter(err, stop)
+		} else if err == nil {
+			c.log.Warn("the candidate the baton was handed over to has not taken it; revoked the handover, waiting out what it may have started",
+				"successor", h.rec.Successor)
+		}
+		return true, nil
+	}
+	_, _, changed, err := c.s.conn.GetW(c.handoverPath())
+	if err != nil {
+		return true, c.retryAfter(err, stop)
+	}
+	if *announced != "named "+string(h.raw) {
+		*announced = "named " + string(h.raw)
+		c.log.Info("waiting for the baton: it was handed over to another candidate, which is taking it", "successor", h.rec.Successor)
+		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
+	}
+	t := time.NewTimer(time.Duration(seen.revokeAt - bootNow()))
+	defer t.Stop()
+	select {
+	case <-gone:
+	case <-changed:
+	case <-t.C:
+	case <-c.s.lost:
+		return true, errSessionLost
+	case <-stop:
+		return true, errStopped
+	}
+	return true, nil
 }
 
 // retire runs a leader's or candidate's last writes in one multi-op, which

@@ -111,7 +111,7 @@ func TestRetirePruning(t *testing.T) {
 	c.holdsBaton = true
 	leaderNode := &zk.DeleteRequest{Path: c.basePath + "/leader", Version: 3}
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
-	ops := append([]any{leaderNode, proposal}, c.releaseOps("")...)
+	ops := append([]any{leaderNode, proposal}, c.releaseOps(handTo{})...)
 	record, baton := ops[2], ops[3]
 	name := func(ops []any) []string {
 		var out []string
@@ -164,7 +164,7 @@ func TestRetirePruningHandedOver(t *testing.T) {
 	c.holdsBaton = true
 	successor := c.basePath + "/_c_y-proposal-0000000002"
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
-	ops := append([]any{proposal}, c.releaseOps(successor)...)
+	ops := append([]any{proposal}, c.releaseOps(handTo{proposal: successor})...)
 	check, ok := ops[1].(*zk.CheckVersionRequest)
 	if !ok || check.Path != successor {
 		t.Fatalf("the release does not check its successor: %#v", ops)
@@ -190,5 +190,35 @@ func TestRetirePruningHandedOver(t *testing.T) {
 	rest, keep, retry = c.pruneRetire(append([]any(nil), ops...), 0, zk.ErrNoNode)
 	if !retry || keep || len(rest) != 0 {
 		t.Errorf("proposal gone: tries again %v %#v (release kept %v), want nothing left: no release, no successor's check", retry, rest, keep)
+	}
+}
+
+// TestSuccessorIsFirstInLineCreditOnlyIfOldest: a release names the first
+// other proposal in line (priority first); it may start on credit only if
+// no older proposal is in line, since ballots older than priorities wait
+// as the oldest only and never for a named successor.
+func TestSuccessorIsFirstInLineCreditOnlyIfOldest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line []string
+		want handTo
+	}{
+		{"nobody else", []string{"_c_x-proposal-0000000001"}, handTo{}},
+		{"next by sequence", []string{"_c_x-proposal-0000000001", "_c_b-proposal-0000000003", "_c_a-proposal-0000000002"},
+			handTo{proposal: "/ballot/test/_c_a-proposal-0000000002"}},
+		{"a higher priority ahead of an older one", []string{"_c_x-proposal-0000000001", "_c_a-proposal-0000000002", "_c_p-priority+5-proposal-0000000009"},
+			handTo{proposal: "/ballot/test/_c_p-priority+5-proposal-0000000009", noCredit: true}},
+		{"a higher priority that is also the oldest", []string{"_c_x-proposal-0000000001", "_c_p-priority+5-proposal-0000000002", "_c_a-proposal-0000000003"},
+			handTo{proposal: "/ballot/test/_c_p-priority+5-proposal-0000000002"}},
+		{"a leader of higher priority than the rest", []string{"_c_x-priority+9-proposal-0000000005", "_c_a-proposal-0000000002"},
+			handTo{proposal: "/ballot/test/_c_a-proposal-0000000002"}},
+	} {
+		c := testCandidate(0x22, 2*time.Second)
+		c.node = "/ballot/test/" + tc.line[0]
+		line := tc.line
+		c.lineSeen.Store(&line)
+		if got := c.successor(); got != tc.want {
+			t.Errorf("%s: successor %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

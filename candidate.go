@@ -25,6 +25,7 @@ type candidate struct {
 	id       string
 	node     string // full path of the proposal node
 	seq      int64
+	priority int   // --priority, in the proposal's name
 	token    int64 // the proposal's czxid: grows from one leadership to the next
 	pub      *publisher
 
@@ -42,6 +43,7 @@ type candidate struct {
 	noCredit    bool                           // on-connection-loss=ignore: no start on credit (its take could end the command)
 
 	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
+	lineChanged chan struct{}            // pinged when lineSeen changes (preempt.go)
 	proof       atomic.Int64             // bootTime: send time of the last answered proof in line (standby.go)
 	proofRTT    atomic.Int64             // its round trip (ns)
 	standbyOnce sync.Once
@@ -70,25 +72,64 @@ func proposalSeq(name string) (int64, bool) {
 	return n, err == nil
 }
 
-// sortedProposals returns the proposal node names among children, lowest
-// sequence first.
+// proposalPriority is the --priority a proposal's name carries, as in
+// "_c_<guid>-priority+5-proposal-0000000012"; 0 when it carries none (the
+// default, and every proposal of a ballot older than priorities).
+func proposalPriority(name string) int {
+	i := strings.LastIndex(name, proposalPrefix)
+	if i < 0 {
+		return 0
+	}
+	tag := name[:i] // "_c_<guid>-" or "_c_<guid>-priority+5-"
+	j := strings.LastIndex(tag, "-"+priorityMark)
+	if j < 0 || !strings.HasSuffix(tag, "-") {
+		return 0
+	}
+	n, err := strconv.Atoi(tag[j+1+len(priorityMark) : len(tag)-1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// priorityTag is the part of a proposal's name that carries priority p.
+func priorityTag(p int) string {
+	if p == 0 {
+		return "" // the name older ballots make and read
+	}
+	return fmt.Sprintf("%s%+d-", priorityMark, p)
+}
+
+// sortedProposals returns the proposal node names among children in line
+// order: the highest --priority first, then the lowest sequence number.
+// With no priorities (all 0) that is the recipe's order, lowest first.
 func sortedProposals(children []string) []string {
-	var out []string
+	type entry struct {
+		name     string
+		priority int
+		seq      int64
+	}
+	var line []entry
 	for _, c := range children {
-		if _, ok := proposalSeq(c); ok {
-			out = append(out, c)
+		if seq, ok := proposalSeq(c); ok {
+			line = append(line, entry{c, proposalPriority(c), seq})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, _ := proposalSeq(out[i])
-		b, _ := proposalSeq(out[j])
-		return a < b
+	sort.Slice(line, func(i, j int) bool {
+		if line[i].priority != line[j].priority {
+			return line[i].priority > line[j].priority
+		}
+		return line[i].seq < line[j].seq
 	})
+	out := make([]string, len(line))
+	for i, e := range line {
+		out[i] = e.name
+	}
 	return out
 }
 
 // awaitLeadership is the follower state: it returns once this proposal is
-// the lowest (the baton comes next: baton.go). It keeps its place in line
+// the first in line (the baton comes next: baton.go). It keeps its place in line
 // across reconnects and watch losses.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	following := ""
@@ -117,6 +158,12 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		}
 		if me < 0 {
 			return errProposalGone
+		}
+		firstAmongEqual := true // none of a higher priority in line
+		for _, n := range line[:me] {
+			if proposalPriority(n) > c.priority {
+				firstAmongEqual = false
+			}
 		}
 		if me == 0 {
 			if c.s.isLost() || !c.s.connected.Load() {
@@ -173,11 +220,13 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			lowest, lowestGone = "", nil
 			continue // list the line again: we may be next
 		case ev := <-watch:
-			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() {
-				// The lowest proposal went and ours was next: sequence
-				// numbers only grow, so ours is the lowest now. No need to
-				// list the election again (the baton's take checks that
-				// our proposal still exists).
+			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() && firstAmongEqual {
+				// The first proposal went and ours was next: sequence
+				// numbers only grow, and no priority went ahead of ours,
+				// so ours is the first now. No need to list the election
+				// again (the baton's take checks that our proposal still
+				// exists; a higher priority that joined meanwhile finds
+				// the baton handed over to us, baton.go).
 				return nil
 			}
 			if ev.Type == zk.EventNodeDataChanged && me > 1 {

@@ -1,7 +1,7 @@
 package main
 
-// Unit tests of a candidate's place in line: the proposal's sequence
-// number, parsed from its node name, orders the line.
+// Unit tests of a candidate's place in line: the proposal's priority and
+// sequence number, parsed from its node name, order the line.
 
 import (
 	"reflect"
@@ -40,6 +40,41 @@ func TestSortedProposals(t *testing.T) {
 	children := []string{"baton", "_c_ff-proposal-0000000010", "leader", "_c_00-proposal-0000000002",
 		"handover", "_c_aa-proposal-0000000100", "_c_11-proposal-0000000009"}
 	want := []string{"_c_00-proposal-0000000002", "_c_11-proposal-0000000009", "_c_ff-proposal-0000000010", "_c_aa-proposal-0000000100"}
+	if got := sortedProposals(children); !reflect.DeepEqual(got, want) {
+		t.Errorf("sortedProposals = %v, want %v", got, want)
+	}
+}
+
+func TestProposalPriority(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want int
+	}{
+		{"_c_0123abcd-proposal-0000000012", 0},
+		{"_c_0123abcd-" + priorityTag(5) + "proposal-0000000012", 5},
+		{"_c_0123abcd-" + priorityTag(-3) + "proposal-0000000012", -3},
+		{"_c_0123abcd-priority+1000-proposal-0000000012", 1000},
+		{"_c_0123abcd-priority+x-proposal-0000000012", 0}, // not ours: default
+		{"_c_0123abcd-priority+5proposal-0000000012", 0},
+		{"priority+5-proposal-0000000012", 0}, // no tag before it
+		{"baton", 0},
+	} {
+		if got := proposalPriority(tc.name); got != tc.want {
+			t.Errorf("proposalPriority(%q) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if priorityTag(0) != "" {
+		t.Errorf("priority 0 must keep the name older ballots make: tag %q", priorityTag(0))
+	}
+}
+
+// TestSortedProposalsByPriority: a higher priority goes ahead of any
+// sequence number; equal priorities keep the sequence order.
+func TestSortedProposalsByPriority(t *testing.T) {
+	children := []string{"_c_a-proposal-0000000001", "_c_b-priority+5-proposal-0000000009",
+		"_c_c-priority-1-proposal-0000000000", "_c_d-proposal-0000000003", "_c_e-priority+5-proposal-0000000004"}
+	want := []string{"_c_e-priority+5-proposal-0000000004", "_c_b-priority+5-proposal-0000000009",
+		"_c_a-proposal-0000000001", "_c_d-proposal-0000000003", "_c_c-priority-1-proposal-0000000000"}
 	if got := sortedProposals(children); !reflect.DeepEqual(got, want) {
 		t.Errorf("sortedProposals = %v, want %v", got, want)
 	}

@@ -74,6 +74,8 @@ type Settings struct {
 	WrapChildLogs     bool
 	StopGracePeriod   time.Duration
 	Timeout           time.Duration // a run of the command is stopped after this; 0: none
+	Priority          int           // --priority: a higher one goes ahead in line
+	PreemptAfter      time.Duration // hand over to a higher priority ready this long; 0: never
 
 	// run once
 	OnceKey             string // "": none

@@ -29,7 +29,31 @@ type controls struct {
 	mu       sync.Mutex
 	pause    *pauseRecord // nil: not paused
 	stepDown bool         // a step-down names this leadership's proposal
-	changed  chan struct{}
+	// preemptTo: the leader itself decided to hand over to this preferred
+	// candidate (preempt.go).
+	preemptTo string
+	changed   chan struct{}
+}
+
+// PreemptTo is the preferred candidate this leadership hands over to; "":
+// none.
+func (s *controls) PreemptTo() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.preemptTo
+}
+
+func (s *controls) preempt(proposal string) {
+	s.mu.Lock()
+	s.preemptTo = proposal
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (s *controls) Paused() *pauseRecord {

@@ -84,9 +84,16 @@ func (e *election) leader(timeout time.Duration) *ballotProc {
 	for time.Now().Before(deadline) {
 		conn := zkConnect(e.t, e.zk.Servers(), 2*time.Second)
 		children, _, err := conn.Children(e.base)
+		line := sortedProposals(children)
+		// The leader holds the baton; without one, the first in line is next.
+		_, baton, berr := conn.Exists(e.base + "/" + batonName)
+		for i, n := range line {
+			if _, st, err := conn.Exists(e.base + "/" + n); berr == nil && err == nil && baton != nil && st != nil && st.EphemeralOwner == baton.EphemeralOwner {
+				line[0], line[i] = line[i], line[0]
+			}
+		}
 		conn.Close()
 		if err == nil {
-			line := sortedProposals(children)
 			if len(line) > 0 {
 				data, _, err := e.connGet(e.base + "/" + line[0])
 				if err == nil {

@@ -194,7 +194,12 @@ func (p *inProcess) session() *session {
 
 func (p *inProcess) join(s *session, id string) *candidate {
 	p.t.Helper()
-	c, err := propose(p.log, s, p.base, id, "run once", nil)
+	return p.joinWith(s, id, 0)
+}
+
+func (p *inProcess) joinWith(s *session, id string, priority int) *candidate {
+	p.t.Helper()
+	c, err := propose(p.log, s, p.base, id, "run once", priority, nil)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps("")...))
+	released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
 	if err != nil {
 		t.Fatalf("retire: %v", err)
 	}

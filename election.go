@@ -5,9 +5,10 @@ package main
 //   - a session is one zk.Conn; once it is known to be lost (expired, or the
 //     client silently replaced it) it is closed and never used again;
 //   - a candidate makes one ephemeral-sequential proposal in a session; the
-//     lowest sequence number leads; every other candidate watches only its
+//     line is in sequence order (a higher --priority goes ahead: its
+//     proposal's name says it); every other candidate watches only its
 //     predecessor, so a handover wakes one candidate, not all of them;
-//   - the lowest proposal leads once it holds the baton (baton.go), under a
+//   - the first proposal leads once it holds the baton (baton.go), under a
 //     lease its quorum writes renew (lease.go); its command must be gone
 //     before the lease ends.
 
@@ -34,7 +35,7 @@ var (
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.
-func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, stop <-chan struct{}) (*candidate, error) {
+func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, priority int, stop <-chan struct{}) (*candidate, error) {
 	host, _ := os.Hostname()
 	status := proposalData{
 		CandidateID:      candidateID,
@@ -50,7 +51,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 	data := status.encode()
 	var guid [16]byte
 	_, _ = rand.Read(guid[:])
-	tag := "_c_" + hex.EncodeToString(guid[:]) + "-"
+	tag := "_c_" + hex.EncodeToString(guid[:]) + "-" + priorityTag(priority)
 	var node string
 	for node == "" {
 		if s.isLost() {
@@ -91,7 +92,8 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, done: make(chan struct{}), standbyEnd: make(chan struct{})}
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority,
+		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1)}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {
 		ok, stat, err := s.conn.Exists(node)
@@ -109,7 +111,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, err
 		}
 	}
-	log.Info("proposal made", "proposal", node, "fencing_token", c.token)
+	log.Info("proposal made", "proposal", node, "fencing_token", c.token, "priority", priority)
 	c.pub = newPublisher(c, status)
 	return c, nil
 }

@@ -25,9 +25,20 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 	}
 	if r.set.NoWait {
 		children, _, err := c.s.conn.Children(c.basePath)
-		if line := sortedProposals(children); err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node {
+		line := sortedProposals(children)
+		ahead := err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node
+		if err == nil && !ahead {
+			// First in line by --priority, a leader may still hold the baton.
+			held, owner, herr := c.batonHolder()
+			ahead = herr == nil && held && owner != c.s.ID()
+		}
+		if ahead {
 			c.withdraw()
-			r.log.Info("another candidate leads: not waiting in line (--no-wait)", "leader_proposal", c.basePath+"/"+line[0], "exit_code", exitBusy)
+			leader := "(the baton's holder)"
+			if len(line) > 0 && c.basePath+"/"+line[0] != c.node {
+				leader = c.basePath + "/" + line[0]
+			}
+			r.log.Info("another candidate leads: not waiting in line (--no-wait)", "leader_proposal", leader, "exit_code", exitBusy)
 			return exitWith(exitBusy)
 		}
 	}

@@ -399,6 +399,8 @@ func endingFor(how outcome) (ending, reason string) {
 		return endStopped, "ballot was asked to stop"
 	case steppedDown:
 		return endStopped, "step-down"
+	case preempted:
+		return endStopped, "handed over to a candidate of higher --priority"
 	case unhealthy:
 		return endStopped, "the health check failed"
 	case paused:

@@ -109,6 +109,7 @@ type infoCandidate struct {
 	PID          int    `json:"pid,omitempty"`
 	ProposalNode string `json:"proposalNode"`
 	Sequence     int64  `json:"sequence"`
+	Priority     int    `json:"priority"`               // --priority, from the proposal's name
 	Czxid        int64  `json:"czxid"`                  // fact: the fencing token it has (or will have) as leader
 	FencingToken int64  `json:"fencingToken,omitempty"` // the leader only: its czxid
 	SessionID    string `json:"sessionId"`              // ephemeral owner, 0x…; "0x0": not ephemeral
@@ -127,6 +128,9 @@ type infoCandidate struct {
 	LastExit *infoExit    `json:"lastExit,omitempty"`
 	NextRun  *infoNextRun `json:"nextRun,omitempty"`
 	Health   *infoHealth  `json:"health,omitempty"` // with --health-check
+	// The leader, while a candidate of higher --priority waits out
+	// --preempt-after: whom it hands over to, and when.
+	Preempt *preemptStatus `json:"preempt,omitempty"`
 
 	ParseError string   `json:"parseError,omitempty"` // the data cannot be parsed
 	RawData    string   `json:"rawData,omitempty"`    // then: the data, cut at 300 bytes
@@ -377,6 +381,7 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 		Position:       i + 1,
 		ProposalNode:   base + "/" + n.name,
 		Sequence:       n.seq,
+		Priority:       proposalPriority(n.name),
 		Czxid:          n.stat.Czxid,
 		SessionID:      fmt.Sprintf("0x%x", n.stat.EphemeralOwner),
 		ProposalAgeMs:  ageMs(now, n.stat.Ctime),
@@ -412,6 +417,7 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 		if nr := d.NextRun; nr != nil {
 			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write}
 		}
+		c.Preempt = d.Preempt
 		if h := d.Health; h != nil {
 			c.Health = &infoHealth{Healthy: h.Healthy, ConsecutiveFailures: h.ConsecutiveFailures, LastCheckAgoMs: -1}
 			if !h.LastCheck.IsZero() {

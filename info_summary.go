@@ -41,6 +41,10 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		}
 		row("leader", fmt.Sprintf("%s %s, token %d%s", candidateName(l.ID, l.Host), since, l.Czxid, state))
 	}
+	prioritized := false
+	for _, c := range inf.Candidates {
+		prioritized = prioritized || c.Priority != 0
+	}
 	for i, c := range inf.Candidates {
 		label := ""
 		if i == 0 {
@@ -54,7 +58,15 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		if b := inf.Baton; i == 0 && st == stateFollowing && b != nil && b.State == "held" && b.FencingToken == c.Czxid {
 			st = stateLeading // its own word lags its take (publisher.go)
 		}
+		if prioritized {
+			st = fmt.Sprintf("%-9s priority %d", st, c.Priority)
+		}
 		row(label, fmt.Sprintf("%d  %-16s %-20s %s", c.Position, clip(id, 16), clip(c.Host, 20), orNone(st)))
+	}
+	if l := inf.Leader; l != nil && l.Preempt != nil {
+		p := l.Preempt
+		row("handover", fmt.Sprintf("to %s (priority %d) at %s, if ready then (--preempt-after)",
+			orNone(p.CandidateID), p.Priority, p.At.Local().Format("15:04:05")))
 	}
 	if b := inf.Baton; b != nil {
 		text := b.State

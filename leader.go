@@ -130,14 +130,14 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
-	for successor := c.successor(); ; successor = "" {
+	for to := c.successor(); ; to = (handTo{}) {
 		ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
-			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(successor)...)
+			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(to)...)
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
 			break
 		}
-		if successor == "" || failedOp(res) != 2 {
+		if to.proposal == "" || failedOp(res) != 2 {
 			return false
 		}
 		// The named successor left the line: release to nobody.

@@ -172,7 +172,7 @@ func (r *runner) join() (*candidate, verdict) {
 		}
 		if err == nil {
 			var c *candidate
-			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.stopping)
+			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.stopping)
 			if err == nil {
 				r.setCandidate(c)
 				r.publishHealth()
@@ -311,7 +311,12 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 	c.pub.update(func(d *proposalData) {
 		d.State = stateLeading
 		d.FencingToken = c.token
+		d.Standby = false
 	})
+	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" {
+		// A once key's run is never cut short to hand over: it runs once.
+		go r.watchPreemption(c, l, r.set.PreemptAfter)
+	}
 	return l
 }
 
@@ -331,6 +336,9 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 		return r.resign(c, "stop-requested", exitWith(end.ex.Code))
 	case unhealthy:
 		return r.resign(c, "unhealthy", rejoin())
+	case preempted:
+		r.metrics.Preempted()
+		return r.resign(c, "preempted", rejoin())
 	case steppedDown:
 		if r.onceClaimed {
 			c.clearStepDown()
@@ -441,7 +449,7 @@ func (r *runner) releaseLost(c *candidate) {
 	go func() {
 		defer close(done)
 		// The proposal goes too: the session is about to end anyway.
-		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps("")...)); err == nil && released {
+		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...)); err == nil && released {
 			r.log.Info("baton given back", "proposal", c.node)
 		}
 	}()

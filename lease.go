@@ -367,6 +367,7 @@ func (l *lease) watch() {
 		switch {
 		case err == nil:
 			c.lineSeen.Store(&children)
+			ping(c.lineChanged)
 			has := map[string]bool{}
 			for _, n := range children {
 				has[n] = true

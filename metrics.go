@@ -30,6 +30,7 @@ type metrics struct {
 	leader            bool
 	commandRunning    bool
 	leadershipChanges int
+	preemptions       int
 	exits             map[int]int
 	cronLastRun       time.Time
 	cronLastSuccess   time.Time
@@ -80,6 +81,7 @@ func (m *metrics) CommandExited(code int) {
 	m.update(func(m *metrics) { m.commandRunning = false; m.exits[code]++ })
 }
 func (m *metrics) Paused(on bool) { m.update(func(m *metrics) { m.paused = on }) }
+func (m *metrics) Preempted()     { m.update(func(m *metrics) { m.preemptions++ }) }
 func (m *metrics) CronRun(scheduled time.Time) {
 	m.update(func(m *metrics) { m.cronLastRun = scheduled })
 }
@@ -131,6 +133,7 @@ func (m *metrics) render() string {
 	gauge("ballot_zookeeper_connected", "1 while the ZooKeeper session is connected", m.connected != nil && m.connected())
 	gauge("ballot_paused", "1 while this candidate leads a paused election (ballot pause)", m.paused)
 	fmt.Fprintf(&b, "# HELP ballot_leadership_changes_total Times this candidate became leader or stopped leading\n# TYPE ballot_leadership_changes_total counter\nballot_leadership_changes_total{%s} %d\n", m.labels, m.leadershipChanges)
+	fmt.Fprintf(&b, "# HELP ballot_preemptions_total Times this candidate, leading, handed over to a candidate of higher --priority\n# TYPE ballot_preemptions_total counter\nballot_preemptions_total{%s} %d\n", m.labels, m.preemptions)
 	b.WriteString("# HELP ballot_command_exits_total Command exits, by exit code (128+N: signal N)\n# TYPE ballot_command_exits_total counter\n")
 	codes := make([]int, 0, len(m.exits))
 	for c := range m.exits {

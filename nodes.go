@@ -5,7 +5,8 @@ package main
 // (ballot info and watch, monitoring scripts), so the JSON field names are
 // stable; the README documents them.
 //
-//	<base>/_c_<guid>-proposal-<seq>   a candidate's proposal (proposalData)
+//	<base>/_c_<guid>-proposal-<seq>   a candidate's proposal (proposalData);
+//	                                  -priority+N-proposal-<seq> with --priority N
 //	<base>/baton                      ephemeral: the leader holds it (baton.go)
 //	<base>/handover                   who last took or gave back the baton
 //	<base> itself                     the longest batonWait used (electionRecord)
@@ -26,6 +27,11 @@ import (
 // A proposal's name ends with this and a 10-digit sequence number.
 const proposalPrefix = "proposal-"
 
+// A proposal of a candidate with a --priority other than 0 carries it in
+// its name, before proposalPrefix: "_c_<guid>-priority+5-proposal-<seq>".
+// Every candidate orders the line from the names alone (one listing).
+const priorityMark = "priority"
+
 // Children of the base path that are not proposals but belong to ballot.
 const (
 	batonName    = "baton"
@@ -44,6 +50,10 @@ const (
 	// handoverHanded: released to the successor the record names, which
 	// may start before its own take is answered (baton.go, "handed over").
 	handoverHanded = "handed-over"
+	// handoverRevoked: a handed-over record whose successor did not take
+	// the baton within W, closed by the first in line (baton.go,
+	// waitForNamed); read as a dropped take of the record's holder.
+	handoverRevoked = "revoked"
 )
 
 // ---------------------------------------------------------------------------
@@ -71,6 +81,8 @@ type proposalData struct {
 	LastExit     *exitStatus    `json:"lastExit,omitempty"`     // how the last run ended
 	NextRun      *scheduledNext `json:"nextRun,omitempty"`      // run cron: the next scheduled time
 	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
+	Standby      bool           `json:"standby,omitempty"`      // first in line after the leader, proving it (standby.go)
+	Preempt      *preemptStatus `json:"preempt,omitempty"`      // the leader: whom it hands over to, when (preempt.go)
 }
 
 // A candidate's states, as its proposal node says.
@@ -120,6 +132,10 @@ type handoverRecord struct {
 	FencingToken     int64     `json:"fencingToken"`
 	At               time.Time `json:"at"`
 	Successor        string    `json:"successor,omitempty"` // handed-over: the proposal it went to
+	// NoCredit: the successor may not start before its take is answered
+	// (it was not the oldest proposal in line: baton.go, successor).
+	NoCredit  bool   `json:"noCredit,omitempty"`
+	RevokedBy string `json:"revokedBy,omitempty"` // revoked: the candidate that closed it
 }
 
 // batonRecord is the data of the baton: the take's record, and how the

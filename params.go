@@ -17,7 +17,7 @@ import (
 var params []*param
 
 func init() {
-	params = slices.Concat(zookeeperParams(), logParams(), runParams(), hookParams(),
+	params = slices.Concat(zookeeperParams(), logParams(), runParams(), hookParams(), preferenceParams(),
 		onceParams(), metricsParams(), cronParams(), readerParams())
 }
 
@@ -254,6 +254,33 @@ func hookParams() []*param {
 				}
 				s.HealthFailures = n
 				return nil
+			}},
+	}
+}
+
+// preferenceParams: preferred leaders (preempt.go).
+func preferenceParams() []*param {
+	return []*param{
+		{name: "priority", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
+			help: fmt.Sprintf("this candidate's place in line: a higher N goes ahead of lower ones, equal N\n"+
+				"keep the order they joined in; %d to %d", -maxPriority, maxPriority),
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use a number such as 10 (higher is preferred)")
+				case n < -maxPriority || n > maxPriority:
+					return fmt.Errorf("out of range; use %d to %d", -maxPriority, maxPriority)
+				}
+				s.Priority = n
+				return nil
+			}},
+		{name: "preempt-after", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
+			help: "as leader, hand over to a candidate of higher --priority once it has stood in\n" +
+				"line, ready, this long (run cron: between runs); 0: never hand over for it",
+			apply: func(s *Settings, v string) (err error) {
+				s.PreemptAfter, err = parseDuration(v, false)
+				return err
 			}},
 	}
 }

@@ -44,9 +44,9 @@ type electionSnapshot struct {
 	vanished  []string // listed, but gone before their data was read
 }
 
-// lowestProposal is the proposal that leads, or is next to lead once the
-// baton is free (the "leader" node is something else: ackNode); nil when
-// there is none.
+// lowestProposal is the proposal that leads (holds the baton), or is next
+// to lead once the baton is free (the "leader" node is something else:
+// ackNode); nil when there is none.
 func (s *electionSnapshot) lowestProposal() *snapNode {
 	if s == nil || len(s.proposals) == 0 {
 		return nil
@@ -84,7 +84,25 @@ func parseProposalData(raw []byte) (*proposalData, string) {
 
 // sortSnapshot puts proposals in election order and the rest by name.
 func sortSnapshot(s *electionSnapshot) {
-	sort.SliceStable(s.proposals, func(i, j int) bool { return s.proposals[i].seq < s.proposals[j].seq })
+	sort.SliceStable(s.proposals, func(i, j int) bool {
+		a, b := s.proposals[i], s.proposals[j]
+		if pa, pb := proposalPriority(a.name), proposalPriority(b.name); pa != pb {
+			return pa > pb
+		}
+		return a.seq < b.seq
+	})
+	// The leader goes first: the proposal of the baton's session. It is
+	// the first in line but while a higher --priority waits for it to
+	// hand over (preempt.go).
+	if s.baton != nil {
+		for i, n := range s.proposals {
+			if i > 0 && n.stat.EphemeralOwner == s.baton.stat.EphemeralOwner && n.stat.EphemeralOwner != 0 {
+				copy(s.proposals[1:i+1], s.proposals[:i])
+				s.proposals[0] = n
+				break
+			}
+		}
+	}
 	sort.Slice(s.others, func(i, j int) bool { return s.others[i].name < s.others[j].name })
 }
 
@@ -127,8 +145,9 @@ func isProposal(name string) bool {
 type snapshotSource struct {
 	// children lists the base path; exists is false if it does not exist.
 	children func() (names []string, exists bool, err error)
-	// node reads one child; lowest says it is the lowest proposal (watch
-	// watches its data). zk.ErrNoNode: it went after the listing.
+	// node reads one child; lowest says it is one of the first two
+	// proposals in line, the leader's and its successor's places (watch
+	// watches their data). zk.ErrNoNode: it went after the listing.
 	node func(name string, lowest bool) (*snapNode, error)
 }
 
@@ -143,12 +162,12 @@ func readSnapshot(src snapshotSource) (*electionSnapshot, error) {
 		return s, nil
 	}
 	s.exists = true
-	lowest := ""
-	if line := sortedProposals(children); len(line) > 0 {
-		lowest = line[0]
+	first := map[string]bool{}
+	for i, n := range sortedProposals(children) {
+		first[n] = i < 2 // a preferred candidate may be first, the leader second
 	}
 	for _, c := range children {
-		n, err := src.node(c, c == lowest)
+		n, err := src.node(c, first[c])
 		if errors.Is(err, zk.ErrNoNode) {
 			s.vanished = append(s.vanished, c) // a children watch fires
 			continue

@@ -23,6 +23,7 @@ const (
 	unhealthy
 	wakeUp
 	steppedDown     // ballot step-down named this leadership
+	preempted       // a candidate of higher --priority is ready (preempt.go)
 	paused          // ballot pause: the command was stopped, the lead kept
 	controlsChanged // while waiting out a pause: the controls changed
 	leaderResigns   // not from supervise: a policy, a once key, a failure
@@ -55,6 +56,9 @@ func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) o
 	}
 	for {
 		if how, over := s.checkLease(); over {
+			return how
+		}
+		if how, over := s.preempting(); over {
 			return how
 		}
 		if how, over := s.await(); over {
@@ -181,6 +185,20 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		return controlsChanged, true
 	}
 	return 0, false
+}
+
+// preempting hands over to a preferred candidate once the leader decided
+// to (preempt.go); run cron's leader only between runs. Checked on every
+// round, since a decision made during a cron run waits for its end.
+func (s *supervision) preempting() (outcome, bool) {
+	to := s.l.ctl.PreemptTo()
+	if to == "" || (s.cmd != nil && s.r.sched != nil) {
+		return 0, false
+	}
+	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", "successor", to)
+	s.r.unpublishLeader(s.c)
+	s.stop("preempted", s.killBy)
+	return preempted, true
 }
 
 // stop stops the command: SIGTERM, the grace period (never past killBy),

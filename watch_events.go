@@ -19,6 +19,7 @@ type watchCandidate struct {
 	PID          int    `json:"pid,omitempty"`
 	ProposalNode string `json:"proposalNode"`
 	Sequence     int64  `json:"sequence"`
+	Priority     int    `json:"priority,omitempty"`     // --priority
 	Position     int    `json:"position,omitempty"`     // place in line when the event was seen; 1 = leader
 	FencingToken int64  `json:"fencingToken,omitempty"` // leaders: the czxid of the node
 }
@@ -84,7 +85,7 @@ func eventCandidate(base string, n *snapNode, position int) *watchCandidate {
 	if n == nil {
 		return nil
 	}
-	c := &watchCandidate{ProposalNode: base + "/" + n.name, Sequence: n.seq, Position: position}
+	c := &watchCandidate{ProposalNode: base + "/" + n.name, Sequence: n.seq, Priority: proposalPriority(n.name), Position: position}
 	if n.data != nil {
 		c.ID, c.Host, c.PID = n.data.CandidateID, n.data.Host, n.data.PID
 	}
@@ -232,6 +233,11 @@ func leaderStateEvents(base string, old, cur *snapNode) []watchEvent {
 	if ch := n.Child; ch != nil && (o.Child == nil || o.Child.PID != ch.PID) {
 		evs = append(evs, watchEvent{Event: evLeaderState, Change: "commandStarted", Candidate: c, PID: ch.PID,
 			Message: fmt.Sprintf("%s: command started, pid %d", who, ch.PID)})
+	}
+	if p := n.Preempt; p != nil && (o.Preempt == nil || o.Preempt.Proposal != p.Proposal) {
+		evs = append(evs, watchEvent{Event: evLeaderState, Change: "handoverPlanned", Candidate: c,
+			Message: fmt.Sprintf("%s hands over to %s (priority %d) at %s, if it is ready then (--preempt-after)",
+				who, orNone(p.CandidateID), p.Priority, p.At.Local().Format(time.RFC3339))})
 	}
 	if n.State == "resigning" && o.State != "resigning" {
 		evs = append(evs, watchEvent{Event: evLeaderState, Change: "resigning", Candidate: c, State: n.State, PreviousState: o.State,

@@ -1,0 +1,152 @@
+package main
+
+// Preferred leaders (--priority, --preempt-after). A candidate's priority
+// is in its proposal's name, so the line orders itself (candidate.go): a
+// higher priority goes ahead of everyone but the leader. The leader hands
+// over to the first in line when that one has a higher priority than its
+// own and has stood in line, ready to lead at once, for --preempt-after:
+// through step-down's path (the command's grace period, the demote hook,
+// a release that names it), and for run cron only between runs.
+//
+// Why "stood in line for D" bounds handovers: a candidate that withdraws
+// (a failing health check) and stands again has a new proposal, and the
+// count starts again; so a flapping candidate causes no handover until it
+// has stayed healthy for D, and then one.
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// maxPriority bounds --priority both ways: plenty of levels, and names
+// that stay short.
+const maxPriority = 1000
+
+// preemptStatus is what a leader publishes while a preferred candidate
+// waits out --preempt-after (ballot info, watch).
+type preemptStatus struct {
+	Proposal    string    `json:"proposal"`
+	CandidateID string    `json:"candidateId,omitempty"`
+	Priority    int       `json:"priority"`
+	At          time.Time `json:"at"` // when the leader hands over, if it is ready then
+}
+
+// watchPreemption runs for one leadership: it follows the line as the
+// lease's watch sees it, and asks for a handover (controls.preempt) once
+// the first other candidate has a higher priority, has been in line for
+// after, and says it is ready.
+func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
+	seen := map[string]bootTime{} // proposal → when this leader first saw it in line
+	var counting string           // the candidate whose time is being counted
+	var ready <-chan zk.Event     // its data, watched once it is due
+	readyFor := ""
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	defer c.pub.update(func(d *proposalData) { d.Preempt = nil })
+	for {
+		first, line := c.firstOther()
+		now := bootNow()
+		for n := range seen {
+			if !line[n] {
+				delete(seen, n)
+			}
+		}
+		if first != "" && proposalPriority(first) > c.priority {
+			if seen[first] == 0 {
+				seen[first] = now
+			}
+		} else {
+			first = ""
+		}
+		due := seen[first] + bootTime(after)
+		if first != counting {
+			counting = first
+			c.publishPreempt(first, due)
+		}
+		if first != "" && now >= due {
+			if readyFor != first {
+				readyFor, ready = first, nil
+			}
+			ok, ev := c.readyToLead(first)
+			if ok {
+				l.ctl.preempt(first)
+				return
+			}
+			if ev != nil {
+				ready = ev
+			} else {
+				timer.Reset(c.s.Timeout() / 4) // unreadable now: look again
+			}
+		} else if first != "" {
+			timer.Reset(time.Duration(due - now))
+		}
+		select {
+		case <-c.lineChanged:
+		case <-timer.C:
+		case <-ready:
+			ready = nil
+		case <-l.quit:
+			return
+		case <-c.s.lost:
+			return
+		}
+	}
+}
+
+// firstOther is the first proposal in line other than ours (full path),
+// as the lease's watch last saw the line, and the line's names.
+func (c *candidate) firstOther() (first string, line map[string]bool) {
+	line = map[string]bool{}
+	p := c.lineSeen.Load()
+	if p == nil {
+		return "", line
+	}
+	for _, n := range sortedProposals(*p) {
+		full := c.basePath + "/" + n
+		line[full] = true
+		if first == "" && full != c.node {
+			first = full
+		}
+	}
+	return first, line
+}
+
+// readyToLead reads a candidate's proposal: ready means it waits in line
+// (not resigning), healthy, and proving it is in line (standby.go), so it
+// can start at once. ev fires when its data changes (nil if unread).
+func (c *candidate) readyToLead(proposal string) (bool, <-chan zk.Event) {
+	raw, _, ev, err := c.s.conn.GetW(proposal)
+	if err != nil {
+		return false, nil
+	}
+	var d proposalData
+	if json.Unmarshal(raw, &d) != nil {
+		return false, ev
+	}
+	waiting := d.State == stateFollowing || d.State == stateWaitingForBaton
+	healthy := d.Health == nil || d.Health.Healthy
+	return waiting && healthy && d.Standby, ev
+}
+
+// publishPreempt says, in the leader's proposal, which preferred candidate
+// it will hand over to and when ("" : none).
+func (c *candidate) publishPreempt(proposal string, due bootTime) {
+	if proposal == "" {
+		c.pub.update(func(d *proposalData) { d.Preempt = nil })
+		return
+	}
+	st := &preemptStatus{Proposal: proposal, Priority: proposalPriority(proposal),
+		At: time.Now().Add(time.Duration(due - bootNow())).UTC().Truncate(time.Millisecond)}
+	if raw, _, err := c.s.conn.Get(proposal); err == nil {
+		var d proposalData
+		if json.Unmarshal(raw, &d) == nil {
+			st.CandidateID = d.CandidateID
+		}
+	}
+	c.log.Info("a candidate of higher priority is in line: handing over to it once it has stood there ready for --preempt-after",
+		"successor", proposal, "successor_priority", st.Priority, "priority", c.priority, "at", st.At.Format(time.RFC3339Nano))
+	c.pub.update(func(d *proposalData) { d.Preempt = st })
+}
