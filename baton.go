@@ -229,9 +229,17 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}
-	h := &handoverSeen{raw: raw, stat: stat, exists: err == nil}
-	h.parsed = h.exists && json.Unmarshal(raw, &h.rec) == nil
+	h := parseHandover(raw)
+	h.stat, h.exists = stat, err == nil
+	h.parsed = h.exists && h.parsed
 	return h, nil
+}
+
+// parseHandover reads a handover record's data.
+func parseHandover(raw []byte) *handoverSeen {
+	h := &handoverSeen{raw: raw, exists: raw != nil}
+	h.parsed = json.Unmarshal(raw, &h.rec) == nil
+	return h
 }
 
 // droppedTake names a take that was never released, by another session

@@ -138,6 +138,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	// the client).
 	var lowest string
 	var lowestGone <-chan zk.Event
+	var named <-chan zk.Event // next in line: the handover record
 	for {
 		if c.s.isLost() {
 			return errSessionLost
@@ -173,6 +174,18 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		}
 		if me == 1 {
 			c.standBy() // next in line: ready to be handed the baton
+			// A release may name us though a candidate stands ahead of us
+			// now: the old leader, standing again with a higher priority
+			// (nobody else may take the baton handed to us, baton.go: we
+			// must go and take it, whatever our place). One watch, kept
+			// until it fires.
+			if named == nil {
+				raw, _, w, err := c.s.conn.GetW(c.handoverPath())
+				if err == nil && c.handedToUs(parseHandover(raw)) {
+					return nil
+				}
+				named = w
+			}
 		}
 		pred := c.basePath + "/" + line[me-1]
 		exists, _, watch, err := c.s.conn.ExistsW(pred)
@@ -209,6 +222,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		}
 	wait:
 		select {
+		case <-named:
+			named = nil
+			continue // list the line again and read the record: it may name us
 		case ev := <-lowestGone:
 			if ev.Type == zk.EventNodeDataChanged {
 				// The leader's state changed: watch it again, and wait on.

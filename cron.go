@@ -279,6 +279,13 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 	cl := &cronLeader{r: r, c: c, l: l, st: st}
 	defer cl.dropIdle()
 	for {
+		if to := l.ctl.PreemptTo(); to != "" && cl.cmd == nil {
+			// Between runs, before the next starts: a run that ends right
+			// at the next tick must not put the handover off.
+			r.log.Info("handing over to a candidate of higher priority (--preempt-after)", "successor", to)
+			r.unpublishLeader(c)
+			return endedBy(preempted, childExit{})
+		}
 		now := time.Now()
 		if end, over := cl.startDue(now); over {
 			return end

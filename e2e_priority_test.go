@@ -58,6 +58,36 @@ func TestPreferredLeaders(t *testing.T) {
 		}
 	})
 
+	// A step-down of the preferred leader: it stands again at once, ahead
+	// of the next in line, which is on a slower link (30 ms each way) and
+	// so lists the line only after that. The release named it: it must
+	// take over, not wait behind the old leader until the handover is
+	// revoked.
+	t.Run("the preferred leader steps down to a slower next in line", func(t *testing.T) {
+		t.Parallel()
+		e := newElection(t, zkc)
+		proxy := newTCPProxy(t, zkc.Servers())
+		proxy.SetDelay(30 * time.Millisecond)
+		a := e.add("a", []string{"--priority", "10"}, nil, "tick")
+		waitTenures(t, e.ticks, 1, 10*time.Second)
+		b := e.add("b", []string{"--preempt-after", "0"}, []string{proxy.Addr()}, "tick")
+		b.WaitLog("next in line: ready to start at once", 10*time.Second)
+		if out, code := control(t, e, "step-down"); code != 0 {
+			t.Fatalf("step-down: exit %d: %s", code, out)
+		}
+		b.WaitLog("elected leader", 10*time.Second)
+		waitTenures(t, e.ticks, 2, 10*time.Second)
+		if a.Logged("revoked the handover") {
+			t.Errorf("a revoked the handover to b:\n%s", a.out.String())
+		}
+		checkNoOverlap(t, e.ticks)
+		e.checkTokensGrow()
+		for _, p := range []*ballotProc{a, b} {
+			p.Signal(syscall.SIGTERM)
+			p.Wait(10 * time.Second)
+		}
+	})
+
 	t.Run("a flapping candidate does not bounce the command", func(t *testing.T) {
 		t.Parallel()
 		e := newElection(t, zkc)

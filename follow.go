@@ -28,9 +28,14 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 		line := sortedProposals(children)
 		ahead := err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node
 		if err == nil && !ahead {
-			// First in line by --priority, a leader may still hold the baton.
+			// First in line by --priority, a leader may still hold the
+			// baton, or have handed it over to one that starts on credit.
 			held, owner, herr := c.batonHolder()
 			ahead = herr == nil && held && owner != c.s.ID()
+			if h, herr := c.readHandover(); !ahead && herr == nil && h.parsed && h.rec.State == handoverHanded && !c.handedToUs(h) {
+				ok, _, _ := c.s.conn.Exists(h.rec.Successor)
+				ahead = ok
+			}
 		}
 		if ahead {
 			c.withdraw()
