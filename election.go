@@ -109,7 +109,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, s
 			return nil, err
 		}
 	}
-	log.Info("proposal made", "proposal", node, "fencing_token", c.token)
+	log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token)
 	c.pub = newPublisher(c, status)
 	return c, nil
 }

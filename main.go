@@ -179,7 +179,7 @@ func startRun(set *Settings, acc *zkAccess, log *slog.Logger) int {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return code
 	}
-	log.Info("ballot starting", append([]any{"version", version, "mode", set.Command, "candidate_id", set.CandidateID,
+	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
 	r := newRunner(set, acc, log)
 	r.sched = sched

@@ -59,7 +59,7 @@ func (c *candidate) proveInLine() {
 		case err == nil:
 			c.proofRTT.Store(int64(bootNow() - sent))
 			if c.proof.Swap(int64(sent)) == 0 {
-				c.log.Info("next in line: ready to start at once when the leader hands over", "proposal", c.node)
+				c.log.Info("next in line: ready to start at once when the leader hands over", logEvStandingBy.attr(), "proposal", c.node)
 			}
 		case len(res) == 1 && errors.Is(res[0].Error, zk.ErrNoNode):
 			return // out of line: the follower finds out itself
