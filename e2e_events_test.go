@@ -61,16 +61,17 @@ func (p *ballotProc) Events(ev logEvent, kv ...string) []map[string]string {
 	return found
 }
 
-// EventPid is the pid attribute of the last line with ev and kv.
-func (p *ballotProc) EventPid(ev logEvent, kv ...string) int {
-	p.t.Helper()
+// eventPid is the pid attribute of the last line of p's log with ev and
+// kv.
+func eventPid(t testing.TB, p *ballotProc, ev logEvent, kv ...string) int {
+	t.Helper()
 	found := p.Events(ev, kv...)
 	if len(found) == 0 {
-		p.t.Fatalf("ballot %s did not log event=%s %v", p.name, ev, kv)
+		t.Fatalf("ballot %s did not log event=%s %v", p.name, ev, kv)
 	}
 	pid, err := strconv.Atoi(found[len(found)-1]["pid"])
 	if err != nil {
-		p.t.Fatalf("ballot %s: event=%s without a pid: %v", p.name, ev, found[len(found)-1])
+		t.Fatalf("ballot %s: event=%s without a pid: %v", p.name, ev, found[len(found)-1])
 	}
 	return pid
 }
