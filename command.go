@@ -184,7 +184,7 @@ func (r *runner) afterUnelected(ex childExit) verdict {
 	return rejoin()
 }
 
-func (r *runner) policyFor(ex childExit) string {
+func (r *runner) policyFor(ex childExit) childPolicy {
 	if ex.Success() {
 		return r.set.OnChildSuccess
 	}

@@ -241,7 +241,7 @@ func checkOnce(set *Settings) error {
 	}
 	for _, p := range []string{"on-child-success", "on-child-error"} {
 		if given(p) {
-			return fmt.Errorf("--%s %s: does not apply with --once-key, after which ballot exits with the command's exit code; leave it out", p, map[string]string{"on-child-success": set.OnChildSuccess, "on-child-error": set.OnChildError}[p])
+			return fmt.Errorf("--%s %s: does not apply with --once-key, after which ballot exits with the command's exit code; leave it out", p, map[string]childPolicy{"on-child-success": set.OnChildSuccess, "on-child-error": set.OnChildError}[p])
 		}
 	}
 	switch {
