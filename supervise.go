@@ -11,11 +11,13 @@ import (
 )
 
 // outcome is why a leader stopped supervising, or (leaderResigns) that the
-// leader ends its leadership itself.
+// leader ends its leadership itself. Its zero value is that nothing
+// happened, so a forgotten assignment is not read as the command's end.
 type outcome int
 
 const (
-	childEnded outcome = iota
+	noOutcome outcome = iota // nothing happened: supervision goes on
+	childEnded
 	leaseLost
 	sessionLost
 	proposalGone
@@ -71,7 +73,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 	l := s.l
 	l.checkIn()
 	if !s.guard {
-		return 0, false
+		return noOutcome, false
 	}
 	if s.cmd != nil {
 		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
@@ -91,7 +93,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 		s.stop("lease running out", l.supervisedKillBy)
 		return leaseLost, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // pastLease: a ballot woken after its lease ended reports that first,
@@ -135,7 +137,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 	case <-l.gone:
 		if s.pastLease() {
-			return 0, false // resumed past the lease: say so first (checkLease)
+			return noOutcome, false // resumed past the lease: say so first (checkLease)
 		}
 		// Someone is undoing this leadership: no grace period.
 		s.kill(l.GoneWhy())
@@ -143,7 +145,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		return proposalGone, true
 	case <-c.s.lost:
 		if s.pastLease() {
-			return 0, false // resumed past the lease: say so first (checkLease)
+			return noOutcome, false // resumed past the lease: say so first (checkLease)
 		}
 		s.kill("session lost")
 		r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", c.s.lostReason())
@@ -161,7 +163,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 		return stopRequested, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // controlsChanged acts on ballot step-down and pause.
@@ -180,7 +182,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 	case r.phase == phasePaused:
 		return controlsChanged, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // stop stops the command: SIGTERM, the grace period (never past killBy),
