@@ -271,3 +271,25 @@ func logEventNames(t *testing.T) map[string]string {
 	})
 	return names
 }
+
+// TestPhaseEvent: each change of phase is one debug line, event=phase, with
+// the phase and the one before as values; entering the same phase again
+// logs nothing.
+func TestPhaseEvent(t *testing.T) {
+	var b bytes.Buffer
+	r := &runner{log: newLogger(&b, "json", slog.LevelDebug)}
+	for _, p := range []phase{phaseJoining, phaseFollowing, phaseFollowing, phaseLeading} {
+		r.enter(p)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		a, ok := parseLogLine(line)
+		if !ok || a["event"] != string(logEvPhase) || a["level"] != "DEBUG" {
+			t.Fatalf("not a phase event: %q", line)
+		}
+		got = append(got, a["was"]+">"+a["phase"])
+	}
+	if want := []string{">joining", "joining>following", "following>leading"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("phase events %v, want %v", got, want)
+	}
+}

@@ -50,6 +50,11 @@ const (
 	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
 )
 
+// logEvPhase (debug) is each change of leadership.go's phase, the state a
+// candidate is in: phase=joining|following|leading|leading-paused|
+// resigning|leadership-lost|unelected, and the one it was in.
+const logEvPhase logEvent = "phase"
+
 // ZooKeeper's connection and ballot's signals.
 const (
 	logEvDisconnected  logEvent = "disconnected"   // the connection to a server is lost (the session may live)

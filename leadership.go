@@ -44,10 +44,11 @@ const (
 
 // enter moves to phase p. The info line of each transition tells
 // operators, named by its event (events.go: joined, following, elected,
-// resigning, leadership-lost, ...); this one, at debug, names the phase.
+// resigning, leadership-lost, ...); this one, at debug, is the state
+// itself: event=phase with the phase as a value.
 func (r *runner) enter(p phase) {
 	if r.phase != p {
-		r.log.Debug("candidate phase", "phase", string(p), "was", string(r.phase))
+		r.log.Debug("candidate phase", logEvPhase.attr(), "phase", string(p), "was", string(r.phase))
 		r.phase = p
 	}
 }
