@@ -58,7 +58,8 @@ wait_for() {
 procs_matching() {
 	local f
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "$1" && echo "${f//[^0-9]/}"
+		# (braces: a process gone since the glob is no error of the demo's)
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -q -- "$1" && echo "${f//[^0-9]/}"
 	done
 	return 0
 }
