@@ -152,7 +152,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 			continue
 		}
 		if end, ok := c.credit(h, proof); ok {
-			c.log.Info("baton handed over to us: starting on credit while the take goes out",
+			c.log.Info("baton handed over to us: starting on credit while the take goes out", logEvHandedOver.attr(),
 				"proposal", c.node, "credit_left", time.Duration(end-bootNow()).Round(time.Millisecond))
 			return leaseStart{end: end, pending: h}, nil
 		}
@@ -341,7 +341,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		if !h.exists {
 			who = "nobody on record (the record is missing: a new election, or someone deleted it)"
 		}
-		c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease",
+		c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease", logEvBatonWait.attr(),
 			"holder", who, "wait", wait.Round(time.Millisecond))
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
@@ -418,7 +418,7 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 		c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
 	}
 	c.holdsBaton, c.maybeBaton = true, false
-	c.log.Info("baton taken", "proposal", c.node)
+	c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node)
 	return sent, res, nil
 }
 
@@ -496,7 +496,7 @@ func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
 		}
 		c.handoverVersion = h.stat.Version
 		c.holdsBaton, c.maybeBaton = true, false
-		c.log.Info("baton taken (its answer was lost; found on the next connection)", "proposal", c.node)
+		c.log.Info("baton taken (its answer was lost; found on the next connection)", logEvBatonTaken.attr(), "proposal", c.node)
 		return true, nil, nil
 	}
 	if !c.handedToUs(h) {
@@ -537,7 +537,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 				holder = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
 			}
 		}
-		c.log.Info("waiting for the baton: the previous leader still holds it (its session lives); it gives it back once its command is gone", "holder", holder)
+		c.log.Info("waiting for the baton: the previous leader still holds it (its session lives); it gives it back once its command is gone", logEvBatonWait.attr(), "holder", holder)
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	for {
@@ -696,7 +696,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 			return true, c.retryAfter(err, stop)
 		} else if err == nil {
 			c.log.Warn("the candidate the baton was handed over to has not taken it; revoked the handover, waiting out what it may have started",
-				"successor", h.rec.Successor)
+				logEvRevoked.attr(), "successor", h.rec.Successor)
 		}
 		return true, nil
 	}
@@ -706,7 +706,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	}
 	if *announced != "named "+string(h.raw) {
 		*announced = "named " + string(h.raw)
-		c.log.Info("waiting for the baton: it was handed over to another candidate, which is taking it", "successor", h.rec.Successor)
+		c.log.Info("waiting for the baton: it was handed over to another candidate, which is taking it", logEvNamedWait.attr(), "successor", h.rec.Successor)
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	t := time.NewTimer(time.Duration(seen.revokeAt - bootNow()))

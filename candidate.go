@@ -214,7 +214,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			lowest, lowestGone = "", nil
 		}
 		if at := fmt.Sprintf("%s %d", pred, me); following != at {
-			c.log.Info("following", "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
+			c.log.Info("following", logEvFollowing.attr(), "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
 			following = at
 			if c.onFollowing != nil {
 				c.onFollowing(me+1, c.basePath+"/"+line[0])

@@ -56,7 +56,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	r.mu.Lock()
 	r.current = cmd
 	r.mu.Unlock()
-	r.log.Info("command started", "pid", cmd.pid, "command", r.set.Args[0])
+	r.log.Info("command started", logEvCommandStarted.attr(), "pid", cmd.pid, "command", r.set.Args[0])
 	r.metrics.CommandRunning(true)
 	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
 	if c != nil {
@@ -139,7 +139,7 @@ func (r *runner) forget(cmd *child) {
 
 func (r *runner) logEnd(ex childExit) {
 	if ex.Started {
-		r.log.Info("command ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut)
+		r.log.Info("command ended", logEvCommandEnded.attr(), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut)
 	}
 }
 
@@ -184,7 +184,7 @@ func (r *runner) afterUnelected(ex childExit) verdict {
 	return rejoin()
 }
 
-func (r *runner) policyFor(ex childExit) string {
+func (r *runner) policyFor(ex childExit) childPolicy {
 	if ex.Success() {
 		return r.set.OnChildSuccess
 	}

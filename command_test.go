@@ -1,8 +1,9 @@
 package main
 
-// Unit tests of the rerun policy's back-off: a command that keeps failing
-// at once is rerun less and less often, and one that ran a while or
-// succeeded resets it.
+// Unit tests of the --on-child-* policies: which one a run's end picks, and
+// the rerun policy's back-off: a command that keeps failing at once is
+// rerun less and less often, and one that ran a while or succeeded resets
+// it.
 
 import (
 	"testing"
@@ -52,5 +53,26 @@ func TestBackoffFor(t *testing.T) {
 	r.backoffFor(childExit{Code: 127})
 	if d := r.backoffFor(childExit{Code: 127}); d != 100*ms {
 		t.Errorf("a command that cannot be executed, twice: waits %s, want 100ms", d)
+	}
+}
+
+// TestPolicyFor: a run that succeeded gets on-child-success; one that
+// failed, never started or timed out (even with status 0) on-child-error.
+func TestPolicyFor(t *testing.T) {
+	r := &runner{set: &Settings{OnChildSuccess: policyRerun, OnChildError: policyExit}}
+	for _, tc := range []struct {
+		name string
+		ex   childExit
+		want childPolicy
+	}{
+		{"exit 0", childExit{Started: true, Code: 0}, policyRerun},
+		{"exit 1", childExit{Started: true, Code: 1}, policyExit},
+		{"killed", childExit{Started: true, Code: 137}, policyExit},
+		{"never started", childExit{Code: 127}, policyExit},
+		{"timed out with status 0", childExit{Started: true, Code: 0, TimedOut: true}, policyExit},
+	} {
+		if got := r.policyFor(tc.ex); got != tc.want {
+			t.Errorf("%s: policy %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

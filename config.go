@@ -11,19 +11,26 @@ import (
 	"time"
 )
 
-// Policy values for on-child-success / on-child-error.
+// The policies are types of their own, so that a connection-loss policy
+// compared with a child policy does not compile (both have an "exit").
+
+// childPolicy is on-child-success / on-child-error: what a run's end means.
+type childPolicy string
+
 const (
-	policyRerun   = "rerun"
-	policyReelect = "reelect"
-	policyExit    = "exit"
-	policyIgnore  = "ignore"
+	policyRerun   childPolicy = "rerun"
+	policyReelect childPolicy = "reelect"
+	policyExit    childPolicy = "exit"
+	policyIgnore  childPolicy = "ignore"
 )
 
-// Values for on-election-failure.
+// electionPolicy is on-election-failure: what a failure to join means.
+type electionPolicy string
+
 const (
-	electionRetry     = "retry"
-	electionRunAnyway = "run-anyway"
-	electionExit      = "exit"
+	electionRetry     electionPolicy = "retry"
+	electionRunAnyway electionPolicy = "run-anyway"
+	electionExit      electionPolicy = "exit"
 )
 
 // Values for zookeeper-acl.
@@ -33,11 +40,14 @@ const (
 	aclCreatorWorldRead = "creator-world-read"
 )
 
-// Values for on-connection-loss.
+// lossPolicy is on-connection-loss: what a leader does when its
+// connection to ZooKeeper is lost.
+type lossPolicy string
+
 const (
-	lossReelect = "reelect"
-	lossExit    = "exit"
-	lossIgnore  = "ignore"
+	lossReelect lossPolicy = "reelect"
+	lossExit    lossPolicy = "exit"
+	lossIgnore  lossPolicy = "ignore"
 )
 
 // Settings is every parameter after precedence (flag > environment > config
@@ -67,10 +77,10 @@ type Settings struct {
 
 	// run once / run cron
 	CandidateID       string
-	OnChildSuccess    string
-	OnChildError      string
-	OnElectionFailure string
-	OnConnectionLoss  string
+	OnChildSuccess    childPolicy
+	OnChildError      childPolicy
+	OnElectionFailure electionPolicy
+	OnConnectionLoss  lossPolicy
 	WrapChildLogs     bool
 	StopGracePeriod   time.Duration
 	Timeout           time.Duration // a run of the command is stopped after this; 0: none
@@ -327,9 +337,9 @@ func (p *param) lookupEnv(getenv func(string) string) (value, name string) {
 }
 
 var (
-	policyValues   = []string{policyRerun, policyReelect, policyExit, policyIgnore}
-	electionValues = []string{electionRetry, electionRunAnyway, electionExit}
-	lossValues     = []string{lossReelect, lossExit, lossIgnore}
+	policyValues   = []childPolicy{policyRerun, policyReelect, policyExit, policyIgnore}
+	electionValues = []electionPolicy{electionRetry, electionRunAnyway, electionExit}
+	lossValues     = []lossPolicy{lossReelect, lossExit, lossIgnore}
 	aclValues      = []string{aclOpen, aclCreator, aclCreatorWorldRead}
 	logLevelNames  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic"}
 	logLevels      = []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}

@@ -252,7 +252,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 		}
 		if !ex.Success() && r.set.OnChildError != policyIgnore {
 			if r.set.OnChildError == policyExit {
-				r.log.Info("exiting as on-child-* says", "policy", policyExit, "exit_code", ex.Code)
+				r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policyExit, "exit_code", ex.Code)
 				return resignation("promote-failed", exitWith(ex.Code))
 			}
 			// reelect, and rerun: stand again, which runs the hook again
@@ -282,7 +282,7 @@ func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
 		if to := l.ctl.PreemptTo(); to != "" && cl.cmd == nil {
 			// Between runs, before the next starts: a run that ends right
 			// at the next tick must not put the handover off.
-			r.log.Info("handing over to a candidate of higher priority (--preempt-after)", "successor", to)
+			r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
 			r.unpublishLeader(c)
 			return endedBy(preempted, childExit{})
 		}
@@ -355,7 +355,7 @@ func (cl *cronLeader) keepIdle() {
 		return
 	}
 	cl.idle = k
-	r.log.Debug("a keeper stands by between runs: should ballot die, it gives the baton back")
+	r.log.Debug("a keeper stands by between runs: should ballot die, it gives the baton back", logEvKeeperReady.attr())
 }
 
 // dropIdle ends the keeper between runs: before a run's keeper starts,
@@ -376,7 +376,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	late := now.Sub(due)
 	switch {
 	case cl.cmd != nil:
-		r.log.Info("scheduled run skipped: the previous run is still going",
+		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 		r.metrics.CronSkipped("overlap")
 		cl.c.skippedWhileRunning(due, "the previous run was still going")
@@ -396,7 +396,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		cl.skipped = due
 	case l.ctl.Paused() != nil:
 		p := l.ctl.Paused()
-		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)",
+		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)", logEvRunSkipped.attr(), "skip", "paused",
 			"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
 		r.metrics.CronSkipped("paused")
 		cl.c.recordSkip(due, due, 1, "the election was paused")
@@ -484,7 +484,7 @@ func (cl *cronLeader) timeOut() {
 	r := cl.r
 	if cl.cmd != nil && !cl.runDeadline.IsZero() && !time.Now().Before(cl.runDeadline) {
 		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
-		r.log.Warn("run timed out", "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+		r.log.Warn("run timed out", logEvTimedOut.attr(), "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 		cl.c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String())
 		cl.timedOut = true
 		cl.runDeadline = time.Time{}
@@ -505,7 +505,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 		ex.Code = exitFailure
 	}
 	if ex.Started {
-		r.log.Info("scheduled run ended", "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
+		r.log.Info("scheduled run ended", logEvCommandEnded.attr(), "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
 			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut)
 	}
 	if cl.timedOut {
@@ -516,7 +516,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	}
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
-		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
 		return resignation("command-exited", exitWith(ex.Code)), true
 	case policyReelect:
 		// No back-off here: the next run waits for its scheduled time.
@@ -526,7 +526,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 }
 
 func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
-	r.log.Info("scheduled run starting", "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
+	r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
 	r.scheduled = t
 	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
@@ -544,12 +544,12 @@ func (r *runner) logMissed(last, due time.Time, late time.Duration, reason strin
 	}
 	switch {
 	case reason != "":
-		r.log.Info("missed scheduled times skipped", "reason", reason, "from", r.fmtTime(first), "to", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+		r.log.Info("missed scheduled times skipped", logEvRunSkipped.attr(), "skip", "missed", "reason", reason, "from", r.fmtTime(first), "to", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
 	case first.Before(due):
-		r.log.Info("missed scheduled times skipped: no leader ran them; only the latest is run", "from", r.fmtTime(first), "before", r.fmtTime(due))
+		r.log.Info("missed scheduled times skipped: no leader ran them; only the latest is run", logEvRunSkipped.attr(), "skip", "missed", "from", r.fmtTime(first), "before", r.fmtTime(due))
 	}
 	if reason == "" && late >= onTimeTolerance {
-		r.log.Info("running a missed scheduled time (within the starting-deadline)", "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+		r.log.Info("running a missed scheduled time (within the starting-deadline)", logEvMissedRun.attr(), "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
 	}
 }
 

@@ -88,7 +88,7 @@ func (cl *cronLeader) refusedAhead(due time.Time, err error) bool {
 		return false
 	}
 	r := cl.r
-	r.log.Warn("scheduled run skipped: this host's clock is ahead of ZooKeeper's; the time is not recorded (recorded, it would make every leader skip the runs until then)",
+	r.log.Warn("scheduled run skipped: this host's clock is ahead of ZooKeeper's; the time is not recorded (recorded, it would make every leader skip the runs until then)", logEvRunSkipped.attr(), "skip", "clock-ahead",
 		"scheduled_time", r.fmtTime(due), "ahead_by", ahead.by.Round(time.Millisecond), "limit", clockAheadLimit)
 	r.metrics.CronSkipped("clock-ahead")
 	cl.skipped = due

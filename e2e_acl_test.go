@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,11 +38,8 @@ func writeAuthFile(t *testing.T, cred string) string {
 // proposalOf is the proposal node the candidate logged it made.
 func proposalOf(t *testing.T, p *ballotProc) string {
 	t.Helper()
-	for _, l := range basicLines(p.out.String()) {
-		if _, rest, ok := strings.Cut(l, "proposal made proposal="); ok {
-			node, _, _ := strings.Cut(rest, " ")
-			return node
-		}
+	if joined := p.Events(logEvJoined); len(joined) > 0 {
+		return joined[0]["proposal"]
 	}
 	t.Fatalf("ballot %s logged no proposal", p.name)
 	return ""
@@ -81,13 +77,13 @@ func TestSecureDigestACLs(t *testing.T) {
 					"--leader-data", id, "--", selfExe(), file)...)
 			}
 			a1 := candidate("a1", alice)
-			a1.WaitLog("elected leader", 20*time.Second)
+			a1.WaitEvent(logEvElected, 20*time.Second)
 			waitTenures(t, file, 1, 10*time.Second) // its command runs
 			a2 := candidate("a2", aliceAgain)
-			a2.WaitLog("following", 10*time.Second)
+			a2.WaitEvent(logEvFollowing, 10*time.Second)
 			a1.Signal(syscall.SIGTERM)
 			a1.Wait(20 * time.Second)
-			a2.WaitLog("leadership acknowledged", 10*time.Second)
+			a2.WaitEvent(logEvAcknowledged, 10*time.Second)
 			waitTenures(t, file, 2, 10*time.Second)
 			checkNoOverlap(t, file)
 			if !a2.Logged("clear text") {
@@ -198,7 +194,7 @@ func TestSecureDigestACLs(t *testing.T) {
 		p := startBallot(t, "cron", ballotEnv(t, "BALLOT_TEST_CHILD=echo"), append(global(servers, base,
 			"--zookeeper-auth-file", alice), "run", "cron", "--candidate-id", "c", "--schedule", "@every 1s",
 			"--on-child-success", "rerun", "--", selfExe())...)
-		p.WaitLog("to stdout", 20*time.Second)
+		p.WaitLog("to stdout", 20*time.Second) // the command's own output: it ran
 		acl, _, err := admin.GetACL(base + "/cron")
 		if err != nil || !reflect.DeepEqual(acl, aliceID) {
 			t.Errorf("ACL of the cron record: %v %v, want %v", acl, err, aliceID)
@@ -248,7 +244,7 @@ func TestSecureDigestACLs(t *testing.T) {
 		}
 		p := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick"), append(global(servers, base,
 			"--zookeeper-auth-file", alice), "run", "once", "--candidate-id", "a", "--", selfExe(), filepath.Join(t.TempDir(), "ticks"))...)
-		p.WaitLog("elected leader", 20*time.Second)
+		p.WaitEvent(logEvElected, 20*time.Second)
 		if acl, _, err := admin.GetACL(base); err != nil || !reflect.DeepEqual(acl, zk.WorldACL(zk.PermAll)) {
 			t.Errorf("the base path's ACL changed: %v %v", acl, err)
 		}

@@ -387,7 +387,7 @@ func TestSignalForwarding(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "signals")
 	p := startBallot(t, "leader", ballotEnv(t, "BALLOT_TEST_CHILD=trap"),
 		runArgs(c.Servers(), base, "c1", "--", selfExe(), file)...)
-	p.WaitLog("command started", 20*time.Second)
+	p.WaitEvent(logEvCommandStarted, 20*time.Second)
 
 	// records is the trap child's file: "ready", then one line per signal.
 	records := func() []string {

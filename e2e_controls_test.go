@@ -40,7 +40,7 @@ func TestStepDown(t *testing.T) {
 		t.Fatalf("step-down of a lone leader: exit %d: %s", code, out)
 	}
 	b := e.add("b", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	if out, code := control(t, e, "step-down", "--candidate-id", "b"); code != 1 || !strings.Contains(out, "does not lead") {
 		t.Fatalf("step-down of a follower: exit %d: %s", code, out)
 	}
@@ -52,7 +52,7 @@ func TestStepDown(t *testing.T) {
 	waitTenures(t, e.ticks, 2, 10*time.Second)
 	gaps := checkNoOverlap(t, e.ticks)
 	logGaps(t, "step-down (the command ignores SIGTERM: killed after the grace period)", gaps)
-	a.WaitLog("asked to step down", 5*time.Second)
+	a.WaitEvent(logEvStepDown, 5*time.Second)
 	// a stands again at the back of the line.
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(a.out.String()[strings.Index(a.out.String(), "asked to step down"):], "following") {
@@ -75,13 +75,13 @@ func TestPauseAndResume(t *testing.T) {
 	a := e.add("a", flags, nil, "stubborn")
 	e.leader(10 * time.Second)
 	b := e.add("b", flags, nil, "stubborn")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	if out, code := control(t, e, "pause", "--reason", "disk replacement"); code != 0 {
 		t.Fatalf("pause: exit %d: %s", code, out)
 	}
-	a.WaitLog("election paused: running nothing", 10*time.Second)
+	a.WaitEvent(logEvPaused, 10*time.Second)
 	if ticking(e.ticks, 300*time.Millisecond) {
 		t.Fatalf("the command still runs while paused")
 	}
@@ -95,7 +95,7 @@ func TestPauseAndResume(t *testing.T) {
 	a.Wait(10 * time.Second)
 	b.Wait(10 * time.Second)
 	a2 := e.add("a2", flags, nil, "stubborn")
-	a2.WaitLog("election paused: running nothing", 10*time.Second)
+	a2.WaitEvent(logEvPaused, 10*time.Second)
 	e.add("b2", flags, nil, "stubborn")
 	time.Sleep(time.Second)
 	if n := len(readTenures(t, e.ticks)); n != 1 || ticking(e.ticks, 300*time.Millisecond) {
@@ -123,12 +123,12 @@ func TestPauseSkipsCron(t *testing.T) {
 	args := []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base, "--zookeeper-session-timeout", "2s",
 		"run", "cron", "--candidate-id", "a", "--schedule", "* * * * * *", "--", selfExe(), "0", "10ms"}
 	a := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=exit", "TICK_FILE="+e.ticks), args...)
-	a.WaitLog("scheduled run skipped: the election is paused", 10*time.Second)
+	a.WaitEvent(logEvRunSkipped, 10*time.Second, "skip", "paused")
 	if a.Logged("scheduled run starting") {
 		t.Fatalf("a cron run started while paused")
 	}
 	control(t, e, "resume")
-	a.WaitLog("scheduled run starting", 10*time.Second)
+	a.WaitEvent(logEvRunStarting, 10*time.Second)
 }
 
 // TestStepDownEndsAOnceRun: a --once-key run an operator steps down is
@@ -138,9 +138,9 @@ func TestStepDownEndsAOnceRun(t *testing.T) {
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := onceCandidate(t, c, e.base, "a", "k", nil, e.ticks, "tick", e.ticks)
-	a.WaitLog("command started", 10*time.Second)
+	a.WaitEvent(logEvCommandStarted, 10*time.Second)
 	b := onceCandidate(t, c, e.base, "b", "k", []string{"--once-retry-unfinished"}, e.ticks, "tick", e.ticks)
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	if out, code := control(t, e, "step-down"); code != 0 {
 		t.Fatalf("step-down: exit %d: %s", code, out)
 	}

@@ -99,7 +99,7 @@ func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
 	a := e.add("a", "* * * * * *", "100ms", "--on-child-success", "rerun")
 	e.leader(10 * time.Second)
 	b := e.add("b", "* * * * * *", "100ms", "--on-child-success", "rerun")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	e.waitRuns(3, 10*time.Second)
 	for _, r := range e.readRuns() {
 		if r.candidate != "a" {
@@ -133,7 +133,7 @@ func TestCronReelectRotates(t *testing.T) {
 	e.add("a", "* * * * * *", "50ms", "--on-child-success", "reelect")
 	e.leader(10 * time.Second)
 	b := e.add("b", "* * * * * *", "50ms", "--on-child-success", "reelect")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	n := len(e.readRuns())
 	runs := e.waitRuns(n+4, 15*time.Second)
 	by := map[string]int{}
@@ -153,7 +153,7 @@ func TestCronLongRunSkipsNextTick(t *testing.T) {
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--on-child-success", "rerun")
-	a.WaitLog("scheduled run skipped: the previous run is still going", 10*time.Second)
+	a.WaitEvent(logEvRunSkipped, 10*time.Second, "skip", "overlap")
 	e.waitRuns(2, 10*time.Second)
 	times := e.checkOnce()
 	if d := times[1].Sub(times[0]); d < 3*time.Second {
@@ -168,7 +168,7 @@ func TestCronTimeout(t *testing.T) {
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "30s", "--timeout", "1s", "--on-child-error", "exit", "--stop-grace-period", "500ms")
-	a.WaitLog("run timed out", 10*time.Second)
+	a.WaitEvent(logEvTimedOut, 10*time.Second)
 	code := a.Wait(10 * time.Second)
 	if code == 0 {
 		t.Errorf("a timed-out run exited ballot with 0; it must count as an error")
@@ -212,12 +212,12 @@ func TestCronStartingDeadline(t *testing.T) {
 				if !times[1].Equal(missed) {
 					t.Errorf("b ran %s first, want the missed %s", times[1], missed)
 				}
-				b.WaitLog("running a missed scheduled time", time.Second)
+				b.WaitEvent(logEvMissedRun, time.Second)
 			} else {
 				if !times[1].Equal(missed.Add(3 * time.Second)) {
 					t.Errorf("b ran %s first, want %s (the missed time skipped)", times[1], missed.Add(3*time.Second))
 				}
-				b.WaitLog("missed scheduled times skipped", time.Second)
+				b.WaitEvent(logEvRunSkipped, time.Second, "skip", "missed")
 			}
 			if runs[1].candidate != "b" {
 				t.Errorf("second run by %s", runs[1].candidate)
@@ -235,13 +235,13 @@ func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
 	const yearly = "0 0 1 1 *" // never due while the test runs
 	a := e.add("a", yearly, "100ms", "--log-level", "debug")
 	e.leader(10 * time.Second)
-	a.WaitLog("a keeper stands by between runs", 10*time.Second)
+	a.WaitEvent(logEvKeeperReady, 10*time.Second)
 	b := e.add("b", yearly, "100ms")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 
 	a.Signal(syscall.SIGKILL)
 	a.Wait(5 * time.Second)
-	b.WaitLog("elected leader", 10*time.Second)
+	b.WaitEvent(logEvElected, 10*time.Second)
 	if b.Logged("its last holder dropped it") {
 		t.Errorf("b waited for a dropped baton: a's keeper did not give it back\n%s", b.out.String())
 	}

@@ -163,7 +163,7 @@ func TestTwoCandidatesOneLeaderSIGTERMHandover(t *testing.T) {
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second) // a is first
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	if l := e.leader(time.Second); l != a {
 		t.Fatalf("leader is %s, want a", l.name)
@@ -207,11 +207,11 @@ func TestChildExitPolicies(t *testing.T) {
 			a := e.add("a", flags, nil, "exit", tc.code, "300ms")
 			e.leader(10 * time.Second)
 			b := e.add("b", flags, nil, "exit", tc.code, "300ms")
-			b.WaitLog("following", 10*time.Second)
+			b.WaitEvent(logEvFollowing, 10*time.Second)
 			switch tc.policy {
 			case "rerun":
 				// a keeps the lead and runs again; b never runs.
-				a.WaitLog("running the command again", 10*time.Second)
+				a.WaitEvent(logEvChildPolicy, 10*time.Second, "policy", "rerun")
 				time.Sleep(700 * time.Millisecond)
 				if b.Logged("command started") {
 					t.Errorf("b ran although a reran")
@@ -232,7 +232,7 @@ func TestChildExitPolicies(t *testing.T) {
 				}
 				waitTenures(t, e.ticks, 2, 10*time.Second)
 			case "ignore":
-				a.WaitLog("keeping leadership without the command", 10*time.Second)
+				a.WaitEvent(logEvChildPolicy, 10*time.Second, "policy", "ignore")
 				time.Sleep(700 * time.Millisecond)
 				if b.Logged("command started") {
 					t.Errorf("b ran although a keeps the lead")
@@ -241,7 +241,7 @@ func TestChildExitPolicies(t *testing.T) {
 				if code := a.Wait(10 * time.Second); code != 0 {
 					t.Errorf("a exited %d after SIGTERM with no command running, want 0", code)
 				}
-				b.WaitLog("command started", 10*time.Second)
+				b.WaitEvent(logEvCommandStarted, 10*time.Second)
 				waitTenures(t, e.ticks, 2, 10*time.Second)
 			}
 			gaps := checkNoOverlap(t, e.ticks)
@@ -260,18 +260,16 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 	a := e.add("a", nil, nil, "tick", "grandchild")
 	e.leader(10 * time.Second)
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
-	a.WaitLog("grandchild ", 10*time.Second)
-	a.WaitLog("command started pid=", 10*time.Second) // logged once the keeper reports the start
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+	a.WaitLog("grandchild ", 10*time.Second)         // the command's own output, naming its child
+	a.WaitEvent(logEvCommandStarted, 10*time.Second) // logged once the keeper reports the start
 	var gpid, cpid int
 	for _, line := range strings.Split(a.out.String(), "\n") {
 		if i := strings.Index(line, "grandchild "); i >= 0 {
 			fmt.Sscanf(line[i:], "grandchild %d", &gpid)
 		}
-		if i := strings.Index(line, "command started pid="); i >= 0 {
-			fmt.Sscanf(line[i:], "command started pid=%d", &cpid)
-		}
 	}
+	cpid = eventPid(t, a, logEvCommandStarted)
 	if gpid == 0 || cpid == 0 {
 		t.Fatalf("could not find the command's and grandchild's pids in:\n%s", a.out.String())
 	}
@@ -310,7 +308,7 @@ func TestCommandEndsAsBallotDies(t *testing.T) {
 	a := e.add("a", nil, nil, "quitfile", quit)
 	e.leader(10 * time.Second)
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	cpid := commandPid(t, a)
 
@@ -327,7 +325,7 @@ func TestCommandEndsAsBallotDies(t *testing.T) {
 	// ballot was stopped for this long; well under its session timeout
 	// (2 s), so the session was alive for the keeper to end.
 	frozen := time.Since(stopped)
-	b.WaitLog("command started", 15*time.Second)
+	b.WaitEvent(logEvCommandStarted, 15*time.Second)
 	waitTenures(t, e.ticks, 2, 10*time.Second)
 	gaps := checkNoOverlap(t, e.ticks)
 	logGaps(t, "command ended as ballot was SIGKILLed", gaps)
@@ -344,9 +342,9 @@ func TestThreeCandidatesInLine(t *testing.T) {
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	cc := e.add("c", nil, nil, "tick")
-	cc.WaitLog("place_in_line=3", 10*time.Second)
+	cc.WaitEvent(logEvFollowing, 10*time.Second, "place_in_line", "3")
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	a.Signal(syscall.SIGTERM)

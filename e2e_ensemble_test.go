@@ -31,9 +31,9 @@ func ensembleElection(t *testing.T, c *zkCluster, aServers, bServers []string, f
 	e := newElection(t, c)
 	flags = append([]string{"--stop-grace-period", "1s"}, flags...)
 	a := e.add("a", flags, aServers, "stubborn")
-	a.WaitLog("command started", 20*time.Second)
+	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	b := e.add("b", flags, bServers, "stubborn")
-	b.WaitLog("following", 20*time.Second)
+	b.WaitEvent(logEvFollowing, 20*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	return e, a, b
 }
@@ -53,7 +53,7 @@ func others(c *zkCluster, i int) []string {
 // it reports the failover figures.
 func takeover(t *testing.T, e *election, b *ballotProc, fault string, faultAt time.Time, within time.Duration) {
 	t.Helper()
-	b.WaitLog("command started", within)
+	b.WaitEvent(logEvCommandStarted, within)
 	reportTakeover(t, e, fault, faultAt)
 }
 
@@ -73,7 +73,7 @@ func reportTakeover(t *testing.T, e *election, fault string, faultAt time.Time) 
 // reports the figures, the whole overlap if any.
 func takeoverFenced(t *testing.T, e *election, b *ballotProc, cpid int, fault string, faultAt time.Time, within time.Duration) {
 	t.Helper()
-	b.WaitLog("command started", within)
+	b.WaitEvent(logEvCommandStarted, within)
 	for deadline := time.Now().Add(within); processAlive(cpid); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the old leader's command still runs %v after the fault", within)
@@ -205,8 +205,8 @@ func TestEnsembleSafety(t *testing.T) {
 		}
 		time.Sleep(3*ensembleSession - time.Since(stopped))
 		a.Signal(syscall.SIGCONT)
-		a.WaitLog("lease expired", 10*time.Second)
-		a.WaitLog("following", 20*time.Second)
+		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
+		a.WaitEvent(logEvFollowing, 20*time.Second)
 		checkNoOverlap(t, e.ticks)
 	})
 
@@ -232,8 +232,8 @@ func TestEnsembleSafety(t *testing.T) {
 			t.Errorf("the keeper was not woken by its alarm: state %v", st)
 		}
 		a.Signal(syscall.SIGCONT)
-		a.WaitLog("lease expired", 10*time.Second)
-		a.WaitLog("following", 20*time.Second)
+		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
+		a.WaitEvent(logEvFollowing, 20*time.Second)
 		checkNoOverlap(t, e.ticks)
 	})
 
@@ -242,7 +242,7 @@ func TestEnsembleSafety(t *testing.T) {
 	t.Run("ballot SIGTSTP", func(t *testing.T) {
 		e, a, b := ensembleElection(t, c, nil, nil)
 		a.Signal(syscall.SIGTSTP)
-		a.WaitLog("ignoring SIGTSTP", 5*time.Second)
+		a.WaitEvent(logEvSignalIgnored, 5*time.Second, "signal", "SIGTSTP")
 		time.Sleep(3 * ensembleSession)
 		if b.Logged("command started") {
 			t.Fatalf("b took over from a ballot that should not have stopped")
@@ -301,7 +301,7 @@ func TestEnsembleSafety(t *testing.T) {
 		deleteNode(t, c, e.base+"/"+e.proposals()[0])
 		deleted := time.Now()
 		takeover(t, e, b, "the leader's proposal deleted by another client", deleted, 20*time.Second)
-		a.WaitLog("leadership lost", 5*time.Second)
+		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
 	})
 
 	// An operator deletes the baton: the leader stops at once and gives up
@@ -311,7 +311,7 @@ func TestEnsembleSafety(t *testing.T) {
 		deleteNode(t, c, e.base+"/"+batonName)
 		deleted := time.Now()
 		takeover(t, e, b, "the baton deleted by another client", deleted, 20*time.Second)
-		a.WaitLog("leadership lost", 5*time.Second)
+		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
 		if !strings.Contains(a.out.String(), "baton") {
 			t.Errorf("a did not say its baton went")
 		}

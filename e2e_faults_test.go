@@ -17,16 +17,7 @@ import (
 // commandPid is the pid of the command the candidate started last.
 func commandPid(t *testing.T, p *ballotProc) int {
 	t.Helper()
-	pid := 0
-	for _, line := range strings.Split(p.out.String(), "\n") {
-		if i := strings.Index(line, "command started pid="); i >= 0 {
-			fmt.Sscanf(line[i:], "command started pid=%d", &pid)
-		}
-	}
-	if pid == 0 {
-		t.Fatalf("%s started no command", p.name)
-	}
-	return pid
+	return eventPid(t, p, logEvCommandStarted)
 }
 
 func parentPid(pid int) int {
@@ -75,7 +66,7 @@ func TestFaultFrozenLeader(t *testing.T) {
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	cpid := commandPid(t, a)
@@ -87,7 +78,7 @@ func TestFaultFrozenLeader(t *testing.T) {
 	}
 	freeze(syscall.SIGSTOP)
 	frozen := time.Now()
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	if d := time.Since(frozen); d < 4*time.Second {
 		time.Sleep(4*time.Second - d)
 	}
@@ -99,8 +90,8 @@ func TestFaultFrozenLeader(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	a.WaitLog("lease expired", 5*time.Second)
-	a.WaitLog("following", 10*time.Second)
+	a.WaitEvent(logEvLeaseExpired, 5*time.Second)
+	a.WaitEvent(logEvFollowing, 10*time.Second)
 
 	ts := readTenures(t, e.ticks)
 	if len(ts) != 2 {
@@ -134,7 +125,7 @@ func partitioned(e *election, runFlags ...string) (*tcpProxy, *ballotProc, *ball
 	a := e.add("a", runFlags, []string{proxy.Addr()}, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", runFlags, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(e.t, e.ticks, 1, 10*time.Second)
 	return proxy, a, b
 }
@@ -147,14 +138,14 @@ func TestFaultPartitionReelect(t *testing.T) {
 	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
 	cut := time.Now()
-	a.WaitLog("lease running out", 5*time.Second)
-	b.WaitLog("command started", 10*time.Second)
+	a.WaitEvent(logEvLeaseRunningOut, 5*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	if d := time.Since(cut); d < 4*time.Second {
 		time.Sleep(4*time.Second - d)
 	}
 	proxy.Blackhole(false)
-	a.WaitLog("rejoining the election", 10*time.Second)
-	a.WaitLog("following", 15*time.Second)
+	a.WaitEvent(logEvRejoining, 10*time.Second)
+	a.WaitEvent(logEvFollowing, 15*time.Second)
 	gaps := checkNoOverlap(t, e.ticks)
 	report(t, "leader partitioned from ZooKeeper for 2x session timeout, on-connection-loss=reelect", gaps, overlapOf(t, e.ticks))
 	e.checkTokensGrow()
@@ -169,13 +160,13 @@ func TestFaultPartitionIgnore(t *testing.T) {
 	proxy, a, b := partitioned(e, "--on-connection-loss", "ignore")
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	time.Sleep(time.Second)
 	if !processAlive(cpid) {
 		t.Fatalf("with ignore, the partitioned leader's command should still run")
 	}
 	proxy.Blackhole(false)
-	a.WaitLog("ZooKeeper session lost while leading", 15*time.Second)
+	a.WaitEvent(logEvSessionLost, 15*time.Second)
 	deadline := time.Now().Add(5 * time.Second)
 	for processAlive(cpid) {
 		if time.Now().After(deadline) {
@@ -199,7 +190,7 @@ func TestFaultServerKilled(t *testing.T) {
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
 	e.leader(15 * time.Second)
 	b := e.add("b", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	cpid := commandPid(t, a)
 
@@ -217,7 +208,7 @@ func TestFaultServerKilled(t *testing.T) {
 		t.Fatalf("cannot tell which member a is connected to:\n%s", a.out.String())
 	}
 	c.Kill(member)
-	a.WaitLog("reconnected to ZooKeeper", 10*time.Second)
+	a.WaitEvent(logEvReconnected, 10*time.Second)
 	time.Sleep(3 * time.Second) // more than the time left on the lease at the cut
 	if !processAlive(cpid) || a.Logged("command stopped") {
 		t.Fatalf("the leader stopped its command for a member's death")
@@ -262,7 +253,7 @@ func TestFaultEnsembleRestart(t *testing.T) {
 			a := e.add("a", flags, nil, "tick")
 			e.leader(15 * time.Second)
 			b := e.add("b", flags, nil, "tick")
-			b.WaitLog("following", 10*time.Second)
+			b.WaitEvent(logEvFollowing, 10*time.Second)
 			waitTenures(t, e.ticks, 1, 10*time.Second)
 			cpid := commandPid(t, a)
 
@@ -273,7 +264,7 @@ func TestFaultEnsembleRestart(t *testing.T) {
 			t.Logf("ensemble down for %s", time.Since(down).Round(time.Millisecond))
 			switch {
 			case !tc.long:
-				a.WaitLog("reconnected to ZooKeeper", 15*time.Second)
+				a.WaitEvent(logEvReconnected, 15*time.Second)
 				time.Sleep(time.Second)
 				if !processAlive(cpid) {
 					t.Errorf("a short outage stopped the command")
@@ -318,7 +309,7 @@ func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
 	a := e.add("a", flags, nil, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", flags, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	killed := time.Now()

@@ -29,8 +29,8 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	e.leader(10 * time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	b := e.add("b", append([]string{"--log-level", "debug"}, slow...), nil, "tick")
-	b.WaitLog("next in line: ready to start at once", 10*time.Second)
-	b.WaitLog("a keeper stands by", 10*time.Second)
+	b.WaitEvent(logEvStandingBy, 10*time.Second)
+	b.WaitEvent(logEvKeeperReady, 10*time.Second)
 
 	a.Signal(syscall.SIGTERM)
 	a.Wait(10 * time.Second)
@@ -41,7 +41,7 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	if !b.Logged("the command starts on a keeper started beforehand") {
 		t.Errorf("b started a keeper for its command instead of the one it started as next in line:\n%s", b.out.String())
 	}
-	b.WaitLog("baton taken", 10*time.Second)
+	b.WaitEvent(logEvBatonTaken, 10*time.Second)
 	logGaps(t, "handover on credit", checkNoOverlap(t, e.ticks))
 	e.checkTokensGrow()
 	b.Signal(syscall.SIGTERM)
@@ -216,13 +216,13 @@ func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 	e := newFreshElection(t, c)
 	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit
 	a := e.add("a", slow, nil, "tick")
-	a.WaitLog("waiting for the baton", 10*time.Second) // no record yet: a waits W
-	b := e.add("b", slow, nil, "tick")                 // reads the election's record meanwhile
+	a.WaitEvent(logEvBatonWait, 10*time.Second) // no record yet: a waits W
+	b := e.add("b", slow, nil, "tick")          // reads the election's record meanwhile
 	waitTenures(t, e.ticks, 1, 10*time.Second)
-	b.WaitLog("next in line: ready to start at once", 10*time.Second)
+	b.WaitEvent(logEvStandingBy, 10*time.Second)
 	a.Signal(syscall.SIGTERM)
 	a.Wait(10 * time.Second)
-	b.WaitLog("baton handed over to us: starting on credit", 10*time.Second)
+	b.WaitEvent(logEvHandedOver, 10*time.Second)
 	for deadline := time.Now().Add(10 * time.Second); !b.Logged("baton taken") && !b.Logged("could not be taken"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("b's take neither succeeded nor failed:\n%s", b.out.String())

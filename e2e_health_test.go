@@ -21,7 +21,7 @@ func TestHealthGating(t *testing.T) {
 		a := e.add("a", nil, nil, "tick")
 		e.leader(10 * time.Second)
 		b := e.add("b", []string{"--health-check", "false", "--health-interval", "200ms"}, nil, "tick")
-		b.WaitLog("waiting for a passing health check", 10*time.Second)
+		b.WaitEvent(logEvHealthWait, 10*time.Second)
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 		a.Signal(syscall.SIGTERM)
 		a.Wait(10 * time.Second)
@@ -48,14 +48,14 @@ func TestHealthGating(t *testing.T) {
 			"--health-interval", "200ms", "--health-failures", "2"), nil, "tick")
 		e.leader(10 * time.Second)
 		b := e.add("b", hookFlags(e.events), nil, "tick")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 
 		if err := os.Remove(okFile); err != nil {
 			t.Fatal(err)
 		}
 		removed := time.Now()
-		a.WaitLog("health check failed: withdrawing", 5*time.Second)
+		a.WaitEvent(logEvUnhealthy, 5*time.Second)
 		demote := waitEvent(t, e.events, "demote", "a", 5*time.Second)
 		promote := waitEvent(t, e.events, "promote", "b", 10*time.Second)
 		waitTenures(t, e.ticks, 2, 10*time.Second)
@@ -89,7 +89,7 @@ func TestHealthGating(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		a.WaitLog("following", 5*time.Second)
+		a.WaitEvent(logEvFollowing, 5*time.Second)
 		if l := e.leader(5 * time.Second); l != b {
 			t.Errorf("leader is %s after a stood again, want b", l.name)
 		}

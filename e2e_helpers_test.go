@@ -323,7 +323,9 @@ func (p *ballotProc) Wait(timeout time.Duration) int {
 	}
 }
 
-// WaitLog waits until ballot's output contains s.
+// WaitLog waits until ballot's output contains s: for words an operator
+// reads (watch's output, the command's own lines). A state change is
+// waited for by its event, WaitEvent (e2e_events_test.go).
 func (p *ballotProc) WaitLog(s string, timeout time.Duration) {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)

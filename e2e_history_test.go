@@ -94,7 +94,7 @@ func TestHistory(t *testing.T) {
 		a := e.add("a", "* * * * * *", "1h")
 		e.leader(10 * time.Second)
 		b := e.add("b", "* * * * * *", "50ms", "--on-child-success", "rerun")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		byA := func(it *historyItem) bool { return it.Kind == historyCron && it.CandidateID == "a" }
 		waitHistory(t, c, e.base, 10*time.Second, "a's run", func(items []*historyItem) bool { return find(items, byA) != nil })
 		items := historyOf(t, c, e.base)

@@ -42,15 +42,15 @@ func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 	e := newElection(t, startZK(t, 1))
 	proxy := newTCPProxy(t, e.zk.Servers())
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s", "--stop-grace-period", "1s"}, []string{proxy.Addr()}, "stubborn")
-	a.WaitLog("command started", 20*time.Second)
+	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	b := e.add("b", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	proxy.Blackhole(true)
 	cut := time.Now()
 	operatorCleanup(t, e)
-	b.WaitLog("command started", 20*time.Second)
+	b.WaitEvent(logEvCommandStarted, 20*time.Second)
 	if !b.Logged("wait=3s") {
 		t.Errorf("b did not wait the cut-off leader's W (3s):\n%s", b.out.String())
 	}
@@ -167,9 +167,9 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	checkNoOverlap(t, e.ticks)
 	select {
 	case <-done:
@@ -186,14 +186,14 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 func TestDeleteAllWhileLeaderConnected(t *testing.T) {
 	e := newElection(t, startZK(t, 1))
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
-	a.WaitLog("command started", 20*time.Second)
+	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	conn := zkConnect(t, e.zk.Servers(), 2*time.Second)
 	deleteAll(t, conn, e.base)
 	gone := time.Now()
 	b := e.add("b", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
-	a.WaitLog("leadership lost", 10*time.Second)
+	a.WaitEvent(logEvLeadershipLost, 10*time.Second)
 	// a stands again at once: either may lead next; whichever creates the
 	// path again finds no handover record and waits.
 	ts := waitTenures(t, e.ticks, 2, 20*time.Second)
@@ -230,14 +230,14 @@ func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 func TestNewElectionWaits(t *testing.T) {
 	e := newFreshElection(t, startZK(t, 1))
 	a := e.add("a", nil, nil, "tick")
-	a.WaitLog("command started", 20*time.Second)
+	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	if !a.Logged("nobody on record") || !a.Logged("wait=1.5s") {
 		t.Errorf("a did not wait W (1.5s) for a baton nobody recorded")
 	}
 	a.Signal(syscall.SIGTERM)
 	a.Wait(10 * time.Second)
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	if b.Logged("waiting for the baton") {
 		t.Errorf("b waited although a gave the baton back")
 	}
@@ -255,7 +255,7 @@ func TestLongDemoteHookHoldsTheBaton(t *testing.T) {
 	a := e.add("a", flags, nil, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", flags, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	a.Signal(syscall.SIGTERM)

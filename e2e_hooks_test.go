@@ -254,21 +254,6 @@ func newHookElection(t *testing.T, c *zkCluster) *hookElection {
 	return &hookElection{election: newElection(t, c), events: filepath.Join(t.TempDir(), "events")}
 }
 
-// pidLogged is the pid of the last "<what> pid=N" line of p's log.
-func pidLogged(t *testing.T, p *ballotProc, what string) int {
-	t.Helper()
-	pid := 0
-	for _, line := range strings.Split(p.out.String(), "\n") {
-		if i := strings.Index(line, what+" pid="); i >= 0 {
-			fmt.Sscanf(line[i+len(what):], " pid=%d", &pid)
-		}
-	}
-	if pid == 0 {
-		t.Fatalf("%s did not log %q with a pid", p.name, what)
-	}
-	return pid
-}
-
 // loggedAt is the time on p's first log line that contains what.
 func loggedAt(t *testing.T, p *ballotProc, what string) time.Time {
 	t.Helper()
@@ -307,7 +292,7 @@ func TestHooksOrderCleanHandover(t *testing.T) {
 	a := e.add("a", flags, nil, "exit", "0", "300ms")
 	e.leader(10 * time.Second)
 	b := e.add("b", flags, nil, "exit", "0", "300ms")
-	b.WaitLog("proposal made", 10*time.Second)
+	b.WaitEvent(logEvJoined, 10*time.Second)
 	waitTenures(t, e.ticks, 4, 20*time.Second)
 	// SIGKILL freezes the record wherever the current leadership is (a
 	// SIGTERM could stop a promote hook halfway, which writes nothing):
@@ -359,7 +344,7 @@ func TestHooksOrderSIGTERM(t *testing.T) {
 	a := e.add("a", hookFlags(e.events), nil, "tick")
 	e.leader(10 * time.Second)
 	b := e.add("b", hookFlags(e.events), nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 
 	a.Signal(syscall.SIGTERM)
@@ -391,17 +376,17 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
-	a.WaitLog("lease running out", 5*time.Second)
+	a.WaitEvent(logEvLeaseRunningOut, 5*time.Second)
 	demote := waitEvent(t, e.events, "demote", "a", 5*time.Second)
 	promote := waitEvent(t, e.events, "promote", "b", 10*time.Second)
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	waitTenures(t, e.ticks, 2, 10*time.Second)
 	if d := time.Since(cut); d < 4*time.Second {
 		time.Sleep(4*time.Second - d)
 	}
 	proxy.Blackhole(false)
-	a.WaitLog("rejoining the election", 10*time.Second)
-	a.WaitLog("following", 15*time.Second)
+	a.WaitEvent(logEvRejoining, 10*time.Second)
+	a.WaitEvent(logEvFollowing, 15*time.Second)
 
 	if demote.reason != "connection-lost" {
 		t.Errorf("a's demote reason is %q, want connection-lost", demote.reason)
@@ -430,7 +415,7 @@ func TestHooksOrderSessionExpiry(t *testing.T) {
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	promote := waitEvent(t, e.events, "promote", "b", 10*time.Second)
 	if d := time.Since(cut); d < 4*time.Second {
 		time.Sleep(4*time.Second - d)
@@ -440,7 +425,7 @@ func TestHooksOrderSessionExpiry(t *testing.T) {
 	}
 	healed := time.Now()
 	proxy.Blackhole(false)
-	a.WaitLog("ZooKeeper session lost while leading", 15*time.Second)
+	a.WaitEvent(logEvSessionLost, 15*time.Second)
 	demote := waitEvent(t, e.events, "demote", "a", 10*time.Second)
 	if demote.reason != "session-expired" {
 		t.Errorf("a's demote reason is %q, want session-expired", demote.reason)
@@ -470,9 +455,9 @@ func TestFailingPromoteHook(t *testing.T) {
 			"--on-child-error", "reelect",
 		}
 		a := e.add("a", failing, nil, "tick")
-		a.WaitLog("on-promote hook started", 10*time.Second)
+		a.WaitEvent(logEvHookStarted, 10*time.Second, "hook", "on-promote")
 		b := e.add("b", hookFlags(e.events, "--on-child-error", "reelect"), nil, "tick")
-		b.WaitLog("command started", 15*time.Second)
+		b.WaitEvent(logEvCommandStarted, 15*time.Second)
 		ts := waitTenures(t, e.ticks, 1, 10*time.Second)
 		time.Sleep(500 * time.Millisecond)
 		if a.Logged("command started") {
@@ -533,8 +518,8 @@ func TestHangingHooksAreStopped(t *testing.T) {
 		// would keep a leading; as a failure, on-child-error exit ends it.
 		a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", time.Minute, 0), "--hook-timeout", "500ms",
 			"--on-child-success", "ignore", "--on-child-error", "exit"}, nil, "tick")
-		a.WaitLog("on-promote hook started", 10*time.Second)
-		hook := pidLogged(t, a, "on-promote hook started")
+		a.WaitEvent(logEvHookStarted, 10*time.Second, "hook", "on-promote")
+		hook := eventPid(t, a, logEvHookStarted, "hook", "on-promote")
 		code := a.Wait(10 * time.Second)
 		if code == 0 {
 			t.Errorf("a exited 0: a timed-out promote hook was not a failure")
@@ -562,8 +547,8 @@ func TestHangingHooksAreStopped(t *testing.T) {
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 		a.Signal(syscall.SIGTERM)
 		stopped := time.Now()
-		a.WaitLog("on-demote hook started", 5*time.Second)
-		hook := pidLogged(t, a, "on-demote hook started")
+		a.WaitEvent(logEvHookStarted, 5*time.Second, "hook", "on-demote")
+		hook := eventPid(t, a, logEvHookStarted, "hook", "on-demote")
 		a.Wait(10 * time.Second)
 		took := time.Since(stopped)
 		if !a.Logged("on-demote hook timed out") {
@@ -587,8 +572,8 @@ func TestHooksOnlyNoCommand(t *testing.T) {
 	e := newHookElection(t, c)
 	args := runArgs(c.Servers(), e.base, "a", append(hookFlags(e.events), "--leader-data", "hooks only")...)
 	a := startBallot(t, "a", ballotEnv(t), args...)
-	a.WaitLog("holding leadership", 10*time.Second)
-	a.WaitLog("leadership acknowledged", 10*time.Second) // the leader node is written after
+	a.WaitEvent(logEvHolding, 10*time.Second)
+	a.WaitEvent(logEvAcknowledged, 10*time.Second) // the leader node is written after
 	if r := leaderQuery(t, c.Servers(), e.base); r.code != 0 || r.stdout != "hooks only\n" {
 		t.Errorf("ballot leader: exit %d, stdout %q, want 0 and \"hooks only\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
 	}
@@ -618,7 +603,7 @@ func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
 	defer proxy.Blackhole(false)
-	a.WaitLog("connection to ZooKeeper lost server", 5*time.Second)
+	a.WaitEvent(logEvDisconnected, 5*time.Second)
 	a.Signal(syscall.SIGTERM)
 	waitGone(t, cpid, time.Second, "the command after SIGTERM")
 }
@@ -638,8 +623,8 @@ func TestStopDuringPromoteHook(t *testing.T) {
 				args = append(args, "--schedule", "@every 1s")
 			}
 			a := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick"), append(args, "--", selfExe(), e.ticks)...)
-			a.WaitLog("on-promote hook started", 10*time.Second)
-			hook := pidLogged(t, a, "on-promote hook started")
+			a.WaitEvent(logEvHookStarted, 10*time.Second, "hook", "on-promote")
+			hook := eventPid(t, a, logEvHookStarted, "hook", "on-promote")
 			a.Signal(syscall.SIGTERM)
 			if code := a.Wait(15 * time.Second); code != exitOK {
 				t.Errorf("run %s: exit code %d after SIGTERM during the promote hook, want 0", mode, code)

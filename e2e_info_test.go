@@ -131,9 +131,9 @@ func TestInfo(t *testing.T) {
 		a := e.add("a", nil, nil, "tick")
 		e.leader(10 * time.Second)
 		b := e.add("b", nil, nil, "tick")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		cc := e.add("c", nil, nil, "tick")
-		cc.WaitLog("place_in_line=3", 10*time.Second)
+		cc.WaitEvent(logEvFollowing, 10*time.Second, "place_in_line", "3")
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 
 		out, stderr, code := runBallotInfo(t, c.Servers(), e.base)
@@ -224,7 +224,7 @@ func TestInfo(t *testing.T) {
 		a := e.add("a", nil, nil, "tick")
 		e.leader(10 * time.Second)
 		b := e.add("b", nil, nil, "tick")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 
 		a.Signal(syscall.SIGTERM)
 		leaders := map[string]int{}
@@ -258,7 +258,7 @@ func TestInfo(t *testing.T) {
 		e.add("a", nil, nil, "tick")
 		e.leader(10 * time.Second)
 		b := e.add("b", nil, nil, "tick")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		time.Sleep(2 * publishGap) // the last state changes are written
 		versions := func() map[string]int32 {
 			inf, code := infoJSON(t, c.Servers(), e.base)
@@ -388,18 +388,19 @@ func TestWatch(t *testing.T) {
 	}
 	hw := startBallot(t, "watch-human", ballotEnv(t), args("human")...)
 	jw := startBallot(t, "watch-json", ballotEnv(t), args("json")...)
+	// watch's output, not its log: these words are what watch is for.
 	hw.WaitLog("no candidates yet: "+e.base+" does not exist", 10*time.Second)
 	jw.WaitLog(`"event":"noCandidates"`, 10*time.Second)
 
 	a := e.add("a", nil, nil, "tick")
 	waitLines(t, hw, 10*time.Second, "candidate joined: a (…-", "leader changed: none → a (…-")
 	b := e.add("b", []string{"--on-child-success", "ignore"}, nil, "exit", "0", "1s")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	waitLines(t, hw, 10*time.Second, "candidate joined: b (…-")
 
 	a.Signal(syscall.SIGTERM)
 	a.Wait(10 * time.Second)
-	b.WaitLog("keeping leadership without the command", 10*time.Second)
+	b.WaitEvent(logEvChildPolicy, 10*time.Second, "policy", "ignore")
 	waitLines(t, hw, 10*time.Second,
 		"no candidates yet",
 		"candidate joined: a (…-",
@@ -472,13 +473,13 @@ func TestWatchSessionExpiry(t *testing.T) {
 	proxy := newTCPProxy(t, c.Servers())
 	w := startBallot(t, "watch", ballotEnv(t), "--zookeeper-servers", proxy.Addr(), "--zookeeper-base-path", e.base,
 		"--zookeeper-session-timeout", "2s", "watch")
-	w.WaitLog("no candidates yet", 10*time.Second)
+	w.WaitLog("no candidates yet", 10*time.Second) // watch's output, as an operator reads it
 	e.add("a", nil, nil, "tick")
 	waitLines(t, w, 10*time.Second, "candidate joined: a (…-")
 
 	proxy.Blackhole(true)
-	w.WaitLog("connection to ZooKeeper lost", 5*time.Second)
-	e.add("b", nil, nil, "tick").WaitLog("following", 10*time.Second)
+	w.WaitLog("connection to ZooKeeper lost", 5*time.Second) // watch's output line
+	e.add("b", nil, nil, "tick").WaitEvent(logEvFollowing, 10*time.Second)
 	time.Sleep(2500 * time.Millisecond) // past the session timeout
 	proxy.Blackhole(false)
 	waitLines(t, w, 10*time.Second, "connection to ZooKeeper lost", "session expired; starting a new one",

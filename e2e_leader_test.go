@@ -107,7 +107,7 @@ func TestBallotLeader(t *testing.T) {
 		}
 		// a logs the acknowledgement once ZooKeeper answers its write; the
 		// query may see the node first. The order is proven by the hook's end.
-		a.WaitLog("leadership acknowledged", 10*time.Second)
+		a.WaitEvent(logEvAcknowledged, 10*time.Second)
 		promote := waitEvent(t, e.events, "promote", "a", time.Second)
 		if !promote.end.Before(returned) {
 			t.Errorf("ballot leader --wait returned before a's promote hook ended")
@@ -117,7 +117,7 @@ func TestBallotLeader(t *testing.T) {
 		t.Fatalf("ballot leader --wait 10s did not return once a led")
 	}
 	b := e.add("b", []string{"--leader-data", "@" + dataFile}, nil, "tick")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 
 	if r := leaderQuery(t, srv, e.base); r.code != 0 || r.stdout != "db1:5432\n" {
 		t.Errorf("ballot leader: exit %d, stdout %q, want 0 and \"db1:5432\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
@@ -133,7 +133,7 @@ func TestBallotLeader(t *testing.T) {
 	}
 
 	a.Signal(syscall.SIGTERM)
-	a.WaitLog("on-demote hook started", 5*time.Second)
+	a.WaitEvent(logEvHookStarted, 5*time.Second, "hook", "on-demote")
 	if r := leaderQuery(t, srv, e.base); r.code != 1 || r.stdout != "" {
 		t.Errorf("ballot leader while a's demote hook runs: exit %d, stdout %q, want 1: the leader node goes before on-demote", r.code, r.stdout)
 	}
@@ -141,7 +141,7 @@ func TestBallotLeader(t *testing.T) {
 		t.Errorf("a's 3s demote hook ended before the check: the check proves nothing")
 	}
 	a.Wait(10 * time.Second)
-	b.WaitLog("leadership acknowledged", 10*time.Second)
+	b.WaitEvent(logEvAcknowledged, 10*time.Second)
 	if r := leaderQuery(t, srv, e.base); r.code != 0 || r.stdout != "db2:5432\n" {
 		t.Errorf("ballot leader after the handover: exit %d, stdout %q, want 0 and \"db2:5432\\n\" (stderr %q)", r.code, r.stdout, r.stderr)
 	}
@@ -166,14 +166,14 @@ func TestLeaderNodeWriteDuringPartition(t *testing.T) {
 	e := newHookElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
 	a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", 700*time.Millisecond, 0)}, []string{proxy.Addr()}, "tick")
-	a.WaitLog("on-promote hook started", 10*time.Second)
+	a.WaitEvent(logEvHookStarted, 10*time.Second, "hook", "on-promote")
 	proxy.Blackhole(true)
 	cut := time.Now()
 	b := e.add("b", nil, nil, "tick")
-	b.WaitLog("command started", 10*time.Second)
+	b.WaitEvent(logEvCommandStarted, 10*time.Second)
 	time.Sleep(4*time.Second - time.Since(cut))
 	proxy.Blackhole(false)
-	a.WaitLog("rejoining the election", 10*time.Second)
+	a.WaitEvent(logEvRejoining, 10*time.Second)
 	gaps := checkNoOverlap(t, e.ticks)
 	report(t, "leader partitioned during its promote hook", gaps, overlapOf(t, e.ticks))
 }

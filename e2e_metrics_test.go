@@ -91,7 +91,7 @@ func TestMetricsFile(t *testing.T) {
 		return m["ballot_leader"] == 1 && m[`ballot_command_exits_total{code="0"}`] >= 2 && m["ballot_cron_last_success_timestamp_seconds"] > 0
 	})
 	b, bf := start("b")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	mb := waitProm(t, bf, func(m map[string]float64) bool { return m["ballot_zookeeper_connected"] == 1 })
 	if mb["ballot_up"] != 1 || mb["ballot_leader"] != 0 || mb["ballot_command_running"] != 0 || mb["ballot_leadership_changes_total"] != 0 {
 		t.Errorf("the follower's metrics: %v", mb)

@@ -77,11 +77,11 @@ func TestSystemdNotify(t *testing.T) {
 	leaderSock, lead := listenNotify(t)
 	a := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick", "NOTIFY_SOCKET="+leaderSock, "WATCHDOG_USEC=400000"),
 		append(runArgs(c.Servers(), e.base, "a"), "--", selfExe(), e.ticks)...)
-	a.WaitLog("command started", 10*time.Second)
+	a.WaitEvent(logEvCommandStarted, 10*time.Second)
 	followerSock, follow := listenNotify(t)
 	b := startBallot(t, "b", ballotEnv(t, "BALLOT_TEST_CHILD=tick", "NOTIFY_SOCKET="+followerSock),
 		append(runArgs(c.Servers(), e.base, "b"), "--", selfExe(), e.ticks)...)
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 
 	ready := lead.wait(t, "READY=1")
 	leading := lead.wait(t, "STATUS=leading; leader a; fencing token ")

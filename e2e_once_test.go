@@ -101,7 +101,7 @@ func TestOnceKeyUnfinished(t *testing.T) {
 	base := "/ballot/test/once-unfinished"
 
 	a := onceCandidate(t, c, base, "a", "k1", nil, ticks, "tick", ticks)
-	a.WaitLog("command started", 10*time.Second)
+	a.WaitEvent(logEvCommandStarted, 10*time.Second)
 	waitTenures(t, ticks, 1, 10*time.Second)
 	a.Signal(syscall.SIGKILL)
 	a.Wait(5 * time.Second)
@@ -118,7 +118,7 @@ func TestOnceKeyUnfinished(t *testing.T) {
 	// expires; the retry waits for that.
 	ticks2 := filepath.Join(dir, "ticks2")
 	s := onceCandidate(t, c, base, "s", "k2", nil, ticks2, "tick", ticks2)
-	s.WaitLog("command started", 10*time.Second)
+	s.WaitEvent(logEvCommandStarted, 10*time.Second)
 	waitTenures(t, ticks2, 1, 10*time.Second)
 	s.Signal(syscall.SIGSTOP)
 	defer s.Signal(syscall.SIGCONT)

@@ -29,25 +29,25 @@ func TestPreferredLeaders(t *testing.T) {
 		a := e.add("a", preempt, nil, "tick")
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 		b := e.add("b", append([]string{"--priority", "10"}, preempt...), nil, "tick")
-		a.WaitLog("a candidate of higher priority is in line", 10*time.Second)
+		a.WaitEvent(logEvPreemptPlanned, 10*time.Second)
 		// The handover comes once b has stood in line for --preempt-after.
 		waitTenures(t, e.ticks, 2, preemptAfterTest+10*time.Second)
-		b.WaitLog("elected leader", 10*time.Second)
+		b.WaitEvent(logEvElected, 10*time.Second)
 		logGaps(t, "preemption", checkNoOverlap(t, e.ticks))
 		e.checkTokensGrow()
 
 		// a stood again, behind b; c, of a priority between a's and b's,
 		// joins. Neither is preferred to b. b would decide at c's join +
 		// --preempt-after at the latest; wait that and T more.
-		a.WaitLog("following", 10*time.Second)
+		a.WaitEvent(logEvFollowing, 10*time.Second)
 		c := e.add("c", append([]string{"--priority", "5"}, preempt...), nil, "tick")
-		c.WaitLog("next in line: ready to start at once", 10*time.Second)
+		c.WaitEvent(logEvStandingBy, 10*time.Second)
 		time.Sleep(preemptAfterTest + 2*time.Second)
 		if n := len(readTenures(t, e.ticks)); n != 2 {
 			t.Errorf("%d tenures, want 2: a lower priority took over", n)
 		}
 		for _, p := range []*ballotProc{a, b, c} {
-			if k := strings.Count(p.out.String(), "handing over to a candidate of higher priority"); p == a && k != 1 || p != a && k != 0 {
+			if k := len(p.Events(logEvPreempting)); p == a && k != 1 || p != a && k != 0 {
 				t.Errorf("%s handed over %d times for a priority:\n%s", p.name, k, p.out.String())
 			}
 		}
@@ -71,13 +71,13 @@ func TestPreferredLeaders(t *testing.T) {
 		a := e.add("a", []string{"--priority", "10"}, nil, "tick")
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 		b := e.add("b", []string{"--preempt-after", "0"}, []string{proxy.Addr()}, "tick")
-		b.WaitLog("next in line: ready to start at once", 10*time.Second)
+		b.WaitEvent(logEvStandingBy, 10*time.Second)
 		if out, code := control(t, e, "step-down"); code != 0 {
 			t.Fatalf("step-down: exit %d: %s", code, out)
 		}
-		b.WaitLog("elected leader", 10*time.Second)
+		b.WaitEvent(logEvElected, 10*time.Second)
 		waitTenures(t, e.ticks, 2, 10*time.Second)
-		if a.Logged("revoked the handover") {
+		if len(a.Events(logEvRevoked)) > 0 {
 			t.Errorf("a revoked the handover to b:\n%s", a.out.String())
 		}
 		checkNoOverlap(t, e.ticks)
@@ -103,11 +103,11 @@ func TestPreferredLeaders(t *testing.T) {
 			if err := os.WriteFile(healthy, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			waitCount(t, b, "next in line: ready to start at once", i, 10*time.Second)
+			waitEvents(t, b, logEvStandingBy, i, 10*time.Second)
 			if err := os.Remove(healthy); err != nil {
 				t.Fatal(err)
 			}
-			waitCount(t, b, "withdrew from the election while unhealthy", i, 10*time.Second)
+			waitEvents(t, b, logEvWithdrew, i, 10*time.Second, "reason", "unhealthy")
 		}
 		if n := len(readTenures(t, e.ticks)); n != 1 {
 			t.Fatalf("%d tenures while b flapped, want 1 (a's)", n)
@@ -117,8 +117,8 @@ func TestPreferredLeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitTenures(t, e.ticks, 2, preemptAfterTest+10*time.Second)
-		b.WaitLog("elected leader", 10*time.Second)
-		if k := strings.Count(a.out.String(), "handing over to a candidate of higher priority"); k != 1 {
+		b.WaitEvent(logEvElected, 10*time.Second)
+		if k := len(a.Events(logEvPreempting)); k != 1 {
 			t.Errorf("a handed over %d times, want once:\n%s", k, a.out.String())
 		}
 		checkNoOverlap(t, e.ticks)
@@ -130,13 +130,13 @@ func TestPreferredLeaders(t *testing.T) {
 	})
 }
 
-// waitCount waits until p's log holds s at least n times.
-func waitCount(t *testing.T, p *ballotProc, s string, n int, timeout time.Duration) {
+// waitEvents waits until p has logged event ev (with kv) at least n times.
+func waitEvents(t *testing.T, p *ballotProc, ev logEvent, n int, timeout time.Duration, kv ...string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for strings.Count(p.out.String(), s) < n {
+	for len(p.Events(ev, kv...)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: waited %s for %q %d times:\n%s", p.name, timeout, s, n, p.out.String())
+			t.Fatalf("%s: waited %s for event %s %d times:\n%s", p.name, timeout, ev, n, p.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -144,10 +144,10 @@ func TestSecureTLS(t *testing.T) {
 			return startBallot(t, id, ballotEnv(t, "BALLOT_TEST_CHILD=tick"), args...)
 		}
 		a := candidate("a")
-		a.WaitLog("leadership acknowledged", 20*time.Second)
+		a.WaitEvent(logEvAcknowledged, 20*time.Second)
 		waitTenures(t, file, 1, 10*time.Second)
 		b := candidate("b")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		if !a.Logged("zookeeper_tls=true") {
 			t.Errorf("the start line does not say TLS")
 		}
@@ -164,12 +164,12 @@ func TestSecureTLS(t *testing.T) {
 			t.Errorf("leader over TLS: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
 		w := startBallot(t, "watch", ballotEnv(t), append(global(tlsServers, base, tlsOpts...), "watch")...)
-		w.WaitLog("allCandidates:", 20*time.Second)
+		w.WaitLog("allCandidates:", 20*time.Second) // watch's output (its first snapshot)
 
 		a.Signal(syscall.SIGTERM)
 		a.Wait(20 * time.Second)
-		b.WaitLog("elected leader", 10*time.Second)
-		w.WaitLog("leader changed: a", 10*time.Second)
+		b.WaitEvent(logEvElected, 10*time.Second)
+		w.WaitLog("leader changed: a", 10*time.Second) // watch's output
 		waitTenures(t, file, 2, 10*time.Second)
 		for _, gap := range checkNoOverlap(t, file) {
 			t.Logf("handover over TLS: %s", gap.Round(time.Millisecond))
@@ -251,11 +251,11 @@ func TestSecureClientAuthNeed(t *testing.T) {
 				append(global(servers, base, opts...), "run", "once", "--candidate-id", id, "--", selfExe(), file)...)
 		}
 		a := candidate("a")
-		a.WaitLog("elected leader", 20*time.Second)
+		a.WaitEvent(logEvElected, 20*time.Second)
 		waitTenures(t, file, 1, 10*time.Second) // its command runs
 		// The same certificate: the same identity.
 		b := candidate("b")
-		b.WaitLog("following", 10*time.Second)
+		b.WaitEvent(logEvFollowing, 10*time.Second)
 		if !a.Logged("zookeeper_acl=creator") {
 			t.Errorf("a client certificate does not make the ACL creator by default")
 		}
@@ -265,7 +265,7 @@ func TestSecureClientAuthNeed(t *testing.T) {
 		}
 		a.Signal(syscall.SIGTERM)
 		a.Wait(20 * time.Second)
-		b.WaitLog("elected leader", 10*time.Second)
+		b.WaitEvent(logEvElected, 10*time.Second)
 		waitTenures(t, file, 2, 10*time.Second)
 		checkNoOverlap(t, file)
 		b.Signal(syscall.SIGTERM)
@@ -292,7 +292,7 @@ func TestSecureChroot(t *testing.T) {
 	full := "/apps/team/ballot/e"
 	p := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick"), append(global(servers, "/ballot/e"),
 		"run", "once", "--candidate-id", "a", "--", selfExe(), filepath.Join(t.TempDir(), "ticks"))...)
-	p.WaitLog("elected leader", 20*time.Second)
+	p.WaitEvent(logEvElected, 20*time.Second)
 	if !p.Logged("election="+full) || !strings.HasPrefix(proposalOf(t, p), full+"/_c_") {
 		t.Errorf("the log does not show the full path %s", full)
 	}
@@ -327,19 +327,19 @@ func keeperReleases(t *testing.T, bin string, args []string) {
 		return startProc(t, id, exec.Command(bin, all...), ballotEnv(t, "BALLOT_TEST_CHILD=tick"))
 	}
 	a := candidate("a")
-	a.WaitLog("elected leader", 20*time.Second)
+	a.WaitEvent(logEvElected, 20*time.Second)
 	waitTenures(t, file, 1, 10*time.Second)
 	b := candidate("b")
-	b.WaitLog("following", 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	a.Signal(syscall.SIGTERM)
 	a.Wait(20 * time.Second)
-	b.WaitLog("elected leader", 10*time.Second)
+	b.WaitEvent(logEvElected, 10*time.Second)
 	waitTenures(t, file, 2, 10*time.Second)
 	c := candidate("c")
-	c.WaitLog("following", 10*time.Second)
+	c.WaitEvent(logEvFollowing, 10*time.Second)
 	b.Signal(syscall.SIGKILL)
 	b.Wait(5 * time.Second)
-	c.WaitLog("elected leader", 20*time.Second)
+	c.WaitEvent(logEvElected, 20*time.Second)
 	waitTenures(t, file, 3, 10*time.Second)
 	checkNoOverlap(t, file)
 	if c.Logged("dropped it without releasing") {

@@ -71,7 +71,7 @@ func TestElectionFailurePolicies(t *testing.T) {
 			args(t, "--on-election-failure", "retry", "--", selfExe())...)
 		// A failed attempt lasts the 2s connection wait plus up to 1s for
 		// the client to close, so the first warning may come just after 3s.
-		p.WaitLog("WARN  cannot join the election; retrying", 10*time.Second)
+		p.WaitEvent(logEvJoinRetry, 10*time.Second, "level", "WARN")
 		time.Sleep(time.Until(began.Add(3 * time.Second)))
 		if p.Exited() {
 			t.Fatalf("ballot exited (code %d) instead of retrying", p.code)
@@ -99,7 +99,7 @@ func TestElectionFailurePolicies(t *testing.T) {
 		t.Parallel()
 		p := startBallot(t, "retry-connecting", ballotEnv(t, "BALLOT_TEST_CHILD=echo"),
 			args(t, "--on-election-failure", "retry", "--zookeeper-session-timeout", "10s", "--", selfExe())...)
-		p.WaitLog("ballot starting", 10*time.Second)
+		p.WaitEvent(logEvStarting, 10*time.Second)
 		time.Sleep(time.Second)
 		if p.Exited() || p.Logged("cannot join") {
 			t.Fatalf("ballot is not connecting any more")

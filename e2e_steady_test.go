@@ -49,7 +49,7 @@ func steadyElection(t *testing.T, c *zkCluster, aServers, bServers []string) (*e
 		t.Fatalf("%s leads, want a", l.name)
 	}
 	b := e.add("b", flags, bServers, "tick")
-	b.WaitLog("following", 30*time.Second)
+	b.WaitEvent(logEvFollowing, 30*time.Second)
 	waitTenures(t, e.ticks, 1, 30*time.Second)
 	return e, a, b
 }

@@ -111,7 +111,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 			return nil, err
 		}
 	}
-	log.Info("proposal made", "proposal", node, "fencing_token", c.token, "priority", priority)
+	log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token, "priority", priority)
 	c.pub = newPublisher(c, status)
 	return c, nil
 }

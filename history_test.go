@@ -106,9 +106,20 @@ func TestHistoryEndings(t *testing.T) {
 		}
 	}
 	for how, want := range map[outcome]string{stopRequested: endStopped, steppedDown: endStopped, unhealthy: endStopped,
-		paused: endPaused, leaseLost: endLeadershipLost, sessionLost: endLeadershipLost, proposalGone: endLeadershipLost, leaderResigns: ""} {
+		paused: endPaused, leaseLost: endLeadershipLost, sessionLost: endLeadershipLost, proposalGone: endLeadershipLost, leaderResigns: "",
+		noOutcome: "", childEnded: ""} {
 		if got, _ := endingFor(how); got != want {
 			t.Errorf("endingFor(%d) = %q, want %q", how, got, want)
 		}
+	}
+}
+
+// TestOutcomeZeroIsNothing: an outcome, or a leadership's end, that nobody
+// set says that nothing happened, not that the command ended.
+func TestOutcomeZeroIsNothing(t *testing.T) {
+	var how outcome
+	var end leaderEnd
+	if how != noOutcome || end.how != noOutcome || how == childEnded {
+		t.Errorf("the zero outcome is %d, the zero leaderEnd's %d; want noOutcome (%d), not childEnded (%d)", how, end.how, noOutcome, childEnded)
 	}
 }

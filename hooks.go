@@ -38,7 +38,7 @@ func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
 		how := r.supervise(c, l, hook, deadline)
 		if how != wakeUp {
 			ex := hook.Exit()
-			r.log.Info("on-promote hook ended", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+			r.log.Info("on-promote hook ended", logEvHookEnded.attr(), "hook", "on-promote", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 			return how, ex
 		}
 		if !time.Now().Before(deadline) {
@@ -76,7 +76,7 @@ func (r *runner) demote(c *candidate, reason string) {
 		hook.Kill()
 	}
 	ex := hook.Exit()
-	r.log.Info("on-demote hook ended", "reason", reason, "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+	r.log.Info("on-demote hook ended", logEvHookEnded.attr(), "hook", "on-demote", "reason", reason, "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 }
 
 // keeperDemote is the on-demote hook as demote would run it, for the
@@ -110,7 +110,7 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 		r.log.Error("cannot execute the "+name+" hook", "command", argv[0], "reason", hook.Exit().Reason, "exit_code", hook.Exit().Code)
 		return hook, nil
 	}
-	r.log.Info(name+" hook started", "pid", hook.pid, "command", argv[0])
+	r.log.Info(name+" hook started", logEvHookStarted.attr(), "hook", name, "pid", hook.pid, "command", argv[0])
 	r.mu.Lock()
 	r.current = hook
 	r.mu.Unlock()
@@ -158,7 +158,7 @@ func (h *health) loop() {
 				h.healthy = false
 				close(h.bad)
 				h.good = make(chan struct{})
-				h.r.log.Warn("health check failed: withdrawing from the election", "consecutive_failures", h.failures)
+				h.r.log.Warn("health check failed: withdrawing from the election", logEvUnhealthy.attr(), "consecutive_failures", h.failures)
 			}
 		}
 		h.mu.Unlock()

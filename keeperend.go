@@ -164,7 +164,7 @@ func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
 		log.Error("cannot execute the on-demote hook", "command", hook.Argv[0], "reason", err.Error())
 		return
 	}
-	log.Info("on-demote hook started", "pid", pid, "command", hook.Argv[0], "reason", demoteReasonBallotDied)
+	log.Info("on-demote hook started", logEvHookStarted.attr(), "hook", "on-demote", "pid", pid, "command", hook.Argv[0], "reason", demoteReasonBallotDied)
 	t := &tree{pgid: pid}
 	done := make(chan int, 1)
 	go func() { done <- reapTree(t, pid, k.grace) }()
@@ -178,6 +178,6 @@ func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
 		go t.endWithGrace(k.grace)
 		code = <-done
 	}
-	log.Info("on-demote hook ended", "reason", demoteReasonBallotDied, "exit_code", code,
+	log.Info("on-demote hook ended", logEvHookEnded.attr(), "hook", "on-demote", "reason", demoteReasonBallotDied, "exit_code", code,
 		"duration", time.Since(start).Round(time.Millisecond))
 }

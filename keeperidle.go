@@ -162,7 +162,7 @@ func (r *runner) prestartKeeper() {
 		return
 	}
 	r.setSpare(k)
-	r.log.Debug("a keeper stands by for the next command", "keeper_pid", k.c.keeper.Process.Pid)
+	r.log.Debug("a keeper stands by for the next command", logEvKeeperReady.attr(), "keeper_pid", k.c.keeper.Process.Pid)
 }
 
 // setSpare makes k the keeper the next command runs on.

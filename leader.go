@@ -81,7 +81,7 @@ func (r *runner) publishLeader(c *candidate) {
 		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
 			_, err := c.s.conn.Multi(check, create)
 			if err == nil {
-				r.log.Info("leadership acknowledged: leader node written", "path", path)
+				r.log.Info("leadership acknowledged: leader node written", logEvAcknowledged.attr(), "path", path)
 				return
 			}
 			if !errors.Is(err, zk.ErrNodeExists) {

@@ -42,12 +42,13 @@ const (
 	phaseUnelected phase = "unelected" // on-election-failure=run-anyway
 )
 
-// enter moves to phase p. The existing info lines ("proposal made",
-// "following", "elected leader", "resigning", ...) tell operators; this
-// one, at debug, names the phase.
+// enter moves to phase p. The info line of each transition tells
+// operators, named by its event (events.go: joined, following, elected,
+// resigning, leadership-lost, ...); this one, at debug, is the state
+// itself: event=phase with the phase as a value.
 func (r *runner) enter(p phase) {
 	if r.phase != p {
-		r.log.Debug("candidate phase", "phase", string(p), "was", string(r.phase))
+		r.log.Debug("candidate phase", logEvPhase.attr(), "phase", string(p), "was", string(r.phase))
 		r.phase = p
 	}
 }
@@ -161,7 +162,7 @@ func (r *runner) join() (*candidate, verdict) {
 	backoff := time.Second
 	for {
 		if !r.health.Healthy() {
-			r.log.Info("waiting for a passing health check before standing for election")
+			r.log.Info("waiting for a passing health check before standing for election", logEvHealthWait.attr())
 			if !r.health.WaitHealthy(r.stopping) {
 				return nil, exitWith(exitOK)
 			}
@@ -201,7 +202,7 @@ func (r *runner) join() (*candidate, verdict) {
 			r.log.Error("cannot join the election: RUNNING THE COMMAND WITHOUT ELECTION; mutual exclusion is given up (on-election-failure=run-anyway)", "error", err)
 			return nil, verdict{next: runUnelected}
 		}
-		r.log.Warn("cannot join the election; retrying", "error", err, "retry_in", backoff)
+		r.log.Warn("cannot join the election; retrying", logEvJoinRetry.attr(), "error", err, "retry_in", backoff)
 		select {
 		case <-time.After(backoff):
 		case <-r.stopping:
@@ -263,11 +264,11 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 			r.endSession()
 		}
 		r.setCandidate(nil)
-		r.log.Info("withdrew from the election while unhealthy", "proposal", c.node)
+		r.log.Info("withdrew from the election while unhealthy", logEvWithdrew.attr(), "reason", "unhealthy", "proposal", c.node)
 		return leaseStart{}, rejoin()
 	case errors.Is(err, errStopSignal):
 		c.withdraw()
-		r.log.Info("withdrew from the election", "proposal", c.node)
+		r.log.Info("withdrew from the election", logEvWithdrew.attr(), "reason", "stop", "proposal", c.node)
 		return leaseStart{}, exitWith(exitOK)
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
@@ -306,7 +307,7 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 	r.metrics.Leader(true)
 	c.leading = true
-	r.log.Info("elected leader", "proposal", c.node, "fencing_token", c.token,
+	r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
 		"lease_left", l.Left().Round(time.Millisecond))
 	c.pub.update(func(d *proposalData) {
 		d.State = stateLeading
@@ -377,7 +378,7 @@ func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 	r.enter(phaseResigning)
 	exiting := then.next == exitBallot
-	r.log.Info("resigning", "proposal", c.node, "reason", reason)
+	r.log.Info("resigning", logEvResigning.attr(), "proposal", c.node, "reason", reason)
 	r.lease.Store(nil)
 	r.notify.Status("resigning (" + reason + ")")
 	r.metrics.Leader(false)
@@ -433,7 +434,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
 		return exitWith(exitFailure)
 	}
-	r.log.Info("rejoining the election as a new candidate", "reason", reason)
+	r.log.Info("rejoining the election as a new candidate", logEvRejoining.attr(), "reason", reason)
 	return rejoin()
 }
 

@@ -179,7 +179,7 @@ func startRun(set *Settings, acc *zkAccess, log *slog.Logger) int {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return code
 	}
-	log.Info("ballot starting", append([]any{"version", version, "mode", set.Command, "candidate_id", set.CandidateID,
+	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
 	r := newRunner(set, acc, log)
 	r.sched = sched
@@ -241,7 +241,7 @@ func checkOnce(set *Settings) error {
 	}
 	for _, p := range []string{"on-child-success", "on-child-error"} {
 		if given(p) {
-			return fmt.Errorf("--%s %s: does not apply with --once-key, after which ballot exits with the command's exit code; leave it out", p, map[string]string{"on-child-success": set.OnChildSuccess, "on-child-error": set.OnChildError}[p])
+			return fmt.Errorf("--%s %s: does not apply with --once-key, after which ballot exits with the command's exit code; leave it out", p, map[string]childPolicy{"on-child-success": set.OnChildSuccess, "on-child-error": set.OnChildError}[p])
 		}
 	}
 	switch {

@@ -146,25 +146,25 @@ func runParams() []*param {
 				s.CandidateID = v
 				return nil
 			}},
-		{name: "on-child-success", scope: scopeRun, arg: "POLICY", def: policyReelect,
+		{name: "on-child-success", scope: scopeRun, arg: "POLICY", def: string(policyReelect),
 			help: "when the command exits 0: rerun, reelect, exit or ignore",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
 				return err
 			}},
-		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: policyReelect,
+		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: string(policyReelect),
 			help: "when the command fails: rerun, reelect, exit or ignore",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildError, err = oneOf(v, "", policyValues...)
 				return err
 			}},
-		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: electionRetry,
+		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: string(electionRetry),
 			help: "when the election cannot be held: retry, run-anyway or exit",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnElectionFailure, err = oneOf(v, "", electionValues...)
 				return err
 			}},
-		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: lossReelect,
+		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: string(lossReelect),
 			help: "when the connection to ZooKeeper is lost while leading: reelect = stop the command\n" +
 				"before the session can expire, then stand again; exit = the same stop, then exit 125;\n" +
 				"ignore = keep the command running until the session is known to be expired\n" +

@@ -147,6 +147,6 @@ func (c *candidate) publishPreempt(proposal string, due bootTime) {
 		}
 	}
 	c.log.Info("a candidate of higher priority is in line: handing over to it once it has stood there ready for --preempt-after",
-		"successor", proposal, "successor_priority", st.Priority, "priority", c.priority, "at", st.At.Format(time.RFC3339Nano))
+		logEvPreemptPlanned.attr(), "successor", proposal, "successor_priority", st.Priority, "priority", c.priority, "at", st.At.Format(time.RFC3339Nano))
 	c.pub.update(func(d *proposalData) { d.Preempt = st })
 }

@@ -89,7 +89,7 @@ func (r *runner) signals(sigs <-chan os.Signal) {
 		case syscall.SIGTSTP:
 			if !tstpLogged {
 				tstpLogged = true
-				r.log.Warn("ignoring SIGTSTP (and SIGTTIN, SIGTTOU): a stopped ballot could not stop its command in time; stop it with SIGTERM")
+				r.log.Warn("ignoring SIGTSTP (and SIGTTIN, SIGTTOU): a stopped ballot could not stop its command in time; stop it with SIGTERM", logEvSignalIgnored.attr(), "signal", "SIGTSTP")
 			}
 		case syscall.SIGINT, syscall.SIGTERM:
 			select {

@@ -59,7 +59,7 @@ func (c *candidate) proveInLine() {
 		case err == nil:
 			c.proofRTT.Store(int64(bootNow() - sent))
 			if c.proof.Swap(int64(sent)) == 0 {
-				c.log.Info("next in line: ready to start at once when the leader hands over", "proposal", c.node)
+				c.log.Info("next in line: ready to start at once when the leader hands over", logEvStandingBy.attr(), "proposal", c.node)
 				c.pub.update(func(d *proposalData) { d.Standby = true }) // a leader hands over for --priority only to one ready
 			}
 		case len(res) == 1 && errors.Is(res[0].Error, zk.ErrNoNode):

@@ -60,7 +60,7 @@ func (w onceWork) lead(c *candidate, l *lease) leaderEnd {
 		if len(r.set.Args) == 0 {
 			// Hooks only: hold the leadership until something ends it.
 			r.publishLeader(c)
-			r.log.Info("holding leadership (no command; hooks only)")
+			r.log.Info("holding leadership (no command; hooks only)", logEvHolding.attr())
 			return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{})
 		}
 		ex, end, over := w.runCommand(c, l)
@@ -181,7 +181,7 @@ func (r *runner) timeOut(cmd *child, l *lease) bool {
 	default:
 	}
 	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
-	r.log.Warn("command timed out", "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
+	r.log.Warn("command timed out", logEvTimedOut.attr(), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 	return true
 }
 
@@ -192,12 +192,12 @@ func (w onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) 
 	r := w.r
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
-		r.log.Info("exiting as on-child-* says", "policy", policy, "exit_code", ex.Code)
+		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
 		return resignation(reason, exitWith(ex.Code)), true
 	case policyReelect:
 		return reelection(reason, ex), true
 	case policyIgnore:
-		r.log.Info("keeping leadership without the command (policy ignore)")
+		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
 		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
 	case policyRerun:
 		if d := r.backoffFor(ex); d > 0 {
@@ -206,7 +206,7 @@ func (w onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) 
 				return endedBy(how, ex), true
 			}
 		}
-		r.log.Info("running the command again (policy rerun)")
+		r.log.Info("running the command again (policy rerun)", logEvChildPolicy.attr(), "policy", policyRerun)
 	}
 	return leaderEnd{}, false
 }

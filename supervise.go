@@ -11,11 +11,13 @@ import (
 )
 
 // outcome is why a leader stopped supervising, or (leaderResigns) that the
-// leader ends its leadership itself.
+// leader ends its leadership itself. Its zero value is that nothing
+// happened, so a forgotten assignment is not read as the command's end.
 type outcome int
 
 const (
-	childEnded outcome = iota
+	noOutcome outcome = iota // nothing happened: supervision goes on
+	childEnded
 	leaseLost
 	sessionLost
 	proposalGone
@@ -75,7 +77,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 	l := s.l
 	l.checkIn()
 	if !s.guard {
-		return 0, false
+		return noOutcome, false
 	}
 	if s.cmd != nil {
 		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
@@ -84,18 +86,18 @@ func (s *supervision) checkLease() (outcome, bool) {
 	deadline := l.KillBy()
 	if !now.Before(deadline) {
 		s.kill("lease expired")
-		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", "late_by", now.Sub(deadline).Round(time.Millisecond))
+		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", logEvLeaseExpired.attr(), "late_by", now.Sub(deadline).Round(time.Millisecond))
 		return leaseLost, true
 	}
 	if !now.Before(l.StopBy()) {
 		last, _ := l.Renewals()
-		s.r.log.Warn("lease running out: ZooKeeper has not answered the renewals; stopping the command while the lease still leaves it its grace period",
+		s.r.log.Warn("lease running out: ZooKeeper has not answered the renewals; stopping the command while the lease still leaves it its grace period", logEvLeaseRunningOut.attr(),
 			"lease_left", deadline.Sub(now).Round(time.Millisecond), "last_renewal", last.Round(time.Millisecond),
 			"connected", s.c.s.connected.Load())
 		s.stop("lease running out", l.supervisedKillBy)
 		return leaseLost, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // pastLease: a ballot woken after its lease ended reports that first,
@@ -127,7 +129,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		if s.pastLease() {
 			// The keeper killed it when the lease ran out (ballot was
 			// stopped): that is a lost leadership, not a command's end.
-			r.log.Warn("lease expired: the keeper stopped the command; ZooKeeper may already have elected another leader")
+			r.log.Warn("lease expired: the keeper stopped the command; ZooKeeper may already have elected another leader", logEvLeaseExpired.attr())
 			return leaseLost, true
 		}
 		return childEnded, true
@@ -139,18 +141,18 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 	case <-l.gone:
 		if s.pastLease() {
-			return 0, false // resumed past the lease: say so first (checkLease)
+			return noOutcome, false // resumed past the lease: say so first (checkLease)
 		}
 		// Someone is undoing this leadership: no grace period.
 		s.kill(l.GoneWhy())
-		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", "proposal", c.node)
+		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", logEvLeadershipLost.attr(), "proposal", c.node)
 		return proposalGone, true
 	case <-c.s.lost:
 		if s.pastLease() {
-			return 0, false // resumed past the lease: say so first (checkLease)
+			return noOutcome, false // resumed past the lease: say so first (checkLease)
 		}
 		s.kill("session lost")
-		r.log.Warn("ZooKeeper session lost while leading", "reason", c.s.lostReason())
+		r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", c.s.lostReason())
 		return sessionLost, true
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
@@ -165,7 +167,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 		return stopRequested, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // controlsChanged acts on ballot step-down and pause.
@@ -173,7 +175,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 	r, ctl := s.r, s.l.ctl
 	switch {
 	case ctl.SteppingDown():
-		r.log.Info("asked to step down (ballot step-down): handing over")
+		r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
@@ -184,7 +186,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 	case r.phase == phasePaused:
 		return controlsChanged, true
 	}
-	return 0, false
+	return noOutcome, false
 }
 
 // preempting hands over to a preferred candidate once the leader decided
@@ -195,7 +197,7 @@ func (s *supervision) preempting() (outcome, bool) {
 	if to == "" || (s.cmd != nil && s.r.sched != nil) {
 		return 0, false
 	}
-	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", "successor", to)
+	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
 	s.r.unpublishLeader(s.c)
 	s.stop("preempted", s.killBy)
 	return preempted, true
@@ -208,7 +210,7 @@ func (s *supervision) stop(reason string, killBy func() time.Time) {
 		return
 	}
 	ex, how := s.cmd.Stop(syscall.SIGTERM, s.r.set.StopGracePeriod, killBy)
-	s.r.log.Info("command stopped", "reason", reason, "how", how, "exit_code", ex.Code)
+	s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", how, "exit_code", ex.Code)
 }
 
 // kill kills the command at once.
@@ -217,13 +219,13 @@ func (s *supervision) kill(reason string) {
 		return
 	}
 	ex := s.cmd.Kill()
-	s.r.log.Info("command stopped", "reason", reason, "how", "killed at once", "exit_code", ex.Code)
+	s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", "killed at once", "exit_code", ex.Code)
 }
 
 // waitOutPause holds a paused leadership, running nothing, until the
 // election is resumed (controlsChanged) or the leadership ends otherwise.
 func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
-	r.log.Info("election paused: running nothing until resumed (ballot resume)", "reason", p.Reason, "by", p.By, "since", p.Since.Format(time.RFC3339))
+	r.log.Info("election paused: running nothing until resumed (ballot resume)", logEvPaused.attr(), "reason", p.Reason, "by", p.By, "since", p.Since.Format(time.RFC3339))
 	r.notify.Status(statusLine("leading, paused: "+p.Reason, r.set.CandidateID, c.token))
 	r.metrics.Paused(true)
 	r.enter(phasePaused)
@@ -232,7 +234,7 @@ func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
 		how := r.supervise(c, l, nil, time.Time{})
 		if how != controlsChanged || l.ctl.Paused() == nil {
 			if how == controlsChanged {
-				r.log.Info("election resumed")
+				r.log.Info("election resumed", logEvResumed.attr())
 				r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 			}
 			return how
@@ -258,7 +260,7 @@ func (r *runner) stopChild(cmd *child, killBy func() time.Time) childExit {
 	}
 	r.notify.ExtendTimeout(r.set.StopGracePeriod + 5*time.Second)
 	ex, how := cmd.Stop(sig, r.set.StopGracePeriod, killBy)
-	r.log.Info("command stopped", "how", how, "exit_code", ex.Code)
+	r.log.Info("command stopped", logEvCommandStopped.attr(), "how", how, "exit_code", ex.Code)
 	return ex
 }
 

@@ -16,13 +16,15 @@ import (
 	"unicode/utf8"
 )
 
-func oneOf(v, what string, allowed ...string) (string, error) {
-	for _, a := range allowed {
-		if strings.EqualFold(v, a) {
+func oneOf[T ~string](v, what string, allowed ...T) (T, error) {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if strings.EqualFold(v, string(a)) {
 			return a, nil
 		}
+		names[i] = string(a)
 	}
-	return "", fmt.Errorf("%suse one of %s", what, strings.Join(allowed, ", "))
+	return "", fmt.Errorf("%suse one of %s", what, strings.Join(names, ", "))
 }
 
 func parseBool(v string) (bool, error) {

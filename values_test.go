@@ -122,3 +122,31 @@ func TestEnvironmentNames(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyValues: each policy flag's value parses, in any case, to the
+// constant of its own type; anything else is refused with the values
+// allowed.
+func TestPolicyValues(t *testing.T) {
+	if got, err := oneOf("Rerun", "", policyValues...); err != nil || got != policyRerun {
+		t.Errorf("child policy Rerun: %q, %v", got, err)
+	}
+	if got, err := oneOf("RUN-ANYWAY", "", electionValues...); err != nil || got != electionRunAnyway {
+		t.Errorf("election policy RUN-ANYWAY: %q, %v", got, err)
+	}
+	if got, err := oneOf("exit", "", lossValues...); err != nil || got != lossExit {
+		t.Errorf("loss policy exit: %q, %v", got, err)
+	}
+	for _, tc := range []struct {
+		value string
+		err   error
+		want  string
+	}{
+		{"sometimes", func() error { _, err := oneOf("sometimes", "", lossValues...); return err }(), "use one of reelect, exit, ignore"},
+		{"rerun", func() error { _, err := oneOf("rerun", "", lossValues...); return err }(), "use one of reelect, exit, ignore"},
+		{"", func() error { _, err := oneOf("", "", electionValues...); return err }(), "use one of retry, run-anyway, exit"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%q: error %v, want %q", tc.value, tc.err, tc.want)
+		}
+	}
+}

@@ -121,11 +121,11 @@ func (s *session) onEvent(ev zk.Event) {
 			s.establishOnce.Do(func() { close(s.established) })
 		}
 		if s.wasOnline.Swap(true) {
-			s.log.Info("reconnected to ZooKeeper", "server", ev.Server)
+			s.log.Info("reconnected to ZooKeeper", logEvReconnected.attr(), "server", ev.Server)
 		}
 	case zk.StateDisconnected:
 		if s.connected.Swap(false) && !s.isLost() {
-			s.log.Info("connection to ZooKeeper lost", "server", ev.Server)
+			s.log.Info("connection to ZooKeeper lost", logEvDisconnected.attr(), "server", ev.Server)
 		}
 	case zk.StateExpired:
 		s.connected.Store(false)

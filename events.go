@@ -1,0 +1,71 @@
+package main
+
+// The events ballot logs: a stable name, event=<name>, on the log line of
+// each state change and notable happening (no extra line: the line that
+// already says it in words carries it). The names are an API, on purpose:
+// operators alert on them and the end-to-end tests wait for them; the
+// messages beside them are for people and may be reworded. README "Log
+// events" lists them; a test checks that it lists every one.
+
+import "log/slog"
+
+// logEvent is the name of one kind of log line (watch has events of its
+// own, the ev* constants of watch_events.go).
+type logEvent string
+
+// A candidate's life, in order (leadership.go's phases).
+const (
+	logEvStarting        logEvent = "starting"          // ballot starts: its version and mode
+	logEvJoinRetry       logEvent = "join-retry"        // cannot join the election (on-election-failure retry)
+	logEvHealthWait      logEvent = "health-wait"       // waiting for a passing health check before joining
+	logEvUnhealthy       logEvent = "unhealthy"         // the health check failed: withdrawing
+	logEvJoined          logEvent = "joined"            // a proposal is made: in line, with a fencing token
+	logEvFollowing       logEvent = "following"         // waiting in line; place_in_line, predecessor
+	logEvStandingBy      logEvent = "standing-by"       // next in line, ready to start at a handover
+	logEvKeeperReady     logEvent = "keeper-ready"      // (debug) a keeper started ahead of its command
+	logEvBatonWait       logEvent = "baton-wait"        // first in line, waiting for the last holder's baton
+	logEvNamedWait       logEvent = "named-wait"        // the baton was handed to another candidate in line: waiting for its take
+	logEvRevoked         logEvent = "handover-revoked"  // that candidate did not take it within W: the handover is revoked
+	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop
+	logEvHandedOver      logEvent = "handed-over"       // the baton was handed to us: starting on credit
+	logEvBatonTaken      logEvent = "baton-taken"       // the baton is ours
+	logEvElected         logEvent = "elected"           // leading: proposal, fencing_token, lease_left
+	logEvAcknowledged    logEvent = "acknowledged"      // the leader node is written
+	logEvHolding         logEvent = "holding"           // leading without a command (hooks only)
+	logEvHookStarted     logEvent = "hook-started"      // hook=on-promote|on-demote
+	logEvHookEnded       logEvent = "hook-ended"        // hook=on-promote|on-demote, exit_code
+	logEvCommandStarted  logEvent = "command-started"   // pid
+	logEvCommandEnded    logEvent = "command-ended"     // exit_code, duration
+	logEvCommandStopped  logEvent = "command-stopped"   // ballot stopped it: reason, how
+	logEvTimedOut        logEvent = "timed-out"         // --timeout: the command was stopped
+	logEvChildPolicy     logEvent = "child-policy"      // after a run: policy=exit|ignore|rerun (--on-child-*)
+	logEvRunStarting     logEvent = "run-starting"      // run cron: a scheduled time is run
+	logEvMissedRun       logEvent = "missed-run"        // run cron: a missed time is run, within --starting-deadline
+	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
+	logEvStepDown        logEvent = "step-down"         // ballot step-down named this leader
+	logEvPreemptPlanned  logEvent = "preempt-planned"   // a higher --priority is in line: successor, at
+	logEvPreempting      logEvent = "preempting"        // handing over to it (--preempt-after)
+	logEvPaused          logEvent = "paused"            // ballot pause: the lead kept, nothing run
+	logEvResumed         logEvent = "resumed"           // ballot resume
+	logEvLeaseRunningOut logEvent = "lease-running-out" // renewals unanswered: the command is stopped
+	logEvLeaseExpired    logEvent = "lease-expired"     // the lease ran out: another leader may be elected
+	logEvLeadershipLost  logEvent = "leadership-lost"   // the proposal or baton was taken by someone else
+	logEvSessionLost     logEvent = "session-lost"      // the session expired while leading
+	logEvResigning       logEvent = "resigning"         // giving the leadership up: reason
+	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
+)
+
+// logEvPhase (debug) is each change of leadership.go's phase, the state a
+// candidate is in: phase=joining|following|leading|leading-paused|
+// resigning|leadership-lost|unelected, and the one it was in.
+const logEvPhase logEvent = "phase"
+
+// ZooKeeper's connection and ballot's signals.
+const (
+	logEvDisconnected  logEvent = "disconnected"   // the connection to a server is lost (the session may live)
+	logEvReconnected   logEvent = "reconnected"    // connected again
+	logEvSignalIgnored logEvent = "signal-ignored" // SIGTSTP and its kin: ballot does not stop
+)
+
+// attr is the event as a log attribute: log.Info("…", logEvElected.attr(), …).
+func (e logEvent) attr() slog.Attr { return slog.String("event", string(e)) }
