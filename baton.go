@@ -76,12 +76,14 @@ func recordedWaitMs(t time.Duration) int64 {
 func batonPath(base string) string    { return base + "/" + batonName }
 func handoverPath(base string) string { return base + "/" + handoverName }
 
-func (c *candidate) batonPath() string    { return batonPath(c.basePath) }
-func (c *candidate) handoverPath() string { return handoverPath(c.basePath) }
+// The baton and handover record of the slot this candidate takes or holds
+// (slot 0 but with --slots: slots.go).
+func (c *candidate) batonPath() string    { return c.basePath + "/" + slotName(batonName, c.slot) }
+func (c *candidate) handoverPath() string { return c.basePath + "/" + slotName(handoverName, c.slot) }
 
 func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
-	return handoverRecord{State: state, CandidateID: c.id, Host: host, PID: os.Getpid(),
+	return handoverRecord{State: state, Slot: c.slot, CandidateID: c.id, Host: host, PID: os.Getpid(),
 		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
 		BatonWaitMs: recordedWaitMs(c.s.Timeout()), FencingToken: c.token, At: time.Now().UTC()}
 }
@@ -133,6 +135,9 @@ type leaseStart struct {
 // candidate that just created the election path: someone may have deleted
 // the whole election (deleteall) under a leader that is still running.
 func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
+	if c.slots > 1 {
+		return c.takeSlot(stop)
+	}
 	var drop droppedWait
 	var named namedWait
 	announced := "" // the last wait logged
@@ -418,7 +423,11 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 		c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
 	}
 	c.holdsBaton, c.maybeBaton = true, false
-	c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node)
+	if c.slots > 1 {
+		c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node, "slot", c.slot, "slots", c.slots)
+	} else {
+		c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node)
+	}
 	return sent, res, nil
 }
 
@@ -639,8 +648,8 @@ type handTo struct {
 // named successor (the take then goes first).
 func (c *candidate) successor() handTo {
 	p := c.lineSeen.Load()
-	if p == nil {
-		return handTo{}
+	if p == nil || c.slots > 1 {
+		return handTo{} // --slots: a plain release, whoever is next takes it (slots.go)
 	}
 	var to handTo
 	oldest := int64(-1)

@@ -26,6 +26,8 @@ type candidate struct {
 	node     string // full path of the proposal node
 	seq      int64
 	priority int   // --priority, in the proposal's name
+	slots    int   // --slots: how many lead at once (1: the recipe), in the proposal's name
+	slot     int   // the slot this candidate takes or holds: its baton (slots.go)
 	token    int64 // the proposal's czxid: grows from one leadership to the next
 	pub      *publisher
 
@@ -132,6 +134,9 @@ func sortedProposals(children []string) []string {
 // the first in line (the baton comes next: baton.go). It keeps its place in line
 // across reconnects and watch losses.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
+	if c.slots > 1 {
+		return c.awaitSlot(stop)
+	}
 	following := ""
 	// Third in line: a watch on the lowest, kept across rounds (one per
 	// lowest proposal, or the watches would pile up on the server and in
@@ -151,6 +156,9 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			continue
 		}
 		line := sortedProposals(children)
+		if err := c.checkSlots(line); err != nil {
+			return err
+		}
 		me := -1
 		for i, n := range line {
 			if c.basePath+"/"+n == c.node {

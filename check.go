@@ -173,7 +173,7 @@ func runCheck(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
 		fmt.Fprintf(w, "BALLOT UNKNOWN - %s: %s\n", set.BasePath, err)
 		return exitUnknown
 	}
-	settleHistory(f.items, batonToken(s), now)
+	settleHistory(f.items, batonTokens(s), now)
 	f.inf = buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)
 	res, neverRun := judge(set, f)
 	if neverRun {

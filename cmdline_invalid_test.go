@@ -148,6 +148,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"priority not a number", runOnce("--priority", "abc"), nil, nil, a(`--priority "abc"`, "not a whole number")},
 		{"priority out of range", runOnce("--priority", "1001"), nil, nil, a(`--priority "1001"`, "out of range", "-1000 to 1000")},
 		{"priority in env", runOnce(), map[string]string{"BALLOT_PRIORITY": "high"}, nil, a(`environment BALLOT_PRIORITY "high"`, "not a whole number")},
+		{"slots zero", runOnce("--slots", "0"), nil, nil, a(`--slots "0"`, "out of range", "1 to 100")},
+		{"slots not a number", runOnce("--slots", "two"), nil, nil, a(`--slots "two"`, "not a whole number")},
 		{"preempt-after negative", runOnce("--preempt-after", "-1s"), nil, nil, a(`--preempt-after "-1s"`, "negative")},
 		{"preempt-after unitless", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--preempt-after", "30", "--", "x"), nil, nil, a(`--preempt-after "30"`, "not a duration")},
 		{"wait-timeout on run cron", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--wait-timeout", "1m", "--", "x"), nil, nil, a("run cron:", "--wait-timeout", "run once only")},

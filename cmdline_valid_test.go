@@ -103,6 +103,7 @@ var validDefaultCases = []validCase{
 				StopGracePeriod:   10 * time.Second,
 				HookTimeout:       30 * time.Second,
 				PreemptAfter:      30 * time.Second,
+				Slots:             1,
 				HealthInterval:    5 * time.Second,
 				HealthTimeout:     5 * time.Second,
 				HealthFailures:    3,
@@ -192,7 +193,7 @@ var validSourceCases = []validCase{
 			"--starting-deadline", "1m", "--timeout", "1h",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
-			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--", "cmd"),
+			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3", "--", "cmd"),
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.ZooKeeperChroot != "/chroot" || s.BasePath != "/chroot/x/y" ||
 				s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
@@ -205,7 +206,7 @@ var validSourceCases = []validCase{
 				!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 				s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
-				s.MetricsFile != "/tmp/m.prom" || s.Priority != -7 || s.PreemptAfter != 0 {
+				s.MetricsFile != "/tmp/m.prom" || s.Priority != -7 || s.PreemptAfter != 0 || s.Slots != 3 {
 				t.Errorf("got %+v", s)
 			}
 			for name, src := range s.Sources {
@@ -265,7 +266,7 @@ var validSourceCases = []validCase{
 			"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
 			"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
-			"priority": 12, "preempt-after": "1m"}`,
+			"priority": 12, "preempt-after": "1m", "slots": 4}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -279,7 +280,7 @@ var validSourceCases = []validCase{
 				!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
 				s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||
-				s.Priority != 12 || s.PreemptAfter != time.Minute {
+				s.Priority != 12 || s.PreemptAfter != time.Minute || s.Slots != 4 {
 				t.Errorf("got %+v", s)
 			}
 			file := filepath.Join(dir, "c.json")

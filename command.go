@@ -25,6 +25,7 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_PROPOSAL_NODE="+c.node,
 		"BALLOT_FENCING_TOKEN="+strconv.FormatInt(c.token, 10),
 		"BALLOT_SESSION_ID="+fmt.Sprintf("0x%x", c.s.ID()),
+		"BALLOT_SLOT="+strconv.Itoa(c.slot),
 		"BALLOT_ELECTED=true")
 }
 

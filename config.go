@@ -85,6 +85,7 @@ type Settings struct {
 	StopGracePeriod   time.Duration
 	Timeout           time.Duration // a run of the command is stopped after this; 0: none
 	Priority          int           // --priority: a higher one goes ahead in line
+	Slots             int           // --slots: how many lead at once
 	PreemptAfter      time.Duration // hand over to a higher priority ready this long; 0: never
 
 	// run once

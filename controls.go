@@ -206,6 +206,14 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 		return exitFailure
 	}
 	l := s.lowestProposal()
+	if set.CandidateID != "" {
+		// With --slots, any holder may be the one named.
+		for _, n := range s.proposals {
+			if _, ok := s.holderSlot(n); ok && n.data != nil && n.data.CandidateID == set.CandidateID {
+				l = n
+			}
+		}
+	}
 	switch {
 	case l == nil:
 		fmt.Fprintf(os.Stderr, "ballot: step-down: no candidate leads %s\n", set.BasePath)

@@ -161,7 +161,8 @@ type cronState struct {
 
 // readRecord reads <base>/cron, waiting out connection blips.
 func (r *runner) readRecord(c *candidate) (cronState, error) {
-	st := cronState{path: c.basePath + "/" + cronName, version: -1}
+	// With --slots, each slot runs each scheduled time once: its own record.
+	st := cronState{path: c.basePath + "/" + slotName(cronName, c.slot), version: -1}
 	for {
 		b, stat, err := c.s.conn.Get(st.path)
 		switch {

@@ -71,7 +71,7 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	}
 	t.Cleanup(s.Close)
 	seedElection(t, c.Servers(), base)
-	cand, err := propose(lg, s, base, "a", cmdRunCron, 0, nil)
+	cand, err := propose(lg, s, base, "a", cmdRunCron, 0, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -304,6 +304,8 @@ func TestEnsembleSafety(t *testing.T) {
 		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
 	})
 
+	t.Run("slots", func(t *testing.T) { slotsOnEnsemble(t, c) })
+
 	// An operator deletes the baton: the leader stops at once and gives up
 	// its place; the next candidate takes over once that is done.
 	t.Run("baton deleted", func(t *testing.T) {

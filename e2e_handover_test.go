@@ -199,7 +199,7 @@ func (p *inProcess) join(s *session, id string) *candidate {
 
 func (p *inProcess) joinWith(s *session, id string, priority int) *candidate {
 	p.t.Helper()
-	c, err := propose(p.log, s, p.base, id, "run once", priority, nil)
+	c, err := propose(p.log, s, p.base, id, "run once", priority, 1, nil)
 	if err != nil {
 		p.t.Fatal(err)
 	}

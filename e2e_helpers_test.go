@@ -76,6 +76,9 @@ func TestMain(m *testing.M) {
 //	                        never reports)
 func testChildMain(mode string, args []string) int {
 	token := os.Getenv("BALLOT_FENCING_TOKEN")
+	if os.Getenv("TICK_SLOT") != "" {
+		token = os.Getenv("BALLOT_SLOT") + "/" + token // --slots tests: slot/token
+	}
 	tick := func(file string, stop <-chan struct{}) {
 		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {

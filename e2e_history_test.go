@@ -46,7 +46,7 @@ func waitHistory(t *testing.T, c *zkCluster, base string, timeout time.Duration,
 	for {
 		items, err := readHistory(conn, base, historyKeep, nil)
 		if err == nil {
-			settleHistory(items, batonOf(conn, base), time.Now())
+			settleHistory(items, map[int64]bool{batonOf(conn, base): true}, time.Now())
 			if cond(items) {
 				return items
 			}

@@ -35,7 +35,7 @@ var (
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.
-func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, priority int, stop <-chan struct{}) (*candidate, error) {
+func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, priority, slots int, stop <-chan struct{}) (*candidate, error) {
 	host, _ := os.Hostname()
 	status := proposalData{
 		CandidateID:      candidateID,
@@ -51,7 +51,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 	data := status.encode()
 	var guid [16]byte
 	_, _ = rand.Read(guid[:])
-	tag := "_c_" + hex.EncodeToString(guid[:]) + "-" + priorityTag(priority)
+	tag := "_c_" + hex.EncodeToString(guid[:]) + "-" + slotsTag(slots) + priorityTag(priority)
 	var node string
 	for node == "" {
 		if s.isLost() {
@@ -92,7 +92,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority,
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1),
 		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1)}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {

@@ -27,6 +27,7 @@ const (
 	logEvNamedWait       logEvent = "named-wait"        // the baton was handed to another candidate in line: waiting for its take
 	logEvRevoked         logEvent = "handover-revoked"  // that candidate did not take it within W: the handover is revoked
 	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop
+	logEvSlotsMismatch   logEvent = "slots-mismatch"    // --slots differs from a candidate's already in line: exit 2
 	logEvHandedOver      logEvent = "handed-over"       // the baton was handed to us: starting on credit
 	logEvBatonTaken      logEvent = "baton-taken"       // the baton is ours
 	logEvElected         logEvent = "elected"           // leading: proposal, fencing_token, lease_left

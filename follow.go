@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -27,7 +28,10 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 		children, _, err := c.s.conn.Children(c.basePath)
 		line := sortedProposals(children)
 		ahead := err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node
-		if err == nil && !ahead {
+		if c.slots > 1 {
+			// --slots: busy once N are ahead of us.
+			ahead = err == nil && slices.Index(line, c.node[len(c.basePath)+1:]) >= c.slots
+		} else if err == nil && !ahead {
 			// First in line by --priority, a leader may still hold the
 			// baton, or have handed it over to one that starts on credit.
 			held, owner, herr := c.batonHolder()

@@ -75,6 +75,7 @@ type historyEntry struct {
 	Ended         string     `json:"ended,omitempty"`    // "" while it runs; see end* above
 	Reason        string     `json:"reason,omitempty"`   // why it was skipped or stopped
 	ClosedBy      string     `json:"closedBy,omitempty"` // a successor that closed it: its candidate id
+	Slot          int        `json:"slot,omitempty"`     // --slots: the slot that ran it
 }
 
 // succeeded: a run that exited 0 by itself.
@@ -129,7 +130,7 @@ func (c *candidate) listHistory() {
 func (c *candidate) newRunEntry(kind string) historyEntry {
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
-	return historyEntry{Format: historyFormat, Kind: kind, CandidateID: c.id, Host: host, FencingToken: c.token, StartedAt: &now}
+	return historyEntry{Format: historyFormat, Kind: kind, CandidateID: c.id, Host: host, FencingToken: c.token, StartedAt: &now, Slot: c.slot}
 }
 
 // historyCreate is the op that creates entry e, to be added to a fenced
@@ -248,7 +249,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 
 // closeLeftOpen returns the ops that close the newest entries of earlier
 // leaderships still open: their leader died mid-run (this one holds the
-// baton, so nothing of theirs runs). It reads newest first, past skips,
+// baton, so nothing of theirs runs; with --slots, only this slot's). It reads newest first, past skips,
 // and stops at the first run that is closed; once per leadership.
 func (c *candidate) closeLeftOpen() []any {
 	if c.history.settled {
@@ -270,8 +271,8 @@ func (c *candidate) closeLeftOpen() []any {
 		switch {
 		case json.Unmarshal(raw, &e) != nil:
 			continue
-		case e.Kind == historySkip || e.FencingToken == c.token:
-			continue // skips are never open; ours: an answer lost with the connection
+		case e.Kind == historySkip || e.FencingToken == c.token || e.Slot != c.slot:
+			continue // skips are never open; ours: an answer lost with the connection; another slot's: its holder may run
 		case e.Ended != "":
 			return ops
 		}

@@ -69,8 +69,9 @@ func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem
 }
 
 // settle fills in what a reader adds: the state, and ages on ZooKeeper's
-// clock. batonToken is the fencing token of the baton's holder, 0 if none.
-func settleHistory(items []*historyItem, batonToken int64, now time.Time) {
+// clock. running holds the fencing tokens of the batons' holders (one per
+// slot with --slots).
+func settleHistory(items []*historyItem, running map[int64]bool, now time.Time) {
 	for _, it := range items {
 		switch {
 		case it.ParseError != "":
@@ -79,7 +80,7 @@ func settleHistory(items []*historyItem, batonToken int64, now time.Time) {
 			it.State = "ended"
 			a := ageMs(now, it.mtime)
 			it.EndedAgoMs = &a
-		case it.FencingToken == batonToken:
+		case running[it.FencingToken]:
 			it.State = "running"
 		default:
 			it.State = "unfinished"
@@ -87,17 +88,20 @@ func settleHistory(items []*historyItem, batonToken int64, now time.Time) {
 	}
 }
 
-// batonToken is the fencing token of the leader holding the baton, 0 when
-// nobody holds it.
-func batonToken(s *electionSnapshot) int64 {
-	if s == nil || s.baton == nil {
-		return 0
+// batonTokens are the fencing tokens of the leaders holding a baton (one
+// per slot with --slots).
+func batonTokens(s *electionSnapshot) map[int64]bool {
+	tokens := map[int64]bool{}
+	if s == nil {
+		return tokens
 	}
-	var br batonRecord
-	if json.Unmarshal(s.baton.raw, &br) != nil {
-		return 0
+	for _, b := range s.batons() {
+		var br batonRecord
+		if b != nil && json.Unmarshal(b.raw, &br) == nil {
+			tokens[br.FencingToken] = true
+		}
 	}
-	return br.FencingToken
+	return tokens
 }
 
 // lastRun is the newest entry that is a run (not a skip).
@@ -176,7 +180,7 @@ func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int
 		fmt.Fprintln(os.Stderr, "ballot: history: "+err.Error())
 		return exitFailure
 	}
-	settleHistory(items, batonToken(s), now)
+	settleHistory(items, batonTokens(s), now)
 	rep := &historyReport{Election: set.BasePath, ReadAt: now.UTC(), Clock: "zookeeper", Keep: historyKeep,
 		Entries: append([]*historyItem{}, items...), Notes: []string{}}
 	if note != "" {
@@ -266,6 +270,9 @@ func historyColumns(it *historyItem) []string {
 		cand += "@" + it.Host
 	}
 	note := it.Reason
+	if it.Slot > 0 {
+		note = strings.TrimSuffix(fmt.Sprintf("slot %d; %s", it.Slot, note), "; ")
+	}
 	if it.LastSkipped != nil {
 		note = strings.TrimPrefix(note+"; until "+it.LastSkipped.UTC().Format("2006-01-02 15:04:05"), "; ")
 	}

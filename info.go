@@ -85,6 +85,8 @@ type infoElection struct {
 	Candidates []infoCandidate `json:"allCandidates"`
 	Cron       *infoCron       `json:"cron,omitempty"`
 	Baton      *infoBaton      `json:"baton,omitempty"`
+	// --slots N > 1: every slot's baton, slot 0's first (Baton is slot 0's).
+	Slots      []*infoBaton    `json:"slots,omitempty"`
 	Paused     *pauseRecord    `json:"paused,omitempty"` // ballot pause: reason, by, since
 	StepDown   *stepDownRecord `json:"stepDown,omitempty"`
 	OnceKeys   []infoOnceKey   `json:"onceKeys,omitempty"`
@@ -110,6 +112,7 @@ type infoCandidate struct {
 	ProposalNode string `json:"proposalNode"`
 	Sequence     int64  `json:"sequence"`
 	Priority     int    `json:"priority"`               // --priority, from the proposal's name
+	Slot         *int   `json:"slot,omitempty"`         // --slots: the slot it holds, if any
 	Czxid        int64  `json:"czxid"`                  // fact: the fencing token it has (or will have) as leader
 	FencingToken int64  `json:"fencingToken,omitempty"` // the leader only: its czxid
 	SessionID    string `json:"sessionId"`              // ephemeral owner, 0x…; "0x0": not ephemeral
@@ -293,9 +296,23 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		inf.Cron = buildCron(base, n, now)
 	}
 	inf.Baton = buildBaton(s, now)
+	if n := s.slotCount(); n > 1 {
+		for k := 0; k < n; k++ {
+			sk := *s
+			sk.baton, sk.handover = s.slotBatons[k], s.slotHandovers[k]
+			if k == 0 {
+				sk.baton, sk.handover = s.baton, s.handover
+			}
+			b := buildBaton(&sk, now)
+			if b == nil {
+				b = &infoBaton{State: "never taken"}
+			}
+			inf.Slots = append(inf.Slots, b)
+		}
+	}
 	addControls(inf, base, s)
 	inf.OnceKeys = buildOnceKeys(s)
-	settleHistory(s.runs, batonToken(s), now)
+	settleHistory(s.runs, batonTokens(s), now)
 	inf.LastRun = lastRun(s.runs)
 	if b := inf.Baton; b != nil && b.Note != "" {
 		inf.Notes = append(inf.Notes, b.Note)
@@ -318,6 +335,9 @@ func buildCandidates(base string, s *electionSnapshot, now time.Time) (cands []i
 	ids := map[string]int{}
 	for i, n := range s.proposals {
 		c := buildCandidate(base, n, i, now)
+		if k, ok := s.holderSlot(n); ok && s.slotCount() > 1 {
+			c.Slot = &k
+		}
 		if c.ID != "" {
 			ids[c.ID]++
 		}

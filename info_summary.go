@@ -58,6 +58,12 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		if b := inf.Baton; i == 0 && st == stateFollowing && b != nil && b.State == "held" && b.FencingToken == c.Czxid {
 			st = stateLeading // its own word lags its take (publisher.go)
 		}
+		if c.Slot != nil && (st == stateFollowing || st == stateWaitingForBaton) {
+			st = stateLeading // holds a slot's baton: as above
+		}
+		if c.Slot != nil {
+			st = fmt.Sprintf("%s, slot %d", st, *c.Slot)
+		}
 		if prioritized {
 			st = fmt.Sprintf("%-9s priority %d", st, c.Priority)
 		}
@@ -68,22 +74,12 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		row("handover", fmt.Sprintf("to %s (priority %d) at %s, if ready then (--preempt-after)",
 			orNone(p.CandidateID), p.Priority, p.At.Local().Format("15:04:05")))
 	}
-	if b := inf.Baton; b != nil {
-		text := b.State
-		switch b.State {
-		case "held":
-			text = "held by " + orNone(b.CandidateID)
-			if l := b.Lease; l != nil {
-				text += fmt.Sprintf(", renewed %s ago", fmtMs(l.LastRenewalAgoMs))
-			}
-		case "dropped":
-			text = fmt.Sprintf("dropped by %s %s ago: the next leader waits %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), fmtMs(b.SuccessorWaitMs))
-		case handoverReleased:
-			text = fmt.Sprintf("given back by %s %s ago", orNone(b.CandidateID), fmtMs(b.SinceAgoMs))
-		case handoverHanded:
-			text = fmt.Sprintf("handed over by %s %s ago to %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), path.Base(b.HandedTo))
+	if len(inf.Slots) > 1 {
+		for k, b := range inf.Slots {
+			row(fmt.Sprintf("slot %d", k), batonText(b))
 		}
-		row("baton", text)
+	} else if b := inf.Baton; b != nil {
+		row("baton", batonText(b))
 	}
 	if p := inf.Paused; p != nil {
 		row("paused", fmt.Sprintf("by %s: %s", orNone(p.By), orNone(p.Reason)))
@@ -144,4 +140,23 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// batonText is a baton's (or a slot's) state in a few words.
+func batonText(b *infoBaton) string {
+	switch b.State {
+	case "held":
+		text := "held by " + orNone(b.CandidateID)
+		if l := b.Lease; l != nil {
+			text += fmt.Sprintf(", renewed %s ago", fmtMs(l.LastRenewalAgoMs))
+		}
+		return text
+	case "dropped":
+		return fmt.Sprintf("dropped by %s %s ago: the next leader waits %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), fmtMs(b.SuccessorWaitMs))
+	case handoverReleased:
+		return fmt.Sprintf("given back by %s %s ago", orNone(b.CandidateID), fmtMs(b.SinceAgoMs))
+	case handoverHanded:
+		return fmt.Sprintf("handed over by %s %s ago to %s", orNone(b.CandidateID), fmtMs(b.SinceAgoMs), path.Base(b.HandedTo))
+	}
+	return b.State
 }

@@ -12,12 +12,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
 
 func leaderPath(base string) string { return base + "/" + leaderName }
+
+// leaderPath is the leader node of this candidate's slot (leader-k with
+// --slots, slot k > 0).
+func (c *candidate) leaderPath() string { return c.basePath + "/" + slotName(leaderName, c.slot) }
 
 // The leader node is written and removed by one goroutine per candidate,
 // in order, and never waited for on the supervision path: a ZooKeeper
@@ -69,13 +74,13 @@ func (r *runner) publishLeader(c *candidate) {
 	c.published = true
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
-		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC()})
+		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
 	l := r.lease.Load()
 	c.nodeOp(func() {
 		if l != nil {
 			l.awaitTake() // after a handover's take: an acknowledged leader holds the baton
 		}
-		path := leaderPath(c.basePath)
+		path := c.leaderPath()
 		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
 		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.acl, Flags: zk.FlagEphemeral}
 		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
@@ -111,7 +116,7 @@ func (r *runner) unpublishLeader(c *candidate) {
 	}
 	c.published = false
 	c.nodeOp(func() {
-		path := leaderPath(c.basePath)
+		path := c.leaderPath()
 		b, stat, err := c.s.conn.Get(path)
 		if err == nil && c.ownsLeaderNode(b, stat) {
 			_ = c.s.conn.Delete(path, stat.Version)
@@ -131,7 +136,7 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
 	for to := c.successor(); ; to = (handTo{}) {
-		ops := append([]any{&zk.DeleteRequest{Path: leaderPath(c.basePath), Version: 0},
+		ops := append([]any{&zk.DeleteRequest{Path: c.leaderPath(), Version: 0},
 			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(to)...)
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
@@ -156,7 +161,8 @@ func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
 	return stat.EphemeralOwner == c.s.ID() && json.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
 }
 
-// runLeader is `ballot leader`: print the acknowledged leader's data.
+// runLeader is `ballot leader`: print the acknowledged leader's data; with
+// --slots, every holder's, one per line (JSON: an array), in slot order.
 func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
 	wait := connectWait(set)
 	s, err := dialSession(log, acc, set.SessionTimeout, wait, nil)
@@ -165,49 +171,93 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 		return exitFailure
 	}
 	defer s.Close()
-	path := leaderPath(set.BasePath)
 	var deadline <-chan time.Time
 	if set.Wait > 0 {
 		deadline = time.After(set.Wait)
 	}
 	for {
-		b, _, err := s.conn.Get(path)
-		if err == nil {
-			var rec leaderRecord
-			if json.Unmarshal(b, &rec) != nil {
-				fmt.Fprintf(os.Stderr, "ballot: %s holds data ballot cannot read\n", path)
-				return exitFailure
-			}
-			if set.Output == "json" {
+		recs, changed, err := readLeaderNodes(s.conn, set.BasePath, deadline != nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+			return exitFailure
+		}
+		if len(recs) > 0 {
+			switch {
+			case set.Output == "json" && len(recs) == 1:
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				_ = enc.Encode(rec)
-			} else {
-				fmt.Fprintln(out, rec.Data)
+				_ = enc.Encode(recs[0])
+			case set.Output == "json":
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				_ = enc.Encode(recs)
+			default:
+				for _, r := range recs {
+					fmt.Fprintln(out, r.Data)
+				}
 			}
 			return exitOK
-		}
-		if !errors.Is(err, zk.ErrNoNode) {
-			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+zkError(err, "read", path).Error())
-			return exitFailure
 		}
 		if deadline == nil {
 			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
 			return exitNo
 		}
-		ok, _, w, err := s.conn.ExistsW(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
-			return exitFailure
-		}
-		if ok {
-			continue
-		}
 		select {
-		case <-w:
+		case <-changed:
 		case <-deadline:
 			fmt.Fprintf(os.Stderr, "ballot: no leader acknowledged at %s within %s\n", set.BasePath, set.Wait)
 			return exitNo
 		}
 	}
+}
+
+// readLeaderNodes reads every slot's leader node, slot 0's first; with
+// watch, changed fires when they may have changed. Slot 0's node is read
+// first and by itself, so that an election without slots needs no right
+// on anything else; the others are found by listing the election.
+func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecord, changed <-chan zk.Event, err error) {
+	read := func(p string) error {
+		b, _, err := conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read ZooKeeper: %w", zkError(err, "read", p))
+		}
+		var rec leaderRecord
+		if json.Unmarshal(b, &rec) != nil {
+			return fmt.Errorf("%s holds data ballot cannot read", p)
+		}
+		recs = append(recs, rec)
+		return nil
+	}
+	if err := read(leaderPath(base)); err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	if watch {
+		names, _, changed, err = conn.ChildrenW(base)
+	} else {
+		names, _, err = conn.Children(base)
+	}
+	if err != nil {
+		// No election yet, or no right to list it: slot 0's node says all.
+		if watch {
+			_, _, changed, _ = conn.ExistsW(leaderPath(base))
+		}
+		return recs, changed, nil
+	}
+	var slots []int
+	for _, n := range names {
+		if k, ok := slotOf(n, leaderName); ok {
+			slots = append(slots, k)
+		}
+	}
+	sort.Ints(slots)
+	for _, k := range slots {
+		if err := read(base + "/" + slotName(leaderName, k)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return recs, changed, nil
 }

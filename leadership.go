@@ -173,7 +173,7 @@ func (r *runner) join() (*candidate, verdict) {
 		}
 		if err == nil {
 			var c *candidate
-			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.stopping)
+			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
 			if err == nil {
 				r.setCandidate(c)
 				r.publishHealth()
@@ -248,9 +248,14 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	if errors.Is(err, errStopped) {
 		err = r.whyStandDown(onceRun, waitOver)
 	}
+	var mismatch *slotsMismatchError
 	switch {
 	case err == nil:
 		return start, verdict{}
+	case errors.As(err, &mismatch):
+		c.withdraw()
+		r.log.Error("refusing to stand: "+mismatch.Error(), logEvSlotsMismatch.attr(), "exit_code", exitUsage)
+		return leaseStart{}, exitWith(exitUsage)
 	case errors.Is(err, errWaitTimedOut):
 		c.withdraw()
 		r.log.Info("not elected within --wait-timeout: gave up waiting in line", "wait_timeout", r.set.WaitTimeout, "exit_code", exitBusy)
@@ -305,16 +310,22 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 	l := c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	r.lease.Store(l)
 	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
+	r.metrics.Slot(c.slots, c.slot)
 	r.metrics.Leader(true)
 	c.leading = true
-	r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-		"lease_left", l.Left().Round(time.Millisecond))
+	if c.slots > 1 {
+		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
+			"lease_left", l.Left().Round(time.Millisecond), "slot", c.slot, "slots", c.slots)
+	} else {
+		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
+			"lease_left", l.Left().Round(time.Millisecond))
+	}
 	c.pub.update(func(d *proposalData) {
 		d.State = stateLeading
 		d.FencingToken = c.token
 		d.Standby = false
 	})
-	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" {
+	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
 		// A once key's run is never cut short to hand over: it runs once.
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}

@@ -376,7 +376,7 @@ func (l *lease) watch() {
 				l.lose((&nodeLostError{"proposal"}).Error())
 				return
 			}
-			if !has[batonName] {
+			if !has[slotName(batonName, c.slot)] {
 				l.lose((&nodeLostError{"baton"}).Error())
 				return
 			}

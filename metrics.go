@@ -31,6 +31,7 @@ type metrics struct {
 	commandRunning    bool
 	leadershipChanges int
 	preemptions       int
+	slots, slot       int // --slots, and the slot held while leader
 	exits             map[int]int
 	cronLastRun       time.Time
 	cronLastSuccess   time.Time
@@ -82,6 +83,7 @@ func (m *metrics) CommandExited(code int) {
 }
 func (m *metrics) Paused(on bool) { m.update(func(m *metrics) { m.paused = on }) }
 func (m *metrics) Preempted()     { m.update(func(m *metrics) { m.preemptions++ }) }
+func (m *metrics) Slot(n, k int)  { m.update(func(m *metrics) { m.slots, m.slot = n, k }) }
 func (m *metrics) CronRun(scheduled time.Time) {
 	m.update(func(m *metrics) { m.cronLastRun = scheduled })
 }
@@ -132,6 +134,12 @@ func (m *metrics) render() string {
 	gauge("ballot_command_running", "1 while this candidate's command runs", m.commandRunning)
 	gauge("ballot_zookeeper_connected", "1 while the ZooKeeper session is connected", m.connected != nil && m.connected())
 	gauge("ballot_paused", "1 while this candidate leads a paused election (ballot pause)", m.paused)
+	if m.slots > 1 {
+		fmt.Fprintf(&b, "# HELP ballot_slot The slot this candidate holds (--slots), while it leads\n# TYPE ballot_slot gauge\n")
+		if m.leader {
+			fmt.Fprintf(&b, "ballot_slot{%s} %d\n", m.labels, m.slot)
+		}
+	}
 	fmt.Fprintf(&b, "# HELP ballot_leadership_changes_total Times this candidate became leader or stopped leading\n# TYPE ballot_leadership_changes_total counter\nballot_leadership_changes_total{%s} %d\n", m.labels, m.leadershipChanges)
 	fmt.Fprintf(&b, "# HELP ballot_preemptions_total Times this candidate, leading, handed over to a candidate of higher --priority\n# TYPE ballot_preemptions_total counter\nballot_preemptions_total{%s} %d\n", m.labels, m.preemptions)
 	b.WriteString("# HELP ballot_command_exits_total Command exits, by exit code (128+N: signal N)\n# TYPE ballot_command_exits_total counter\n")

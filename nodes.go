@@ -32,13 +32,18 @@ const proposalPrefix = "proposal-"
 // Every candidate orders the line from the names alone (one listing).
 const priorityMark = "priority"
 
+// A proposal of a candidate with --slots N above 1 carries N in its name,
+// "_c_<guid>-slots2-proposal-<seq>": candidates that disagree on N see it
+// in one listing, and the later one refuses (slots.go).
+const slotsMark = "slots"
+
 // Children of the base path that are not proposals but belong to ballot.
 const (
-	batonName    = "baton"
-	handoverName = "handover"
-	cronName     = "cron"   // run cron: the last scheduled run (cron.go)
-	leaderName   = "leader" // the acknowledged leader (leader.go)
-	onceDirName  = "once"   // run once --once-key (once.go)
+	batonName    = "baton"    // slot 0's; slot k > 0: baton-k (slots.go)
+	handoverName = "handover" // slot 0's; slot k > 0: handover-k
+	cronName     = "cron"     // run cron: the last scheduled run (cron.go)
+	leaderName   = "leader"   // the acknowledged leader (leader.go)
+	onceDirName  = "once"     // run once --once-key (once.go)
 	stepDownName = "step-down"
 	pauseName    = "pause"
 )
@@ -132,6 +137,7 @@ type handoverRecord struct {
 	FencingToken     int64     `json:"fencingToken"`
 	At               time.Time `json:"at"`
 	Successor        string    `json:"successor,omitempty"` // handed-over: the proposal it went to
+	Slot             int       `json:"slot,omitempty"`      // --slots: the slot of this baton
 	// NoCredit: the successor may not start before its take is answered
 	// (it was not the oldest proposal in line: baton.go, successor).
 	NoCredit  bool   `json:"noCredit,omitempty"`
@@ -165,6 +171,7 @@ type leaderRecord struct {
 	FencingToken int64     `json:"fencingToken"`
 	Proposal     string    `json:"proposal"`
 	Since        time.Time `json:"since"`
+	Slot         int       `json:"slot,omitempty"` // --slots: the holder's slot
 }
 
 // cronRecord is the data of <base>/cron: the last scheduled time a leader

@@ -275,6 +275,21 @@ func preferenceParams() []*param {
 				s.Priority = n
 				return nil
 			}},
+		{name: "slots", scope: scopeRun, kind: kindInt, arg: "N", def: "1",
+			help: fmt.Sprintf("at most N candidates lead at once, each in its own slot (BALLOT_SLOT 0 … N-1)\n"+
+				"with its own fencing token; every candidate of an election must give the same N;\n"+
+				"1 to %d", maxSlots),
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use a number such as 2")
+				case n < 1 || n > maxSlots:
+					return fmt.Errorf("out of range; use 1 to %d (1: one leader)", maxSlots)
+				}
+				s.Slots = n
+				return nil
+			}},
 		{name: "preempt-after", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
 			help: "as leader, hand over to a candidate of higher --priority once it has stood in\n" +
 				"line, ready, this long (run cron: between runs); 0: never hand over for it",

@@ -40,8 +40,11 @@ type electionSnapshot struct {
 	onceBusy  map[string]bool
 	history   *snapNode      // the run history (history.go)
 	runs      []*historyItem // its newest entries down to the last run, read by info only
-	others    []*snapNode
-	vanished  []string // listed, but gone before their data was read
+	// --slots: slot k > 0's baton, handover record, leader node and cron
+	// record (slot 0's are the fields above).
+	slotBatons, slotHandovers, slotAcks, slotCrons map[int]*snapNode
+	others                                         []*snapNode
+	vanished                                       []string // listed, but gone before their data was read
 }
 
 // lowestProposal is the proposal that leads (holds the baton), or is next
@@ -91,19 +94,42 @@ func sortSnapshot(s *electionSnapshot) {
 		}
 		return a.seq < b.seq
 	})
-	// The leader goes first: the proposal of the baton's session. It is
-	// the first in line but while a higher --priority waits for it to
-	// hand over (preempt.go).
-	if s.baton != nil {
-		for i, n := range s.proposals {
-			if i > 0 && n.stat.EphemeralOwner == s.baton.stat.EphemeralOwner && n.stat.EphemeralOwner != 0 {
-				copy(s.proposals[1:i+1], s.proposals[:i])
-				s.proposals[0] = n
-				break
-			}
+	// The leader goes first: the proposal of the baton's session (with
+	// --slots, every holder, in slot order). It is the first in line but
+	// while a higher --priority waits for it to hand over (preempt.go).
+	slot := map[int64]int{} // session → its slot
+	for k, b := range s.batons() {
+		if b != nil && b.stat.EphemeralOwner != 0 {
+			slot[b.stat.EphemeralOwner] = k + 1
 		}
 	}
+	sort.SliceStable(s.proposals, func(i, j int) bool {
+		a, b := slot[s.proposals[i].stat.EphemeralOwner], slot[s.proposals[j].stat.EphemeralOwner]
+		return a != 0 && (b == 0 || a < b)
+	})
 	sort.Slice(s.others, func(i, j int) bool { return s.others[i].name < s.others[j].name })
+}
+
+// batons is every slot's baton, slot 0's first; nil where none is held.
+func (s *electionSnapshot) batons() []*snapNode {
+	out := []*snapNode{s.baton}
+	for k := range s.slotBatons {
+		for len(out) <= k {
+			out = append(out, nil)
+		}
+		out[k] = s.slotBatons[k]
+	}
+	return out
+}
+
+// holderSlot is the slot whose baton n's session holds; ok is false if none.
+func (s *electionSnapshot) holderSlot(n *snapNode) (int, bool) {
+	for k, b := range s.batons() {
+		if b != nil && n != nil && n.stat.EphemeralOwner != 0 && b.stat.EphemeralOwner == n.stat.EphemeralOwner {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // file files a node read under the base path into the snapshot.
@@ -125,6 +151,8 @@ func (s *electionSnapshot) file(n *snapNode) {
 		s.history = n
 	case n.name == pauseName:
 		s.pause = n
+	case slotFile(n, batonName, &s.slotBatons), slotFile(n, handoverName, &s.slotHandovers),
+		slotFile(n, leaderName, &s.slotAcks), slotFile(n, cronName, &s.slotCrons):
 	case n.name == stepDownName:
 		s.stepDown = n
 	case strings.HasPrefix(n.name, infoClockPrefix):
