@@ -25,11 +25,16 @@ type candidate struct {
 	id       string
 	node     string // full path of the proposal node
 	seq      int64
-	priority int   // --priority, in the proposal's name
-	slots    int   // --slots: how many lead at once (1: the recipe), in the proposal's name
-	slot     int   // the slot this candidate takes or holds: its baton (slots.go)
-	token    int64 // the proposal's czxid: grows from one leadership to the next
-	pub      *publisher
+	priority int // --priority, in the proposal's name
+	slots    int // --slots: how many lead at once (1: the recipe), in the proposal's name
+	slot     int // the slot this candidate takes or holds: its baton (slots.go)
+	// higherSeen: handover records of slots beyond our --slots already
+	// waited for (slots.go, checkHigherSlots).
+	higherSeen map[string]bool
+	lostSlot   int // the slot of a take whose answer was lost, -1 if none
+
+	token int64 // the proposal's czxid: grows from one leadership to the next
+	pub   *publisher
 
 	leading   bool // elected; the demote hook is owed
 	published bool // the leader node was written (or is being written)
@@ -151,6 +156,12 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		children, _, err := c.s.conn.Children(c.basePath)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
+				return err
+			}
+			continue
+		}
+		if again, err := c.checkHigherSlots(children, stop); err != nil || again {
+			if err != nil {
 				return err
 			}
 			continue

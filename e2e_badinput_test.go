@@ -70,6 +70,8 @@ func badInputs() []badInput {
 			want: []string{`--timeout "-1s"`, "must not be negative"}},
 		{name: "priority not a number", post: []string{"--priority", "abc"},
 			want: []string{`--priority "abc"`, "not a whole number"}},
+		{name: "retry unfinished with slots", post: []string{"--slots", "2", "--once-key", "k", "--once-retry-unfinished"},
+			want: []string{"--once-retry-unfinished", "not with --slots 2"}},
 		{name: "slots zero", post: []string{"--slots", "0"},
 			want: []string{`--slots "0"`, "out of range"}},
 		{name: "preempt-after negative", post: []string{"--preempt-after", "-1s"},

@@ -199,7 +199,12 @@ func (p *inProcess) join(s *session, id string) *candidate {
 
 func (p *inProcess) joinWith(s *session, id string, priority int) *candidate {
 	p.t.Helper()
-	c, err := propose(p.log, s, p.base, id, "run once", priority, 1, nil)
+	return p.joinSlots(s, id, priority, 1)
+}
+
+func (p *inProcess) joinSlots(s *session, id string, priority, slots int) *candidate {
+	p.t.Helper()
+	c, err := propose(p.log, s, p.base, id, "run once", priority, slots, nil)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package main
 // slot.
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // slotTenures reads a tick file written with TICK_SLOT: tenures keyed
@@ -97,7 +100,17 @@ func TestSlots(t *testing.T) {
 			ps = append(ps, e.addSlotted(id, slots))
 		}
 		waitSlotTenures(t, e.ticks, 2, 20*time.Second)
-		ps[2].WaitEvent(logEvFollowing, 10*time.Second)
+		var follower *ballotProc // the one that joined last, whichever that is
+		for deadline := time.Now().Add(10 * time.Second); follower == nil; time.Sleep(10 * time.Millisecond) {
+			for _, p := range ps {
+				if len(p.Events(logEvFollowing)) > 0 && len(p.Events(logEvElected)) == 0 {
+					follower = p
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no candidate follows")
+			}
+		}
 		// info: a row per slot, each holder with its slot; leader: one
 		// line per holder.
 		out, _, code := runBallotInfo(t, zkc.Servers(), e.base)
@@ -113,7 +126,7 @@ func TestSlots(t *testing.T) {
 		}
 		// Whoever holds slot 0 or 1 goes; c takes its slot.
 		holder := ps[0]
-		if len(holder.Events(logEvElected)) == 0 {
+		if holder == follower {
 			holder = ps[1]
 		}
 		holder.Signal(syscall.SIGTERM)
@@ -326,4 +339,64 @@ func slotsOnEnsemble(t *testing.T, c *zkCluster) {
 		}
 	}
 	checkSlotTenures(t, e.ticks, 2)
+}
+
+// TestSlotLostTake: a take whose answer was lost may have left a slot's
+// baton held by our session with nothing under it; the next scan settles
+// that slot first, before taking another, and a candidate whose proposal
+// is gone meanwhile ends its candidacy instead of spinning.
+func TestSlotLostTake(t *testing.T) {
+	zkc := startZK(t, 1)
+	for _, gone := range []bool{false, true} {
+		name := "another slot taken, the lost one given back"
+		if gone {
+			name = "proposal gone"
+		}
+		t.Run(name, func(t *testing.T) {
+			base := "/ballot/test/" + strings.NewReplacer(" ", "-", "/", "-", ",", "").Replace(t.Name())
+			seedElection(t, zkc.Servers(), base)
+			p := newInProcess(t, zkc, base)
+			x := p.joinSlots(p.session(), "x", 0, 2)
+			// The lost take of slot 1, applied: its baton, our session's.
+			x.slot = 1
+			if _, err := x.s.conn.Create(x.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			x.maybeBaton, x.lostSlot = true, 1
+			if gone {
+				if err := x.s.conn.Delete(x.node, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := x.readElection(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := x.takeSlot(nil); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("takeSlot did not return")
+			}
+			if gone {
+				if !errors.Is(err, errProposalGone) {
+					t.Fatalf("takeSlot: %v, want the proposal gone", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := 0
+			for k := 0; k < 2; k++ {
+				if ok, st, _ := x.s.conn.Exists(base + "/" + slotName(batonName, k)); ok && st.EphemeralOwner == x.s.ID() {
+					held++
+				}
+			}
+			if held != 1 {
+				t.Errorf("x's session holds %d slots' batons, want the one it took", held)
+			}
+		})
+	}
 }

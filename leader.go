@@ -242,8 +242,15 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 	}
 	if err != nil {
 		// No election yet, or no right to list it: slot 0's node says all.
-		if watch {
-			_, _, changed, _ = conn.ExistsW(leaderPath(base))
+		if watch && len(recs) == 0 {
+			ok, _, ev, err := conn.ExistsW(leaderPath(base))
+			switch {
+			case err != nil:
+				return nil, nil, fmt.Errorf("cannot read ZooKeeper: %w", zkError(err, "read", leaderPath(base)))
+			case ok:
+				return readLeaderNodes(conn, base, false) // written meanwhile
+			}
+			changed = ev
 		}
 		return recs, changed, nil
 	}
@@ -251,6 +258,9 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 	for _, n := range names {
 		if k, ok := slotOf(n, leaderName); ok {
 			slots = append(slots, k)
+		}
+		if n == leaderName && len(recs) == 0 {
+			slots = append(slots, 0) // written between the read and the listing
 		}
 	}
 	sort.Ints(slots)

@@ -208,6 +208,12 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	if err := checkOnce(set); err != nil {
 		return nil, exitUsage, err
 	}
+	if set.Slots > 1 && set.OnceRetryUnfinished {
+		// With one slot, a retry waits out the dropped baton of the run's
+		// holder; with several it would take another slot at once, while
+		// that run may still be ending under its lease.
+		return nil, exitUsage, fmt.Errorf("--once-retry-unfinished: not with --slots %d, where a key's unfinished run may still be ending under another slot's lease; retry it with --slots 1 once every candidate of that election has stopped", set.Slots)
+	}
 	if set.NoWait && set.WaitTimeout > 0 {
 		return nil, exitUsage, fmt.Errorf("--wait-timeout %s: contradicts --no-wait, which does not wait at all; give one of them", set.WaitTimeout)
 	}

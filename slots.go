@@ -19,8 +19,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -140,6 +142,8 @@ func (c *candidate) checkSlots(line []string) error {
 // a holder: we may be first past the N now).
 func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 	following := ""
+	w := &slotWatches{c: c, armed: map[string]bool{}, woke: make(chan struct{}, 1), quit: make(chan struct{})}
+	defer close(w.quit)
 	for {
 		if c.s.isLost() {
 			return errSessionLost
@@ -147,6 +151,12 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		children, _, err := c.s.conn.Children(c.basePath)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
+				return err
+			}
+			continue
+		}
+		if again, err := c.checkHigherSlots(children, stop); err != nil || again {
+			if err != nil {
 				return err
 			}
 			continue
@@ -174,13 +184,16 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		if me == c.slots {
 			watched = line[:me] // first past the N: every holder's proposal
 		}
-		quit := make(chan struct{})
-		woke, err := c.watchAny(watched, quit)
-		if err != nil {
-			close(quit)
+		if err := w.watch(watched); err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
 				return err
 			}
+			continue
+		}
+		// What changed between the listing and the watches is in no
+		// event: list again if the line did.
+		again, _, err := c.s.conn.Children(c.basePath)
+		if err == nil && !slices.Equal(sortedProposals(again), line) {
 			continue
 		}
 		if at := fmt.Sprintf("%s %d", line[me-1], me); following != at {
@@ -191,41 +204,94 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 			}
 		}
 		select {
-		case <-woke:
+		case <-w.woke:
 		case <-c.s.lost:
-			close(quit)
 			return errSessionLost
 		case <-stop:
-			close(quit)
 			return errStopped
 		}
-		close(quit)
 	}
 }
 
-// watchAny watches the named children of the election; woke is pinged when
-// any of them changes or goes. A watch of ours that fires for the data of
-// a node that still exists counts too: the caller lists the line again.
-func (c *candidate) watchAny(names []string, quit <-chan struct{}) (<-chan struct{}, error) {
-	woke := make(chan struct{}, 1)
+// slotWatches are a follower's watches on proposals ahead of it, each kept
+// until it fires (go-zookeeper keeps a channel per call until the node's
+// watch fires: re-arming a quiet holder's every round would pile them up).
+type slotWatches struct {
+	c     *candidate
+	mu    sync.Mutex
+	armed map[string]bool
+	woke  chan struct{} // pinged when any fires
+	quit  chan struct{}
+}
+
+func (w *slotWatches) watch(names []string) error {
 	for _, n := range names {
-		ok, _, ev, err := c.s.conn.ExistsW(c.basePath + "/" + n)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			ping(woke)
+		w.mu.Lock()
+		armed := w.armed[n]
+		w.mu.Unlock()
+		if armed {
 			continue
 		}
+		ok, _, ev, err := w.c.s.conn.ExistsW(w.c.basePath + "/" + n)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ping(w.woke)
+			continue
+		}
+		w.mu.Lock()
+		w.armed[n] = true
+		w.mu.Unlock()
 		go func() {
 			select {
 			case <-ev:
-				ping(woke)
-			case <-quit:
+				w.mu.Lock()
+				delete(w.armed, n)
+				w.mu.Unlock()
+				ping(w.woke)
+			case <-w.quit:
 			}
 		}()
 	}
-	return woke, nil
+	return nil
+}
+
+// checkHigherSlots refuses to stand while a slot beyond our N is held (the
+// election ran with a larger --slots, and its holder may still run), and
+// waits out the lease of one dropped there, as for any dropped baton: a
+// smaller N never looks at those slots again.
+func (c *candidate) checkHigherSlots(children []string, stop <-chan struct{}) (again bool, err error) {
+	for _, n := range children {
+		if k, ok := slotOf(n, batonName); ok && k >= c.slots {
+			return false, &slotsMismatchError{ours: c.slots, theirs: k + 1, proposal: c.basePath + "/" + n + " (a slot's baton, still held)"}
+		}
+	}
+	for _, n := range children {
+		k, ok := slotOf(n, handoverName)
+		if !ok || k < c.slots || c.higherSeen[n] {
+			continue
+		}
+		raw, _, err := c.s.conn.Get(c.basePath + "/" + n)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return true, c.retryAfter(err, stop)
+		}
+		if h := parseHandover(raw); err == nil && h.parsed && h.rec.State != handoverReleased {
+			// No baton there (listed above): dropped, its holder's lease may
+			// still run. Counted from now, after the listing.
+			wait := h.rec.holderWait(c.s.Timeout())
+			c.log.Info("a slot of a larger --slots was dropped by its holder: waiting until anything it may still run has been stopped by its own lease",
+				logEvBatonWait.attr(), "slot", k, "wait", wait.Round(time.Millisecond))
+			if err := c.waitForSlot(nil, bootNow()+bootTime(wait), stop); err != nil {
+				return false, err
+			}
+		}
+		if c.higherSeen == nil {
+			c.higherSeen = map[string]bool{}
+		}
+		c.higherSeen[n] = true
+	}
+	return false, nil
 }
 
 // watchGone pings woke once the node at path is deleted (or the session's
@@ -269,6 +335,11 @@ func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 		}
 		if again {
 			close(quit)
+			select {
+			case <-stop:
+				return leaseStart{}, errStopped
+			default:
+			}
 			continue
 		}
 		if !waiting {
@@ -282,6 +353,21 @@ func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 		}
 		close(quit)
 	}
+}
+
+// scanOrder is the order of a scan: the slot of a take whose answer was
+// lost first, then all from 0.
+func (c *candidate) scanOrder() []int {
+	order := make([]int, 0, c.slots)
+	if c.lostSlot >= 0 {
+		order = append(order, c.lostSlot)
+	}
+	for k := 0; k < c.slots; k++ {
+		if k != c.lostSlot {
+			order = append(order, k)
+		}
+	}
+	return order
 }
 
 // waitForSlot waits until woke, or until (the end of a wait for a dropped
@@ -309,7 +395,7 @@ func (c *candidate) waitForSlot(woke <-chan struct{}, until bootTime, stop <-cha
 // neither again nor a start: none is free, and woke (or until, the end of
 // the earliest wait for a dropped baton) says when to look again.
 func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime, stop <-chan struct{}) (start leaseStart, again bool, err error) {
-	for k := 0; k < c.slots; k++ {
+	for _, k := range c.scanOrder() {
 		c.slot = k
 		h, err := c.readHandover()
 		if err != nil {
@@ -322,9 +408,15 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 		if held && owner == c.s.ID() {
 			// Ours, from a take whose answer was lost: nothing runs under
 			// it. Give it back, checked against our proposal (waitHeld).
-			if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
-				&zk.DeleteRequest{Path: c.batonPath(), Version: -1}); err == nil {
-				c.maybeBaton = false
+			res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+				&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
+			switch {
+			case err == nil:
+				c.maybeBaton, c.lostSlot = false, -1
+			case failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+				return leaseStart{}, false, errProposalGone // the session ends, and the baton with it
+			default:
+				return leaseStart{}, true, c.retryAfter(err, stop)
 			}
 			return leaseStart{}, true, nil
 		}
@@ -333,6 +425,15 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 			continue
 		}
 		go c.watchGone(c.batonPath(), ev, woke, quit) // fires when someone takes it
+		if k == 0 {
+			// A ballot older than slots, among higher priorities, may have
+			// handed slot 0 over to a named successor (baton.go).
+			var named namedWait
+			announced := ""
+			if waited, err := c.waitForNamed(h, &named, &announced, stop); err != nil || waited {
+				return leaseStart{}, true, err
+			}
+		}
 		dropped, wait, err := c.droppedTake(h)
 		if err != nil {
 			return leaseStart{}, true, c.retryAfter(err, stop)
@@ -379,7 +480,9 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 			}
 			return leaseStart{}, true, nil // a record changed: read them again
 		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
-			c.maybeBaton = true // found on the next round (held, ours)
+			// Found on the next round, that slot first (held, ours), before
+			// we take another and leave it held by nobody's command.
+			c.maybeBaton, c.lostSlot = true, k
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
 		return leaseStart{}, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zkError(err, "create", c.batonPath()))
