@@ -182,7 +182,7 @@ func TestBench(t *testing.T) {
 
 	bin, bins, version := benchBinary(t, dir)
 
-	b := &benchEnv{dir: dir, bin: bin, home: filepath.Join(dir, "home"), version: version}
+	b := &benchEnv{dir: dir, bin: bin, home: filepath.Join(dir, "home"), version: version, checker: benchChecker(t, dir)}
 	if err := os.MkdirAll(b.home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +244,7 @@ type benchEnv struct {
 	conn    *zk.Conn // the benchmark's own client: seeds the elections
 	home    string
 	version string
+	checker string // the command every candidate runs (bench_checker_test.go)
 }
 
 // env is the candidates' environment; the command runs as the child mode
@@ -341,7 +342,7 @@ func (e *benchElection) add(id string) *ballotProc {
 	args := append([]string{"--zookeeper-servers", strings.Join(servers, ",")}, mode...)
 	args = append(args, "--candidate-id", id)
 	args = append(append(args, e.flags...), extra...)
-	args = append(args, "--", selfExe(), e.stamps, e.hold)
+	args = append(args, "--", e.b.checker, e.stamps, e.hold)
 	cmd := exec.Command(e.b.bin, args...)
 	cmd.Dir = e.b.home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
