@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,7 @@ type child struct {
 	exited  <-chan struct{} // a keeper started beforehand: closed once it is reaped
 	done    chan struct{}
 	exit    childExit
+	outputs []*os.File // with --wrap-child-logs: the read ends the relays read
 
 	mu       sync.Mutex
 	control  *os.File  // to the keeper: one line per order (keeper.go)
@@ -98,9 +100,11 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		}
 	}
 	c := &child{log: log, deadline: spec.Deadline, done: make(chan struct{})}
+	keepersExiting.Add(1)
 	var streams sync.WaitGroup
 	out, errw, closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
 	if err != nil {
+		keepersExiting.Done()
 		return nil, err
 	}
 	k, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv), spec.Env, out, errw)
@@ -108,6 +112,10 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		w.Close()
 	}
 	if err != nil {
+		for _, r := range c.outputs {
+			r.Close()
+		}
+		keepersExiting.Done()
 		return nil, err
 	}
 	c.keeper, c.control = k, controlW
@@ -129,6 +137,7 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done}
 	var streams sync.WaitGroup
 	var relays []func()
+	c.outputs = k.wrapped
 	for i, name := range []string{"stdout", "stderr"}[:len(k.wrapped)] {
 		r := k.wrapped[i]
 		relays = append(relays, func() {
@@ -145,6 +154,7 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 		return nil, false
 	}
 	c.started = time.Now()
+	keepersExiting.Add(1)
 	log.Debug("the command starts on a keeper started beforehand", "keeper_pid", k.c.keeper.Process.Pid)
 	c.afterStart(spec, k.status, k.statusR, relays, &streams)
 	return c, true
@@ -237,6 +247,7 @@ func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (out, errw *os.Fi
 			errw = w
 		}
 		closeAfterStart = append(closeAfterStart, w)
+		c.outputs = append(c.outputs, r)
 		relays = append(relays, func() {
 			streams.Add(1)
 			go func() {
@@ -293,15 +304,23 @@ func (c *child) tellRelease(h *handoff) {
 	}
 }
 
-// await waits for the keeper's "exit" report and for the keeper itself,
-// then closes c.done.
+// await waits for the keeper's "exit" report, then closes c.done; then
+// it waits for the keeper itself. The report comes only once the keeper
+// has reaped every process of the tree (keeper.go, reapTree: none is left
+// in the group or below the subreaper), so nothing of the command runs
+// after it: a resignation need not wait for the keeper's own exit. The
+// output the tree wrote is all in the pipes by then; it is relayed before
+// c.done, so "command ended" follows the command's last line.
 func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.WaitGroup) {
+	defer keepersExiting.Done()
+	reported := false
 	if c.pid != 0 {
 		for {
 			line, err := status.ReadString('\n')
 			if r, ok := parseReport(line); ok && r.kind == reportExit {
 				c.exit = childExit{Code: r.code, Started: true}
 				c.bye()
+				reported = true
 				break
 			}
 			if err != nil {
@@ -313,19 +332,41 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			}
 		}
 	}
-	if c.exited != nil {
-		<-c.exited // a keeper started beforehand: reaped by its own waiter
-	} else {
-		_ = c.keeper.Wait()
+	waitKeeper := func() {
+		if c.exited != nil {
+			<-c.exited // a keeper started beforehand: reaped by its own waiter
+		} else {
+			_ = c.keeper.Wait()
+		}
+		statusR.Close()
+		c.mu.Lock()
+		c.control.Close()
+		c.mu.Unlock()
 	}
-	statusR.Close()
-	c.mu.Lock()
-	c.control.Close()
-	c.mu.Unlock()
+	if !reported {
+		waitKeeper() // no word that the tree is gone: the keeper's end is the last sign
+	}
+	// The keeper keeps the pipes' write ends until it exits: read what
+	// the reaped tree left in them, no more (drainOutput).
+	for _, r := range c.outputs {
+		_ = r.SetReadDeadline(time.Now())
+	}
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
 	close(c.done)
+	if reported {
+		waitKeeper() // it exits on "bye": no child of ballot is left behind
+	}
 }
+
+// keepersExiting counts the keepers not reaped yet: a resignation goes on
+// without waiting for a keeper's exit, ballot's own exit does not
+// (awaitKeepers).
+var keepersExiting sync.WaitGroup
+
+// awaitKeepers waits, at most limit, for every keeper to be reaped, so
+// that ballot leaves no process of its own behind.
+func awaitKeepers(limit time.Duration) { waitTimeout(&keepersExiting, limit) }
 
 // bye tells the keeper that ballot has its exit report, so it may go
 // without ending ballot's session. A keeper that cannot be told is killed:
@@ -340,18 +381,65 @@ func (c *child) bye() {
 	c.mu.Unlock()
 }
 
-// relay turns each line the command writes into a log line.
-func (c *child) relay(stream string, r io.ReadCloser) {
+// relay turns each line the command writes into a log line. A read
+// deadline (set by await once the tree is reaped) makes it read what is
+// left in the pipe without waiting, then stop: the keeper, which holds the
+// write end until it exits, writes nothing there.
+func (c *child) relay(stream string, r *os.File) {
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 64*1024)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			c.log.Info(strings.TrimRight(string(line), "\r\n"), "stream", stream, "pid", c.pid)
+	buf := make([]byte, 64*1024)
+	var line []byte
+	emit := func(b []byte) {
+		c.log.Info(strings.TrimRight(string(b), "\r\n"), "stream", stream, "pid", c.pid)
+	}
+	take := func(b []byte) {
+		for len(b) > 0 {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				line = append(line, b...)
+				if len(line) >= len(buf) { // as long a line as bufio would hold: cut
+					emit(line)
+					line = line[:0]
+				}
+				return
+			}
+			line = append(line, b[:i+1]...)
+			emit(line)
+			line, b = line[:0], b[i+1:]
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+	}
+	for {
+		n, err := r.Read(buf)
+		take(buf[:n])
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			drainOutput(r, buf, take)
+		}
+		if err != nil {
+			if len(line) > 0 {
+				emit(line)
+			}
 			return
 		}
+	}
+}
+
+// drainOutput reads r until it is empty, without waiting for more.
+func drainOutput(r *os.File, buf []byte, take func([]byte)) {
+	_ = r.SetReadDeadline(time.Time{})
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	for {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), buf)
+			return true // never wait in the poller
+		}); err != nil || rerr != nil || n <= 0 {
+			return
+		}
+		take(buf[:n])
 	}
 }
 
