@@ -513,6 +513,9 @@ func (c *child) tell(line string) bool {
 	allowed := 100*time.Millisecond + time.Duration(len(line)>>14)*time.Millisecond // +1ms per 16 KiB
 	_ = c.control.SetWriteDeadline(time.Now().Add(allowed))
 	n, err := c.control.WriteString(line + "\n")
+	// A deadline left armed fires later all the same, waking ballot for
+	// nothing: once per renewal on an idle leader.
+	_ = c.control.SetWriteDeadline(time.Time{})
 	c.cutLine = err != nil && n > 0
 	return err == nil
 }
