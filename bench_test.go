@@ -18,9 +18,11 @@ package main
 // BENCH_BALLOT=/path/to/ballot measures another build (a prototype)
 // without the cross build; either way the report is printed, not written.
 //
-// The supervised command is this test binary, in a mode chosen by the
-// environment variable BALLOT_BENCH_CHILD and dispatched from an init
-// function, before TestMain: its first act is to read the clock.
+// The supervised command is a small static checker the benchmark builds
+// (bench_checker_test.go; BENCH_CHECKER=test-binary: this test binary, as
+// before), in a mode chosen by the environment variable BALLOT_BENCH_CHILD
+// (for the test binary, dispatched from an init function, before
+// TestMain): its first act is to read the clock.
 //
 //	stamp FILE HOLD   append "START cand token pid unixnano" to FILE; then,
 //	                  HOLD a duration: sleep HOLD, append "EXIT …", exit 0;
