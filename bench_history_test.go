@@ -60,7 +60,7 @@ func benchHistoryMeasure(t *testing.T, b *benchEnv, policy string, recorded bool
 	for _, id := range []string{"c1", "c2"} {
 		args := []string{"--zookeeper-servers", strings.Join(b.zk.Servers(), ","), "run", "cron", "--candidate-id", id,
 			"--schedule", "* * * * * *", "--on-child-success", policy}
-		args = append(append(args, e.flags...), "--", selfExe(), e.stamps, e.hold)
+		args = append(append(args, e.flags...), "--", b.checker, e.stamps, e.hold)
 		cmd := exec.Command(b.bin, args...)
 		cmd.Dir = b.home
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -205,7 +205,7 @@ func (r benchLoadResult) section() string {
 		"Each row is a %d s idle window on the benchmark's ensemble. *Writes* is the advance of the ensemble's zxid (each write is a transaction every member logs and fsyncs); "+
 		"*packets* is `zk_packets_received` over the 3 members (pings included); *requests* counts the clients' requests from `cons` (Σ Δ`lcxid`, pings excluded); "+
 		"*members' CPU* is utime+stime of each member's JVM from `/proc/PID/stat`, in %% of one core: their sum (members 1 / 2 / 3, L the ZooKeeper leader); "+
-		"*ballots' CPU*: every ballot and every leader's keeper; *connections lost*: `connection to ZooKeeper lost` in the ballots' logs during the window (a member dropped by its peers, a ZooKeeper election), and the members that went LOOKING by their own logs. Each leader is a ballot process with its keeper and its command (the test binary, waiting).\n\n", int(benchLoadWindow.Seconds()))
+		"*ballots' CPU*: every ballot and every leader's keeper; *connections lost*: `connection to ZooKeeper lost` in the ballots' logs during the window (a member dropped by its peers, a ZooKeeper election), and the members that went LOOKING by their own logs. Each leader is a ballot process with its keeper and its command (the benchmark's checker, waiting).\n\n", int(benchLoadWindow.Seconds()))
 	s.WriteString("| running | writes/s | writes per leader per minute | packets/s | requests/s | followers' requests | members' CPU | ballots' CPU | connections lost / members LOOKING |\n|---|---|---|---|---|---|---|---|---|\n")
 	base := r.baseline
 	perLeaderMin := func(w benchLoadRow) string {

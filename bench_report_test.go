@@ -99,10 +99,10 @@ func benchHeader(version, zkVersion string, took time.Duration, load0 string) st
 
 Everything (the 3 ZooKeeper JVMs, every ballot, the commands) runs on this
 one machine, so ZooKeeper and ballot compete for the same %d cores. Times
-are wall-clock (CLOCK_REALTIME, one host). The command is the test binary
-in a mode whose first act, in an `+"`init`"+` function, is to read the
-clock; every figure includes starting it (the cold start table shows
-that cost alone, for comparison). Percentiles are
+are wall-clock (CLOCK_REALTIME, one host). The command is a small static
+checker the benchmark builds (bench_checker_test.go, about 1.5 MiB) whose
+first act is to read the clock; every figure includes starting it (the
+cold start table shows that cost alone, for comparison). Percentiles are
 nearest-rank: with fewer than 100 samples p99 is the maximum.
 
 `, time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second),

@@ -310,7 +310,7 @@ func benchColdFresh(t *testing.T, b *benchEnv, reps int) (gaps []time.Duration, 
 func benchColdFloor(t *testing.T, b *benchEnv, reps int) (execs, versions []time.Duration) {
 	direct := filepath.Join(b.dir, "direct-stamps")
 	for i := 0; i < reps; i++ {
-		cmd := exec.Command(selfExe(), direct, "0s")
+		cmd := exec.Command(b.checker, direct, "0s")
 		cmd.Env = b.env("stamp")
 		t0 := time.Now()
 		if err := cmd.Run(); err != nil {

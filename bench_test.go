@@ -18,9 +18,11 @@ package main
 // BENCH_BALLOT=/path/to/ballot measures another build (a prototype)
 // without the cross build; either way the report is printed, not written.
 //
-// The supervised command is this test binary, in a mode chosen by the
-// environment variable BALLOT_BENCH_CHILD and dispatched from an init
-// function, before TestMain: its first act is to read the clock.
+// The supervised command is a small static checker the benchmark builds
+// (bench_checker_test.go; BENCH_CHECKER=test-binary: this test binary, as
+// before), in a mode chosen by the environment variable BALLOT_BENCH_CHILD
+// (for the test binary, dispatched from an init function, before
+// TestMain): its first act is to read the clock.
 //
 //	stamp FILE HOLD   append "START cand token pid unixnano" to FILE; then,
 //	                  HOLD a duration: sleep HOLD, append "EXIT …", exit 0;
@@ -182,7 +184,7 @@ func TestBench(t *testing.T) {
 
 	bin, bins, version := benchBinary(t, dir)
 
-	b := &benchEnv{dir: dir, bin: bin, home: filepath.Join(dir, "home"), version: version}
+	b := &benchEnv{dir: dir, bin: bin, home: filepath.Join(dir, "home"), version: version, checker: benchChecker(t, dir)}
 	if err := os.MkdirAll(b.home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +247,7 @@ type benchEnv struct {
 	conn    *zk.Conn // the benchmark's own client: seeds the elections
 	home    string
 	version string
+	checker string // the command every candidate runs (bench_checker_test.go)
 }
 
 // env is the candidates' environment; the command runs as the child mode
@@ -342,7 +345,7 @@ func (e *benchElection) add(id string) *ballotProc {
 	args := append([]string{"--zookeeper-servers", strings.Join(servers, ",")}, mode...)
 	args = append(args, "--candidate-id", id)
 	args = append(append(args, e.flags...), extra...)
-	args = append(args, "--", selfExe(), e.stamps, e.hold)
+	args = append(args, "--", e.b.checker, e.stamps, e.hold)
 	cmd := exec.Command(e.b.bin, args...)
 	cmd.Dir = e.b.home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -8,11 +8,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,6 +38,7 @@ type child struct {
 	exited  <-chan struct{} // a keeper started beforehand: closed once it is reaped
 	done    chan struct{}
 	exit    childExit
+	outputs []*os.File // with --wrap-child-logs: the read ends the relays read
 
 	mu       sync.Mutex
 	control  *os.File  // to the keeper: one line per order (keeper.go)
@@ -98,9 +97,11 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		}
 	}
 	c := &child{log: log, deadline: spec.Deadline, done: make(chan struct{})}
+	keepersExiting.Add(1)
 	var streams sync.WaitGroup
 	out, errw, closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
 	if err != nil {
+		keepersExiting.Done()
 		return nil, err
 	}
 	k, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv), spec.Env, out, errw)
@@ -108,6 +109,10 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		w.Close()
 	}
 	if err != nil {
+		for _, r := range c.outputs {
+			r.Close()
+		}
+		keepersExiting.Done()
 		return nil, err
 	}
 	c.keeper, c.control = k, controlW
@@ -129,6 +134,7 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done}
 	var streams sync.WaitGroup
 	var relays []func()
+	c.outputs = k.wrapped
 	for i, name := range []string{"stdout", "stderr"}[:len(k.wrapped)] {
 		r := k.wrapped[i]
 		relays = append(relays, func() {
@@ -145,6 +151,7 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 		return nil, false
 	}
 	c.started = time.Now()
+	keepersExiting.Add(1)
 	log.Debug("the command starts on a keeper started beforehand", "keeper_pid", k.c.keeper.Process.Pid)
 	c.afterStart(spec, k.status, k.statusR, relays, &streams)
 	return c, true
@@ -218,36 +225,6 @@ func keeperExecutable() (string, error) {
 	return self, nil
 }
 
-// wrapOutput, with --wrap-child-logs, pipes the command's stdout and
-// stderr into log lines: it returns the pipes' write ends, to close once
-// the keeper has them, and the relays, to start once the pid is known.
-// Without it, the command writes to ballot's own stdout and stderr.
-func (c *child) wrapOutput(wrap bool, streams *sync.WaitGroup) (out, errw *os.File, closeAfterStart []io.Closer, relays []func(), err error) {
-	if !wrap {
-		return os.Stdout, os.Stderr, nil, nil, nil
-	}
-	for _, name := range []string{"stdout", "stderr"} {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if name == "stdout" {
-			out = w
-		} else {
-			errw = w
-		}
-		closeAfterStart = append(closeAfterStart, w)
-		relays = append(relays, func() {
-			streams.Add(1)
-			go func() {
-				defer streams.Done()
-				c.relay(name, r)
-			}()
-		})
-	}
-	return out, errw, closeAfterStart, relays, nil
-}
-
 // readStart reads the keeper's first report: the command's pid, or why it
 // did not start it (c.exit). A keeper that does not report by the lease's
 // end or within limit (stopped, hung on exec) is given up: the command
@@ -293,15 +270,23 @@ func (c *child) tellRelease(h *handoff) {
 	}
 }
 
-// await waits for the keeper's "exit" report and for the keeper itself,
-// then closes c.done.
+// await waits for the keeper's "exit" report, then closes c.done; then
+// it waits for the keeper itself. The report comes only once the keeper
+// has reaped every process of the tree (keeper.go, reapTree: none is left
+// in the group or below the subreaper), so nothing of the command runs
+// after it: a resignation need not wait for the keeper's own exit. The
+// output the tree wrote is all in the pipes by then; it is relayed before
+// c.done, so "command ended" follows the command's last line.
 func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.WaitGroup) {
+	defer keepersExiting.Done()
+	reported := false
 	if c.pid != 0 {
 		for {
 			line, err := status.ReadString('\n')
 			if r, ok := parseReport(line); ok && r.kind == reportExit {
 				c.exit = childExit{Code: r.code, Started: true}
 				c.bye()
+				reported = true
 				break
 			}
 			if err != nil {
@@ -313,19 +298,41 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 			}
 		}
 	}
-	if c.exited != nil {
-		<-c.exited // a keeper started beforehand: reaped by its own waiter
-	} else {
-		_ = c.keeper.Wait()
+	waitKeeper := func() {
+		if c.exited != nil {
+			<-c.exited // a keeper started beforehand: reaped by its own waiter
+		} else {
+			_ = c.keeper.Wait()
+		}
+		statusR.Close()
+		c.mu.Lock()
+		c.control.Close()
+		c.mu.Unlock()
 	}
-	statusR.Close()
-	c.mu.Lock()
-	c.control.Close()
-	c.mu.Unlock()
+	if !reported {
+		waitKeeper() // no word that the tree is gone: the keeper's end is the last sign
+	}
+	// The keeper keeps the pipes' write ends until it exits: read what
+	// the reaped tree left in them, no more (drainOutput).
+	for _, r := range c.outputs {
+		_ = r.SetReadDeadline(time.Now())
+	}
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
 	close(c.done)
+	if reported {
+		waitKeeper() // it exits on "bye": no child of ballot is left behind
+	}
 }
+
+// keepersExiting counts the keepers not reaped yet: a resignation goes on
+// without waiting for a keeper's exit, ballot's own exit does not
+// (awaitKeepers).
+var keepersExiting sync.WaitGroup
+
+// awaitKeepers waits, at most limit, for every keeper to be reaped, so
+// that ballot leaves no process of its own behind.
+func awaitKeepers(limit time.Duration) { waitTimeout(&keepersExiting, limit) }
 
 // bye tells the keeper that ballot has its exit report, so it may go
 // without ending ballot's session. A keeper that cannot be told is killed:
@@ -338,21 +345,6 @@ func (c *child) bye() {
 	c.mu.Lock()
 	c.control.Close()
 	c.mu.Unlock()
-}
-
-// relay turns each line the command writes into a log line.
-func (c *child) relay(stream string, r io.ReadCloser) {
-	defer r.Close()
-	br := bufio.NewReaderSize(r, 64*1024)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			c.log.Info(strings.TrimRight(string(line), "\r\n"), "stream", stream, "pid", c.pid)
-		}
-		if err != nil && err != bufio.ErrBufferFull {
-			return
-		}
-	}
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
@@ -425,6 +417,9 @@ func (c *child) tell(line string) bool {
 	allowed := 100*time.Millisecond + time.Duration(len(line)>>14)*time.Millisecond // +1ms per 16 KiB
 	_ = c.control.SetWriteDeadline(time.Now().Add(allowed))
 	n, err := c.control.WriteString(line + "\n")
+	// A deadline left armed fires later all the same, waking ballot for
+	// nothing: once per renewal on an idle leader.
+	_ = c.control.SetWriteDeadline(time.Time{})
 	c.cutLine = err != nil && n > 0
 	return err == nil
 }

@@ -29,10 +29,13 @@ var bootClockID = func() uintptr {
 	return clockMonotonic
 }()
 
-// bootClock reads CLOCK_BOOTTIME (see bootTime in lease.go).
+// bootClock reads CLOCK_BOOTTIME (see bootTime in lease.go). A raw system
+// call: it never blocks, and the scheduler's bookkeeping of a blocking one
+// (which also wakes the runtime's monitor thread) would cost more than the
+// read, several times per renewal.
 func bootClock() bootTime {
 	var ts syscall.Timespec
-	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, bootClockID, uintptr(unsafe.Pointer(&ts)), 0)
+	_, _, _ = syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, bootClockID, uintptr(unsafe.Pointer(&ts)), 0)
 	return bootTime(ts.Nano())
 }
 

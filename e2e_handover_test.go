@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -240,4 +241,63 @@ func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 	checkNoOverlap(t, e.ticks)
 	b.Signal(syscall.SIGTERM)
 	b.Wait(10 * time.Second)
+}
+
+// TestResignationWaitsForTheTreeAndItsOutput: a leader resigns as soon as
+// its keeper reports the command's whole tree reaped, without waiting for
+// the keeper's own exit; yet a leftover of the command that ignores
+// SIGTERM still runs to its end first, everything the tree wrote (more
+// than a pipe holds, and a last line without a newline) is logged before
+// "command ended", and the next leader starts only after it all.
+func TestResignationWaitsForTheTreeAndItsOutput(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	// The command stamps its start and exits at once; a leftover in its
+	// process group ignores SIGTERM, writes 2000 lines (~70 KiB), stamps
+	// its own end, and ends on a line without a newline.
+	script := `stamp() { echo "$BALLOT_FENCING_TOKEN $$ $(date +%s%N)" >> "$TICK_FILE"; }
+stamp
+( trap '' TERM; sleep 0.3; i=0
+  while [ $i -lt 2000 ]; do echo "leftover line $i of the command's tree"; i=$((i+1)); done
+  stamp; printf 'last words, no newline' ) &
+exit 0`
+	env := ballotEnv(t, "TICK_FILE="+e.ticks)
+	args := func(id string) []string {
+		return append(runArgs(c.Servers(), e.base, id, "--on-child-success", "exit", "--stop-grace-period", "5s",
+			"--log-format", "json"), "--", "sh", "-c", script)
+	}
+	a := startBallot(t, "a", env, args("a")...)
+	a.WaitLog(`"msg":"command started"`, 10*time.Second)
+	b := startBallot(t, "b", env, args("b")...)
+	b.WaitLog(`"msg":"following"`, 10*time.Second)
+	for _, p := range []*ballotProc{a, b} {
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Fatalf("exit code %d, want 0:\n%s", code, p.out.String())
+		}
+	}
+	if gaps := checkNoOverlap(t, e.ticks); len(gaps) != 1 {
+		t.Errorf("want 2 tenures, got %d", len(gaps)+1)
+	}
+	lines, ended := 0, false
+	for _, l := range strings.Split(a.out.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		msg, _ := m["msg"].(string)
+		switch {
+		case msg == "command ended":
+			ended = true
+		case m["stream"] == nil:
+		case ended:
+			t.Errorf("the command's output logged after \"command ended\": %q", msg)
+		case strings.HasPrefix(msg, "leftover line "):
+			lines++
+		case msg == "last words, no newline":
+			lines++
+		}
+	}
+	if lines != 2001 || !ended {
+		t.Errorf("logged %d of the tree's 2001 lines before \"command ended\" (ended: %v):\n%s", lines, ended, a.out.String())
+	}
 }

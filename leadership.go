@@ -107,6 +107,9 @@ func (r *runner) run() int {
 		if r.sess != nil {
 			r.sess.Close()
 		}
+		// A resignation does not wait for a keeper's own exit once it has
+		// reported its tree reaped (child.await); ballot's exit does.
+		awaitKeepers(time.Second)
 		close(metricsStop)
 		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()

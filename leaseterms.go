@@ -47,6 +47,14 @@ func (p leaseTerms) stopFor(end bootTime) bootTime { return p.killFor(end) - boo
 // renewEvery is the time between two renewals' sends.
 func (p leaseTerms) renewEvery() time.Duration { return p.timeout / renewEveryDiv }
 
+// superviseEvery is supervision's own wake-up when nothing else wakes
+// it: it wakes on every answered renewal anyway, so its timer only
+// matters when renewals go unanswered. Half-way between a renewal period
+// (later, so that it does not fire just before the next answer: one
+// wake-up per renewal, not two) and the check-in limit (earlier by T/16,
+// for the scheduler), so that supervision still checks in in time.
+func (p leaseTerms) superviseEvery() time.Duration { return (p.renewEvery() + p.checkInWithin()) / 2 }
+
 // slowAfter is how long a renewal goes unanswered before it is reported.
 func (p leaseTerms) slowAfter() time.Duration { return p.timeout / slowDiv }
 
@@ -103,7 +111,8 @@ func (p leaseTerms) check() error {
 		{time.Duration(stop) > p.renewEvery(), "a fresh lease outlasts a renewal period before SIGTERM"},
 		{p.ridesThrough(0) > 0, "a leader rides through some silence"},
 		{p.slowAfter() < time.Duration(stop), "a slow renewal is reported before the command is stopped"},
-		{p.checkInWithin() > p.renewEvery(), "supervision, which checks in every renewal period, checks in within the time renewals allow"},
+		{p.checkInWithin() > p.renewEvery(), "supervision, which checks in on every answered renewal, checks in within the time renewals allow"},
+		{p.superviseEvery() > p.renewEvery() && p.superviseEvery() < p.checkInWithin(), "supervision's own wake-up comes after a renewal period and before the check-in limit"},
 		{maxRenewalsInFlight*p.renewEvery() >= p.wait, "the renewals in flight cover a whole lease"},
 	} {
 		if !c.ok {

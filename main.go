@@ -24,6 +24,7 @@ var (
 )
 
 func main() {
+	oneProcessor()
 	if err := checkPlatform(); err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		os.Exit(exitFailure)
@@ -35,6 +36,19 @@ func main() {
 		os.Exit(initMain())
 	}
 	os.Exit(realMain(os.Args[1:]))
+}
+
+// oneProcessor runs ballot's goroutines on one processor (GOMAXPROCS=1)
+// unless GOMAXPROCS says otherwise. ballot and its keeper wait on
+// ZooKeeper, pipes and timers; they never need two cores at once. With
+// more processors, each wake-up of an idle leader (a renewal, its answer,
+// a ping: about 5 a second at T = 5 s) also wakes a second thread to run
+// the goroutine it readies: about 15% of an idle leader's CPU (BENCHMARKS.md).
+// A goroutine stuck in a system call still hands its processor over.
+func oneProcessor() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 // initMain runs when ballot is PID 1, the init of a container. The kernel

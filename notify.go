@@ -46,6 +46,7 @@ func (n *notifier) send(msg string) {
 	}
 	_ = n.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = n.conn.Write([]byte(msg))
+	_ = n.conn.SetWriteDeadline(time.Time{}) // an armed deadline fires later, waking ballot for nothing
 }
 
 // Ready says the candidate has joined the election; once.

@@ -108,9 +108,10 @@ func (s *supervision) pastLease() bool { return s.guard && !time.Now().Before(s.
 // how.
 func (s *supervision) await() (how outcome, over bool) {
 	r, c, l := s.r, s.c, s.l
-	// At most T/8, within the T/4 that renewals allow between check-ins
-	// (renewals that go unanswered wake nobody).
-	next := l.timeout / renewEveryDiv
+	// Answered renewals wake us (l.renewed); unanswered ones wake nobody,
+	// so a timer too, within the T/4 that renewals allow between
+	// check-ins, yet later than the next answer (leaseterms.go).
+	next := l.superviseEvery()
 	if s.guard {
 		// Go's timers stop with a suspended machine, the lease's clock
 		// does not: the boot alarm wakes us on resume.
