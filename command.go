@@ -115,8 +115,8 @@ func handoffFor(c *candidate, l *lease) *handoff {
 	if l != nil && l.takePending() {
 		return h
 	}
-	if h != nil && c.holdsBaton {
-		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+	if h != nil && c.baton.held() {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
 		h.Proposal, h.Baton = c.node, c.batonPath()
 	}
 	return h

@@ -277,7 +277,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		return leaseStart{}, exitWith(exitOK)
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
-	if c.maybeBaton {
+	if c.baton.maybe() {
 		r.endSession() // a baton of ours may exist: it goes with the session
 	}
 	r.dropSessionIfLost()
@@ -454,7 +454,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 // for this leader's lease to run out. Otherwise the session is closed
 // below and the baton goes with it, dropped.
 func (r *runner) releaseLost(c *candidate) {
-	if !c.holdsBaton || c.s.isLost() {
+	if !c.baton.held() || c.s.isLost() {
 		return
 	}
 	done := make(chan struct{})
