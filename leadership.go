@@ -14,14 +14,15 @@ package main
 // Every transition is logged once at info.
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
 
-// Why a follower left the line: its stop channel (errStopped) closes for
-// any of these.
+// Why a follower left the line: the cause of its context (followContext),
+// whose end its waits see as errStopped.
 var (
 	errStopSignal   = errors.New("stop requested")
 	errUnhealthy    = errors.New("health check failing")
@@ -226,7 +227,8 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	// Under ignore a command must outlive a lost connection; a take on
 	// credit whose answer stays lost would end it: take first.
 	c.noCredit = r.set.OnConnectionLoss == lossIgnore
-	standDown, onceRun, waitOver, release := r.followStop(c)
+	line, release := r.followContext(c)
+	standDown := line.Done()
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
 	_, _ = c.readElection()
@@ -246,7 +248,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	c.endStandby()
 	release()
 	if errors.Is(err, errStopped) {
-		err = r.whyStandDown(onceRun, waitOver)
+		err = r.whyStandDown(line)
 	}
 	var mismatch *slotsMismatchError
 	switch {
@@ -284,19 +286,15 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	return leaseStart{}, rejoin()
 }
 
-// whyStandDown tells why a follower's stop channel closed, checked in
-// this order: the once key run by another, --wait-timeout, the health
-// check, a stop.
-func (r *runner) whyStandDown(onceRun, waitOver <-chan struct{}) error {
-	switch {
-	case isClosed(onceRun):
-		return errOnceKeyRun
-	case isClosed(waitOver) && !r.stopRequested():
-		return errWaitTimedOut
-	case !r.stopRequested():
-		return errUnhealthy
+// whyStandDown tells why a follower left the line: its context's cause,
+// but a stop signal wins over --wait-timeout and the health check, which
+// may have fired first.
+func (r *runner) whyStandDown(line context.Context) error {
+	why := context.Cause(line)
+	if r.stopRequested() && !errors.Is(why, errOnceKeyRun) {
+		return errStopSignal
 	}
-	return errStopSignal
+	return why
 }
 
 // elected is the edge from follower to leader, once the baton is taken:
