@@ -111,7 +111,7 @@ func (r *runner) run() int {
 		close(metricsStop)
 		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()
-	work := r.leaderWork()
+	work := r.work
 	for {
 		if v := r.candidacy(work); v.next == exitBallot {
 			return v.code
@@ -221,7 +221,7 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
-	if r.sched == nil && len(r.set.Args) > 0 {
+	if r.cron() == nil && len(r.set.Args) > 0 {
 		c.onStandby = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
@@ -350,7 +350,7 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 		r.metrics.Preempted()
 		return r.resign(c, "preempted", rejoin())
 	case steppedDown:
-		if r.onceClaimed {
+		if r.onceClaimed() {
 			c.clearStepDown()
 			r.finishOnceRun(c, end.ex, "step-down")
 			return r.resign(c, "step-down", exitWith(end.ex.Code))
@@ -439,7 +439,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
 		}
 		return exitWith(exitFailure)
-	case r.onceClaimed:
+	case r.onceClaimed():
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
 		return exitWith(exitFailure)
 	}
