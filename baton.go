@@ -387,7 +387,7 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 		// the next round (the take fails with "exists", waitHeld sees it
 		// is ours). Until then, leaving the election must end the
 		// session, or that baton would stall it.
-		c.maybeBaton = true
+		c.baton.answerLost(c.slot)
 		return 0, false, c.retryAfter(err, stop)
 	}
 	return 0, false, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
@@ -415,14 +415,14 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 	if err != nil {
 		return sent, res, err
 	}
-	c.handoverVersion = 0
+	var version int32 // our create's
 	if h.exists && res[2].Stat != nil {
-		c.handoverVersion = res[2].Stat.Version
+		version = res[2].Stat.Version
 	}
 	if record && res[3].Stat != nil {
 		c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
 	}
-	c.holdsBaton, c.maybeBaton = true, false
+	c.baton.took(c.slot, version)
 	if c.slots > 1 {
 		c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node, "slot", c.slot, "slots", c.slots)
 	} else {
@@ -462,7 +462,7 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 			if lost == 0 {
 				lost = s
 			}
-			c.maybeBaton = true
+			c.baton.answerLost(c.slot)
 		}
 		var mine bool
 		for {
@@ -503,8 +503,7 @@ func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
 		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != fmt.Sprintf("0x%x", c.s.ID()) {
 			return false, nil, fmt.Errorf("our baton exists but the handover record is not our take: %s", h.raw)
 		}
-		c.handoverVersion = h.stat.Version
-		c.holdsBaton, c.maybeBaton = true, false
+		c.baton.took(c.slot, h.stat.Version)
 		c.log.Info("baton taken (its answer was lost; found on the next connection)", logEvBatonTaken.attr(), "proposal", c.node)
 		return true, nil, nil
 	}
@@ -530,7 +529,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		// late, on a new session, cannot remove a successor's baton.
 		if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.DeleteRequest{Path: c.batonPath(), Version: -1}); err == nil {
-			c.maybeBaton = false
+			c.baton.ownGone()
 		}
 		return nil
 	}
@@ -618,18 +617,18 @@ func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, er
 // checked to be in line in the same multi-op; retireMulti drops the name
 // if it is not.
 func (c *candidate) releaseOps(to handTo) []any {
-	if !c.holdsBaton {
+	if !c.baton.held() {
 		return nil
 	}
 	if to.proposal != "" {
 		return []any{
 			&zk.CheckVersionRequest{Path: to.proposal, Version: -1},
-			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(to), Version: c.handoverVersion},
+			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(to), Version: c.baton.version},
 			&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
 		}
 	}
 	return []any{
-		&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverReleased), Version: c.handoverVersion},
+		&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverReleased), Version: c.baton.version},
 		&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
 	}
 }
@@ -758,7 +757,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		}
 		released = released && keepRelease
 	}
-	c.holdsBaton = false
+	c.baton.givenBack()
 	return released, nil
 }
 

@@ -108,7 +108,7 @@ func TestDroppedTake(t *testing.T) {
 // operations failed.
 func TestRetirePruning(t *testing.T) {
 	c := testCandidate(0x22, 2*time.Second)
-	c.holdsBaton = true
+	c.baton.took(0, 0)
 	leaderNode := &zk.DeleteRequest{Path: c.basePath + "/leader", Version: 3}
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
 	ops := append([]any{leaderNode, proposal}, c.releaseOps(handTo{})...)
@@ -161,7 +161,7 @@ func TestRetirePruning(t *testing.T) {
 // drops the successor's check with the release.
 func TestRetirePruningHandedOver(t *testing.T) {
 	c := testCandidate(0x22, 2*time.Second)
-	c.holdsBaton = true
+	c.baton.took(0, 0)
 	successor := c.basePath + "/_c_y-proposal-0000000002"
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
 	ops := append([]any{proposal}, c.releaseOps(handTo{proposal: successor})...)

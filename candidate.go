@@ -31,7 +31,6 @@ type candidate struct {
 	// higherSeen: handover records of slots beyond our --slots already
 	// waited for (slots.go, checkHigherSlots).
 	higherSeen map[string]bool
-	lostSlot   int // the slot of a take whose answer was lost, -1 if none
 
 	token int64 // the proposal's czxid: grows from one leadership to the next
 	pub   *publisher
@@ -39,11 +38,9 @@ type candidate struct {
 	leading   bool // elected; the demote hook is owed
 	published bool // the leader node was written (or is being written)
 
-	holdsBaton      bool          // took the baton and has not given it back
-	maybeBaton      bool          // a take's answer was lost: a baton of ours may exist
-	handoverVersion int32         // the handover record's version after our take
-	election        *electionSeen // the election path's record, as last read
-	history         historyState  // the run history, as this leadership knows it (history.go)
+	baton    batonState    // none, pending, maybe or held (batonstate.go)
+	election *electionSeen // the election path's record, as last read
+	history  historyState  // the run history, as this leadership knows it (history.go)
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
 	onStandby   func()                         // told once, when next in line (a keeper started ahead)
@@ -322,7 +319,7 @@ func (c *candidate) withdraw(extra ...any) bool {
 	}
 	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps(c.successor())...)
 	released, err := c.retireMulti(ops)
-	if err != nil || !released || c.maybeBaton {
+	if err != nil || !released || c.baton.maybe() {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
 		return false
 	}

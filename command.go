@@ -15,8 +15,8 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
 		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
 	}
-	if r.sched != nil {
-		env = append(env, "BALLOT_SCHEDULED_TIME="+r.scheduled.In(r.set.Timezone).Format(time.RFC3339))
+	if w := r.cron(); w != nil {
+		env = append(env, "BALLOT_SCHEDULED_TIME="+w.scheduled.In(r.set.Timezone).Format(time.RFC3339))
 	}
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
@@ -62,8 +62,8 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
 	if c != nil {
 		st := &childStatus{PID: cmd.pid, Since: cmd.started}
-		if r.sched != nil {
-			st.ScheduledTime = r.scheduled.In(r.set.Timezone).Format(time.RFC3339)
+		if w := r.cron(); w != nil {
+			st.ScheduledTime = w.scheduled.In(r.set.Timezone).Format(time.RFC3339)
 		}
 		c.pub.update(func(d *proposalData) { d.Child = st })
 	}
@@ -115,8 +115,8 @@ func handoffFor(c *candidate, l *lease) *handoff {
 	if l != nil && l.takePending() {
 		return h
 	}
-	if h != nil && c.holdsBaton {
-		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.handoverVersion, c.handoverData(handoverReleased)
+	if h != nil && c.baton.held() {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
 		h.Proposal, h.Baton = c.node, c.batonPath()
 	}
 	return h

@@ -242,9 +242,13 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 
 // cronWork is run cron's part of a leadership: the promote hook, then the
 // command at each scheduled time, until something ends the leadership.
-type cronWork struct{ r *runner }
+type cronWork struct {
+	r         *runner
+	sched     schedule
+	scheduled time.Time // the scheduled time of the run being started
+}
 
-func (w cronWork) lead(c *candidate, l *lease) leaderEnd {
+func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 	r := w.r
 	if len(r.set.OnPromote) > 0 {
 		how, ex := r.runPromote(c, l)
@@ -370,7 +374,7 @@ func (cl *cronLeader) dropIdle() {
 // not to be skipped. over reports that the leadership ends with end.
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	r, l := cl.r, cl.l
-	due, err := r.sched.Latest(now)
+	due, err := r.cron().sched.Latest(now)
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
@@ -455,7 +459,7 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 // it. over reports that the schedule has ended, and the leadership with it.
 func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, over bool) {
 	r, c := cl.r, cl.c
-	next, err := r.sched.Next(laterOf(now, cl.st.last))
+	next, err := r.cron().sched.Next(laterOf(now, cl.st.last))
 	if err != nil {
 		r.log.Error("the schedule has no more times; exiting", "error", err)
 		if cl.cmd != nil {
@@ -528,7 +532,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 
 func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
 	r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
-	r.scheduled = t
+	r.cron().scheduled = t
 	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
 }
@@ -539,7 +543,7 @@ func (r *runner) logMissed(last, due time.Time, late time.Duration, reason strin
 	if last.IsZero() {
 		last = due.Add(-time.Nanosecond)
 	}
-	first, err := r.sched.Next(last)
+	first, err := r.cron().sched.Next(last)
 	if err != nil {
 		first = due
 	}

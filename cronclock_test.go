@@ -79,8 +79,9 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{set: set, log: lg, stopping: make(chan struct{}), sched: everySchedule{every: time.Second},
+	r := &runner{set: set, log: lg, stopping: make(chan struct{}),
 		metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), base, "a", nil, nil)}
+	r.work = &cronWork{r: r, sched: everySchedule{every: time.Second}}
 	l := cand.holdLease(taken, set.StopGracePeriod, nil, true)
 	t.Cleanup(l.Stop)
 	r.lease.Store(l)

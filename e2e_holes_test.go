@@ -73,8 +73,8 @@ func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 	if _, err := c.takeBaton(nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.handoverVersion != 0 {
-		t.Fatalf("the leader created the record: version %d, want 0", c.handoverVersion)
+	if c.baton.version != 0 {
+		t.Fatalf("the leader created the record: version %d, want 0", c.baton.version)
 	}
 
 	// The operator's cleanup, and a successor's take in another session.

@@ -362,7 +362,7 @@ func TestSlotLostTake(t *testing.T) {
 			if _, err := x.s.conn.Create(x.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}
-			x.maybeBaton, x.lostSlot = true, 1
+			x.baton.answerLost(1)
 			if gone {
 				if err := x.s.conn.Delete(x.node, -1); err != nil {
 					t.Fatal(err)

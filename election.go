@@ -92,7 +92,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1), lostSlot: -1,
+	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1),
 		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1)}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	for {

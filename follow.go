@@ -4,6 +4,7 @@ package main
 // checks, and what makes a follower leave the line.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -74,36 +75,41 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 	r.log.Info(msg, "once_key", r.set.OnceKey, "run", what)
 }
 
-// followStop is standDown, also closed when --once-key's key gets recorded
-// by another candidate while this one waits (onceRun is closed then), and
-// at --wait-timeout (waitOver is closed then). With --once-retry-unfinished
-// the candidate keeps its place instead of watching the key: the key may
-// yet need a retry, which it decides once elected.
-func (r *runner) followStop(c *candidate) (stop, onceRun, waitOver <-chan struct{}, release func()) {
-	standDown, stopStanding := r.standDown()
-	seen, unwatch := make(<-chan struct{}), func() {}
+// followContext is cancelled when a follower must leave the line, its
+// cause saying why: a stop signal (errStopSignal), the health check
+// failing (errUnhealthy), --once-key's key recorded by another candidate
+// while this one waits (errOnceKeyRun), or --wait-timeout
+// (errWaitTimedOut). With --once-retry-unfinished the candidate keeps its
+// place instead of watching the key: the key may yet need a retry, which
+// it decides once elected. release ends the watches.
+func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var seen, bad <-chan struct{}
+	unwatch := func() {}
 	if r.set.OnceKey != "" && !r.set.OnceRetryUnfinished {
 		seen, unwatch = c.watchOnce(r.set.OnceKey)
 	}
-	over, timer := make(chan struct{}), (*time.Timer)(nil)
-	if r.set.WaitTimeout > 0 {
-		timer = time.AfterFunc(r.set.WaitTimeout, func() { close(over) })
+	if r.health != nil {
+		bad = r.health.Bad()
 	}
-	merged, done := make(chan struct{}), make(chan struct{})
+	var timer *time.Timer
+	if r.set.WaitTimeout > 0 {
+		timer = time.AfterFunc(r.set.WaitTimeout, func() { cancel(errWaitTimedOut) })
+	}
 	go func() {
 		select {
-		case <-standDown:
+		case <-r.stopping:
+			cancel(errStopSignal)
+		case <-bad:
+			cancel(errUnhealthy)
 		case <-seen:
-		case <-over:
-		case <-done:
-			return
+			cancel(errOnceKeyRun)
+		case <-ctx.Done():
 		}
-		close(merged)
 	}()
-	return merged, seen, over, func() {
-		close(done)
+	return ctx, func() {
+		cancel(nil)
 		unwatch()
-		stopStanding()
 		if timer != nil {
 			timer.Stop()
 		}
@@ -122,26 +128,6 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// standDown is closed when a follower must leave the line: a stop signal,
-// or the health check failing.
-func (r *runner) standDown() (<-chan struct{}, func()) {
-	if r.health == nil {
-		return r.stopping, func() {}
-	}
-	ch, done := make(chan struct{}), make(chan struct{})
-	bad := r.health.Bad()
-	go func() {
-		select {
-		case <-r.stopping:
-		case <-bad:
-		case <-done:
-			return
-		}
-		close(ch)
-	}()
-	return ch, func() { close(done) }
 }
 
 // notifyFollowing tells systemd this candidate's place and who leads: the

@@ -451,7 +451,7 @@ func (cl *cronLeader) recordMissed(due time.Time, reason string) {
 	if last.IsZero() {
 		return
 	}
-	first, err := r.sched.Next(last)
+	first, err := r.cron().sched.Next(last)
 	if err != nil {
 		return
 	}
@@ -461,9 +461,9 @@ func (cl *cronLeader) recordMissed(due time.Time, reason string) {
 			return
 		}
 		reason = "missed: no leader ran it"
-		if upTo, err = r.sched.Latest(due.Add(-time.Nanosecond)); err != nil {
+		if upTo, err = r.cron().sched.Latest(due.Add(-time.Nanosecond)); err != nil {
 			return
 		}
 	}
-	cl.c.recordSkip(first, upTo, countTimes(r.sched, first, upTo), reason)
+	cl.c.recordSkip(first, upTo, countTimes(r.cron().sched, first, upTo), reason)
 }

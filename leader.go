@@ -147,7 +147,8 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		}
 		// The named successor left the line: release to nobody.
 	}
-	c.published, c.holdsBaton = false, false
+	c.published = false
+	c.baton.givenBack()
 	c.pub.stop()
 	c.retire()
 	return true

@@ -14,14 +14,15 @@ package main
 // Every transition is logged once at info.
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
 
-// Why a follower left the line: its stop channel (errStopped) closes for
-// any of these.
+// Why a follower left the line: the cause of its context (followContext),
+// whose end its waits see as errStopped.
 var (
 	errStopSignal   = errors.New("stop requested")
 	errUnhealthy    = errors.New("health check failing")
@@ -113,7 +114,7 @@ func (r *runner) run() int {
 		close(metricsStop)
 		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()
-	work := r.leaderWork()
+	work := r.work
 	for {
 		if v := r.candidacy(work); v.next == exitBallot {
 			return v.code
@@ -223,13 +224,14 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
-	if r.sched == nil && len(r.set.Args) > 0 {
+	if r.cron() == nil && len(r.set.Args) > 0 {
 		c.onStandby = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
 	// credit whose answer stays lost would end it: take first.
 	c.noCredit = r.set.OnConnectionLoss == lossIgnore
-	standDown, onceRun, waitOver, release := r.followStop(c)
+	line, release := r.followContext(c)
+	standDown := line.Done()
 	// The election's record, read while waiting, not when elected: one
 	// round trip fewer between the predecessor's release and our command.
 	_, _ = c.readElection()
@@ -249,7 +251,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	c.endStandby()
 	release()
 	if errors.Is(err, errStopped) {
-		err = r.whyStandDown(onceRun, waitOver)
+		err = r.whyStandDown(line)
 	}
 	var mismatch *slotsMismatchError
 	switch {
@@ -280,26 +282,22 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		return leaseStart{}, exitWith(exitOK)
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
-	if c.maybeBaton {
+	if c.baton.maybe() {
 		r.endSession() // a baton of ours may exist: it goes with the session
 	}
 	r.dropSessionIfLost()
 	return leaseStart{}, rejoin()
 }
 
-// whyStandDown tells why a follower's stop channel closed, checked in
-// this order: the once key run by another, --wait-timeout, the health
-// check, a stop.
-func (r *runner) whyStandDown(onceRun, waitOver <-chan struct{}) error {
-	switch {
-	case isClosed(onceRun):
-		return errOnceKeyRun
-	case isClosed(waitOver) && !r.stopRequested():
-		return errWaitTimedOut
-	case !r.stopRequested():
-		return errUnhealthy
+// whyStandDown tells why a follower left the line: its context's cause,
+// but a stop signal wins over --wait-timeout and the health check, which
+// may have fired first.
+func (r *runner) whyStandDown(line context.Context) error {
+	why := context.Cause(line)
+	if r.stopRequested() && !errors.Is(why, errOnceKeyRun) {
+		return errStopSignal
 	}
-	return errStopSignal
+	return why
 }
 
 // elected is the edge from follower to leader, once the baton is taken:
@@ -355,7 +353,7 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 		r.metrics.Preempted()
 		return r.resign(c, "preempted", rejoin())
 	case steppedDown:
-		if r.onceClaimed {
+		if r.onceClaimed() {
 			c.clearStepDown()
 			r.finishOnceRun(c, end.ex, "step-down")
 			return r.resign(c, "step-down", exitWith(end.ex.Code))
@@ -444,7 +442,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
 		}
 		return exitWith(exitFailure)
-	case r.onceClaimed:
+	case r.onceClaimed():
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
 		return exitWith(exitFailure)
 	}
@@ -457,7 +455,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 // for this leader's lease to run out. Otherwise the session is closed
 // below and the baton goes with it, dropped.
 func (r *runner) releaseLost(c *candidate) {
-	if !c.holdsBaton || c.s.isLost() {
+	if !c.baton.held() || c.s.isLost() {
 		return
 	}
 	done := make(chan struct{})

@@ -94,7 +94,7 @@ type lease struct {
 	ctl *controls // ballot pause and step-down, for this leadership
 
 	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
-	taken   chan struct{} // closed once no take is pending (the candidate's baton fields settled)
+	taken   chan struct{} // closed once no take is pending (the candidate's baton state settled)
 	release *handoff      // after a handover's take: what the keeper needs to give the baton back
 	sent    bootTime      // send time of the take (renewals are scheduled from it)
 }
@@ -124,6 +124,8 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	if l.pending == nil {
 		l.sent = start.end - bootTime(l.wait)
 		close(l.taken)
+	} else {
+		c.baton.sendingOnCredit()
 	}
 	go l.renewLoop()
 	go l.watch()
@@ -207,11 +209,12 @@ func (l *lease) renewLoop() {
 // takeHandedBaton sends the take of a baton handed over to us, the
 // command starting meanwhile on credit. Its answer renews the lease as a
 // renewal's does; a failed take ends the leadership at once. The
-// candidate's baton fields are settled when l.taken closes.
+// candidate's baton state is settled when l.taken closes.
 func (l *lease) takeHandedBaton() bool {
 	defer close(l.taken)
 	sent, err := l.c.takeHandedOver(l.pending, l.fresh, l.quit)
 	if err != nil {
+		l.c.baton.takeFailed()
 		var lost *nodeLostError
 		if errors.As(err, &lost) {
 			l.lose(lost.Error())
@@ -241,7 +244,7 @@ func (l *lease) takePending() bool {
 }
 
 // awaitTake waits until no take is pending, so that the candidate's baton
-// fields may be read; a lost session's take fails once the connection is
+// state may be read; a lost session's take fails once the connection is
 // closed.
 func (l *lease) awaitTake() {
 	select {

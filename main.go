@@ -196,7 +196,7 @@ func startRun(set *Settings, acc *zkAccess, log *slog.Logger) int {
 	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
 	r := newRunner(set, acc, log)
-	r.sched = sched
+	r.work = newLeaderWork(r, sched)
 	if len(set.HealthCheck) > 0 {
 		r.health = newHealth(r)
 	}

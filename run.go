@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
 // exit codes of ballot itself
@@ -43,9 +42,10 @@ type runner struct {
 	current *child      // the running command, for signal forwarding
 	spare   *idleKeeper // a keeper started before it is needed (keeperidle.go)
 
+	// quickFailures: quick failures in a row, of reruns and of unelected
+	// runs, in either mode (backoffFor).
 	quickFailures int
 
-	onceClaimed bool // --once-key: this ballot recorded the key
 	// lostClaim: the proposal of a --once-key claim whose answer was lost
 	// with its session (it may have landed); see clearLostClaim.
 	lostClaim string
@@ -60,8 +60,7 @@ type runner struct {
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
 
-	sched     schedule  // run cron only
-	scheduled time.Time // the scheduled time of the run being started
+	work leaderWork // run once's or run cron's, with that mode's state (strategy.go)
 }
 
 func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {

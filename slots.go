@@ -359,11 +359,12 @@ func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 // lost first, then all from 0.
 func (c *candidate) scanOrder() []int {
 	order := make([]int, 0, c.slots)
-	if c.lostSlot >= 0 {
-		order = append(order, c.lostSlot)
+	lost := c.baton.lostSlot()
+	if lost >= 0 {
+		order = append(order, lost)
 	}
 	for k := 0; k < c.slots; k++ {
-		if k != c.lostSlot {
+		if k != lost {
 			order = append(order, k)
 		}
 	}
@@ -412,7 +413,7 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 				&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
 			switch {
 			case err == nil:
-				c.maybeBaton, c.lostSlot = false, -1
+				c.baton.ownGone()
 			case failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
 				return leaseStart{}, false, errProposalGone // the session ends, and the baton with it
 			default:
@@ -482,7 +483,7 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
 			// Found on the next round, that slot first (held, ours), before
 			// we take another and leave it held by nobody's command.
-			c.maybeBaton, c.lostSlot = true, k
+			c.baton.answerLost(k)
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
 		return leaseStart{}, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zkError(err, "create", c.batonPath()))

@@ -16,18 +16,33 @@ type leaderWork interface {
 	lead(c *candidate, l *lease) leaderEnd
 }
 
-func (r *runner) leaderWork() leaderWork {
-	if r.sched != nil {
-		return cronWork{r}
+func newLeaderWork(r *runner, sched schedule) leaderWork {
+	if sched != nil {
+		return &cronWork{r: r, sched: sched}
 	}
-	return onceWork{r}
+	return &onceWork{r: r}
+}
+
+// cron is run cron's work; nil under run once.
+func (r *runner) cron() *cronWork {
+	w, _ := r.work.(*cronWork)
+	return w
+}
+
+// onceClaimed: --once-key, and this ballot recorded the key.
+func (r *runner) onceClaimed() bool {
+	w, ok := r.work.(*onceWork)
+	return ok && w.claimed
 }
 
 // onceWork is run once's: the promote hook, then the command, run again or
 // not as on-child-* says, until something ends the leadership.
-type onceWork struct{ r *runner }
+type onceWork struct {
+	r       *runner
+	claimed bool // --once-key: this ballot recorded the key
+}
 
-func (w onceWork) lead(c *candidate, l *lease) leaderEnd {
+func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 	r := w.r
 	promoted := len(r.set.OnPromote) == 0
 	for {
@@ -85,7 +100,7 @@ func (w onceWork) lead(c *candidate, l *lease) leaderEnd {
 // runCommand runs the command once, on a fresh lease, after recording
 // --once-key's key. over reports that the leadership ends with end;
 // otherwise the command ended by itself (ex), or was paused (end.how).
-func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEnd, over bool) {
+func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEnd, over bool) {
 	r := w.r
 	if !l.Fresh() {
 		// Never start a command on a lease that may be gone (the
@@ -122,7 +137,7 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 			r.logOnceDone(c, "found when elected")
 			return ex, resignation("once-key-run", exitWith(exitOK)), true
 		}
-		r.onceClaimed = true
+		w.claimed = true
 		if !l.Fresh() {
 			// The record waited out a partition: the key is taken
 			// (so never run twice) but not run.
@@ -162,7 +177,7 @@ func (w onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEn
 		r.logEnd(ex)
 		return ex, leaderEnd{}, false
 	case paused:
-		if r.onceClaimed {
+		if w.claimed {
 			r.finishOnceRun(c, ex, "paused")
 			return ex, resignation("paused", exitWith(ex.Code)), true
 		}
@@ -188,7 +203,7 @@ func (r *runner) timeOut(cmd *child, l *lease) bool {
 // afterRun applies on-child-success / on-child-error to a run (of the
 // command, or of a failing promote hook) that ended by itself. over
 // reports that the leadership ends with end; otherwise run again.
-func (w onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
+func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
 	r := w.r
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:

@@ -180,7 +180,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
-	case ctl.Paused() != nil && s.cmd != nil && r.sched == nil:
+	case ctl.Paused() != nil && s.cmd != nil && r.cron() == nil:
 		r.log.Info("election paused (ballot pause): stopping the command, keeping the lead", "reason", ctl.Paused().Reason)
 		s.stop("paused", s.killBy)
 		return paused, true
@@ -195,7 +195,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 // round, since a decision made during a cron run waits for its end.
 func (s *supervision) preempting() (outcome, bool) {
 	to := s.l.ctl.PreemptTo()
-	if to == "" || (s.cmd != nil && s.r.sched != nil) {
+	if to == "" || (s.cmd != nil && s.r.cron() != nil) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
