@@ -1,0 +1,140 @@
+package main
+
+// Giving the baton back: the release ops that go into the multi-op that
+// deletes a leader's proposal (naming a successor, or not), and what is
+// tried again when part of that multi-op fails.
+
+import (
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// releaseOps give the baton back, for the multi-op that deletes the
+// proposal: the handover record says released (only if nobody took the
+// baton since: its version is ours), and the baton goes. The proposal's
+// delete in the same multi-op fences them: while our proposal is in line
+// nobody else can have taken the baton, whatever the record's version says
+// (an operator may have deleted the record, and a successor re-created it
+// at version 0, the version of our own create).
+//
+// to, when it names a proposal, is named in the record (handed over), and
+// checked to be in line in the same multi-op; retireMulti drops the name
+// if it is not.
+func (c *candidate) releaseOps(to handTo) []any {
+	if !c.baton.held() {
+		return nil
+	}
+	if to.proposal != "" {
+		return []any{
+			&zk.CheckVersionRequest{Path: to.proposal, Version: -1},
+			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(to), Version: c.baton.version},
+			&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
+		}
+	}
+	return []any{
+		&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverReleased), Version: c.baton.version},
+		&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
+	}
+}
+
+// retire runs a leader's or candidate's last writes in one multi-op, which
+// deletes the proposal. What someone else already deleted is dropped and
+// the rest tried again; if the proposal itself is gone, or the handover
+// record changed under us, the release is dropped and released reports
+// false: the caller must end the session, so that a baton of ours, if any
+// is left, goes with it.
+func (c *candidate) retireMulti(ops []any) (released bool, err error) {
+	released = true
+	for attempt := 0; len(ops) > 0; attempt++ {
+		if attempt == 5 {
+			return false, errors.New("giving up after 5 attempts")
+		}
+		res, merr := c.s.conn.Multi(ops...)
+		if merr == nil {
+			break
+		}
+		i := failedOp(res)
+		if i < 0 {
+			return false, merr
+		}
+		var keepRelease, retry bool
+		if ops, keepRelease, retry = c.pruneRetire(ops, i, res[i].Error); !retry {
+			return false, merr
+		}
+		released = released && keepRelease
+	}
+	c.baton.givenBack()
+	return released, nil
+}
+
+// pruneRetire decides what follows when operation i of a retire multi-op
+// failed with err: the operations to try again (retry), and whether the
+// release may stay among them. A delete of what someone else already
+// deleted is dropped; once the proposal itself is gone, or the handover
+// record changed under us, so is the release.
+func (c *candidate) pruneRetire(ops []any, i int, err error) (rest []any, keepRelease, retry bool) {
+	switch op := ops[i].(type) {
+	case *zk.CheckVersionRequest:
+		if op.Path != c.node && errors.Is(err, zk.ErrNoNode) {
+			// The named successor left the line: release to nobody.
+			rest = append(ops[:i:i], ops[i+1:]...)
+			for j, o := range rest {
+				if o, ok := o.(*zk.SetDataRequest); ok && o.Path == c.handoverPath() {
+					released := *o
+					released.Data = c.handoverData(handoverReleased)
+					rest[j] = &released
+				}
+			}
+			return rest, true, true
+		}
+	case *zk.DeleteRequest:
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+			rest = append(ops[:i:i], ops[i+1:]...)
+			if op.Path == c.node {
+				return c.withoutRelease(rest), false, true // not in line any more: the baton may not be ours to give
+			}
+			return rest, true, true
+		}
+	case *zk.SetDataRequest:
+		if op.Path == c.handoverPath() {
+			return c.withoutRelease(ops), false, true
+		}
+	}
+	return ops, true, false
+}
+
+// withoutRelease is ops without the baton's release (releaseOps).
+func (c *candidate) withoutRelease(ops []any) []any {
+	var keep []any
+	for _, o := range ops {
+		switch o := o.(type) {
+		case *zk.CheckVersionRequest:
+			if o.Path != c.node {
+				continue // the successor's: nothing is handed over
+			}
+		case *zk.DeleteRequest:
+			if o.Path == c.batonPath() {
+				continue
+			}
+		case *zk.SetDataRequest:
+			if o.Path == c.handoverPath() {
+				continue
+			}
+		}
+		keep = append(keep, o)
+	}
+	return keep
+}
+
+// failedOp is the index of the operation that failed a multi-op (the
+// server marks those before it OK, those after it with a runtime
+// inconsistency), -1 if none did: the request itself failed.
+func failedOp(res []zk.MultiResponse) int {
+	for i, r := range res {
+		if r.Error != nil {
+			return i
+		}
+	}
+	return -1
+}
