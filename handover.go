@@ -1,8 +1,8 @@
 package main
 
-// Handed over (the baton, baton.go): a leader that resigns names its successor, the first other
-// proposal in line, in the release (checked in the same multi-op, so it
-// was in line then). The named successor may start its command at once,
+// Handed over (the baton: baton.go): a leader that resigns names its
+// successor, the first other proposal in line, in the release (checked in
+// the same multi-op, so it was in line then). The named successor may start its command at once,
 // on credit, and take the baton meanwhile, when it holds a proof of its
 // own: a write it sent, answered before it read the release, that checked
 // its proposal (whoever may be named sends one every T/4, standby.go).
