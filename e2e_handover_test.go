@@ -267,9 +267,9 @@ exit 0`
 			"--log-format", "json"), "--", "sh", "-c", script)
 	}
 	a := startBallot(t, "a", env, args("a")...)
-	a.WaitLog(`"msg":"command started"`, 10*time.Second)
+	a.WaitEvent(logEvCommandStarted, 10*time.Second)
 	b := startBallot(t, "b", env, args("b")...)
-	b.WaitLog(`"msg":"following"`, 10*time.Second)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
 	for _, p := range []*ballotProc{a, b} {
 		if code := p.Wait(20 * time.Second); code != 0 {
 			t.Fatalf("exit code %d, want 0:\n%s", code, p.out.String())
