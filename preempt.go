@@ -49,19 +49,7 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 	for {
 		first, line := c.firstOther()
 		now := bootNow()
-		for n := range seen {
-			if !line[n] {
-				delete(seen, n)
-			}
-		}
-		if first != "" && proposalPriority(first) > c.priority {
-			if seen[first] == 0 {
-				seen[first] = now
-			}
-		} else {
-			first = ""
-		}
-		due := seen[first] + bootTime(after)
+		first, due := preemptionDue(first, line, c.priority, seen, now, after)
 		if first != counting {
 			counting = first
 			c.publishPreempt(first, due)
@@ -94,6 +82,29 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 			return
 		}
 	}
+}
+
+// preemptionDue is watchPreemption's decision at one look at the line
+// (its names in line, first the first other than ours): whom this leader,
+// of priority ours, counts --preempt-after for, and when that one is due,
+// counted from when this leader first saw it in line. seen is updated:
+// proposals gone from the line are forgotten (one that stands again starts
+// again), a new first is seen now. counting is "" when the first other
+// has no higher priority (or there is none); due is then meaningless.
+func preemptionDue(first string, line map[string]bool, ours int, seen map[string]bootTime, now bootTime, after time.Duration) (counting string, due bootTime) {
+	for n := range seen {
+		if !line[n] {
+			delete(seen, n)
+		}
+	}
+	if first != "" && proposalPriority(first) > ours {
+		if seen[first] == 0 {
+			seen[first] = now
+		}
+	} else {
+		first = ""
+	}
+	return first, seen[first] + bootTime(after)
 }
 
 // firstOther is the first proposal in line other than ours (full path),

@@ -1,0 +1,142 @@
+package main
+
+// run cron's schedules: when the scheduled times are. A cron expression
+// (gronx) read in a time zone, DST's skipped and repeated hours included,
+// and "@every DURATION" on the Unix epoch, so every host computes the same
+// times; parseSchedule checks one, as --schedule's errors say.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/adhocore/gronx"
+)
+
+// schedule yields scheduled times.
+type schedule interface {
+	// Next is the first scheduled time strictly after t.
+	Next(t time.Time) (time.Time, error)
+	// Latest is the last scheduled time at or before t.
+	Latest(t time.Time) (time.Time, error)
+}
+
+// cronSchedule is a gronx expression read in a time zone.
+//
+// gronx steps through wall-clock times with time.Date, which around a DST
+// change makes it skip scheduled times, return a Latest later than t, or
+// fail. So gronx only sees clock readings labelled UTC, where each occurs
+// once, and they are mapped to instants in loc here: a reading the clock
+// skips (spring forward) is not scheduled, and one it shows twice (fall back)
+// is scheduled once, at its first occurrence.
+type cronSchedule struct {
+	expr string
+	loc  *time.Location
+}
+
+func (s cronSchedule) Next(t time.Time) (time.Time, error) {
+	w := s.clockSoFar(t)
+	for {
+		c, err := gronx.NextTickAfter(s.expr, w, false)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if at, ok := s.firstAt(c); ok && at.After(t) {
+			return at, nil
+		}
+		w = c
+	}
+}
+
+func (s cronSchedule) Latest(t time.Time) (time.Time, error) {
+	w := s.clockSoFar(t)
+	for {
+		c, err := gronx.PrevTickBefore(s.expr, w, true)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if at, ok := s.firstAt(c); ok && !at.After(t) {
+			return at, nil
+		}
+		w = c.Add(-time.Second)
+	}
+}
+
+// clockSoFar is the highest reading loc's clock has shown by t, labelled
+// UTC: after a fall back, the reading just before it.
+func (s cronSchedule) clockSoFar(t time.Time) time.Time {
+	t = t.In(s.loc)
+	w := clockReading(t)
+	if start, _ := t.ZoneBounds(); !start.IsZero() {
+		if b := clockReading(start.Add(-time.Nanosecond).In(s.loc)); b.After(w) {
+			w = b
+		}
+	}
+	return w
+}
+
+// firstAt is the first instant at which loc's clock shows the reading c;
+// ok is false when the clock skips it.
+func (s cronSchedule) firstAt(c time.Time) (at time.Time, ok bool) {
+	at = time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), 0, s.loc)
+	if !clockReading(at).Equal(c) {
+		return at, false
+	}
+	// time.Date picks either instant of a reading shown twice.
+	if start, _ := at.ZoneBounds(); !start.IsZero() {
+		_, off := start.Add(-time.Nanosecond).Zone()
+		if e := c.Add(-time.Duration(off) * time.Second).In(s.loc); e.Before(at) && clockReading(e).Equal(c) {
+			at = e
+		}
+	}
+	return at, true
+}
+
+// clockReading is t's wall clock labelled UTC.
+func clockReading(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	return time.Date(y, mo, d, h, mi, sec, t.Nanosecond(), time.UTC)
+}
+
+// everySchedule is "@every DURATION": multiples of the duration since the
+// Unix epoch, so every host computes the same times.
+type everySchedule struct{ every time.Duration }
+
+func (s everySchedule) Next(t time.Time) (time.Time, error) {
+	l, _ := s.Latest(t)
+	return l.Add(s.every), nil
+}
+
+func (s everySchedule) Latest(t time.Time) (time.Time, error) {
+	t = t.Round(0) // no monotonic reading
+	r := t.Sub(time.Unix(0, 0)) % s.every
+	if r < 0 {
+		r += s.every
+	}
+	return t.Add(-r), nil
+}
+
+// parseSchedule validates a schedule with gronx's validator and one real
+// computation: the validator alone accepts dates that never come, such as
+// 30 February.
+// source names where the expression came from, as errors should say it:
+// "--schedule", "environment SCHEDULE" or "config file F: key \"schedule\"".
+func parseSchedule(expr, source string, loc *time.Location, now time.Time) (schedule, error) {
+	e := strings.Join(strings.Fields(expr), " ")
+	if rest, ok := strings.CutPrefix(e, "@every "); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return nil, fmt.Errorf("%s %q: @every needs a whole number of seconds, at least 1s, such as @every 30s or @every 1h30m", source, expr)
+		}
+		return everySchedule{every: d}, nil
+	}
+	if e == "" || !gronx.IsValid(e) {
+		return nil, fmt.Errorf("%s %q: not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s", source, expr)
+	}
+	s := cronSchedule{expr: e, loc: loc}
+	if _, err := s.Next(now); err != nil {
+		return nil, fmt.Errorf("%s %q: valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires", source, expr)
+	}
+	return s, nil
+}
