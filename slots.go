@@ -14,7 +14,9 @@ package main
 // N is in every proposal's name: candidates that disagree on N see it in
 // one listing, and the one that joined later refuses to stand (it may not
 // count on N being what it thinks). Ballots older than slots take only
-// slot 0: they are one more contender for a slot, never an N+1st holder.
+// slot 0: one that joins later is one more contender for a slot, never an
+// N+1st holder; one already in line reads as --slots 1, and later --slots
+// candidates refuse.
 
 import (
 	"errors"
