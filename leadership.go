@@ -335,9 +335,18 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 
 // endLeadership ends a leadership as end says: a resignation (the
 // leader's choice, a stop, a step-down, a failing health check) or a loss
-// (lease, session or proposal gone). The command is already gone.
+// (lease, session or proposal gone), as its outcome means (endMeanings,
+// outcome.go). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	r.closeRun(c, end)
+	m := end.how.meaning()
+	if !m.resigns {
+		return r.lostLeadership(c, m.reason, end.ex)
+	}
+	then := rejoin()
+	if m.exits {
+		then = exitWith(end.ex.Code)
+	}
 	switch end.how {
 	case leaderResigns:
 		v := r.resign(c, end.reason, end.then)
@@ -345,28 +354,21 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 			r.backOff(end.ex)
 		}
 		return v
-	case stopRequested:
-		return r.resign(c, "stop-requested", exitWith(end.ex.Code))
-	case unhealthy:
-		return r.resign(c, "unhealthy", rejoin())
 	case preempted:
 		r.metrics.Preempted()
-		return r.resign(c, "preempted", rejoin())
 	case steppedDown:
 		if r.onceClaimed() {
+			// A once key's run cut short by a step-down is finished: ballot
+			// exits with its code, as after any once run.
 			c.clearStepDown()
-			r.finishOnceRun(c, end.ex, "step-down")
-			return r.resign(c, "step-down", exitWith(end.ex.Code))
+			r.finishOnceRun(c, end.ex, m.reason)
+			return r.resign(c, m.reason, exitWith(end.ex.Code))
 		}
-		v := r.resign(c, "step-down", rejoin())
+		v := r.resign(c, m.reason, then)
 		c.clearStepDown()
 		return v
-	case proposalGone:
-		return r.lostLeadership(c, "proposal-deleted", end.ex)
-	case sessionLost:
-		return r.lostLeadership(c, "session-expired", end.ex)
 	}
-	return r.lostLeadership(c, "connection-lost", end.ex)
+	return r.resign(c, m.reason, then)
 }
 
 // finishOnceRun records a --once-key run an operator cut short (pause,
@@ -374,9 +376,9 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 // it, as after any once run.
 func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 	if reason == "paused" {
-		c.endAs(endingFor(paused))
+		c.endAs(paused.ending())
 	} else {
-		c.endAs(endingFor(steppedDown))
+		c.endAs(steppedDown.ending())
 	}
 	c.finishOnce(r.set.OnceKey, ex)
 	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,

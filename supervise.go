@@ -10,27 +10,6 @@ import (
 	"time"
 )
 
-// outcome is why a leader stopped supervising, or (leaderResigns) that the
-// leader ends its leadership itself. Its zero value is that nothing
-// happened, so a forgotten assignment is not read as the command's end.
-type outcome int
-
-const (
-	noOutcome outcome = iota // nothing happened: supervision goes on
-	childEnded
-	leaseLost
-	sessionLost
-	proposalGone
-	stopRequested
-	unhealthy
-	wakeUp
-	steppedDown     // ballot step-down named this leadership
-	preempted       // a candidate of higher --priority is ready (preempt.go)
-	paused          // ballot pause: the command was stopped, the lead kept
-	controlsChanged // while waiting out a pause: the controls changed
-	leaderResigns   // not from supervise: a policy, a once key, a failure
-)
-
 // supervision is one call of supervise.
 type supervision struct {
 	r    *runner
