@@ -30,30 +30,6 @@ var (
 	errWaitTimedOut = errors.New("not elected within --wait-timeout")
 )
 
-// phase is where a candidate is in its life.
-type phase string
-
-const (
-	phaseJoining   phase = "joining"
-	phaseFollowing phase = "following"
-	phaseLeading   phase = "leading"
-	phasePaused    phase = "leading-paused" // ballot pause: the lead kept, nothing run
-	phaseResigning phase = "resigning"
-	phaseLost      phase = "leadership-lost"
-	phaseUnelected phase = "unelected" // on-election-failure=run-anyway
-)
-
-// enter moves to phase p. The info line of each transition tells
-// operators, named by its event (events.go: joined, following, elected,
-// resigning, leadership-lost, ...); this one, at debug, is the state
-// itself: event=phase with the phase as a value.
-func (r *runner) enter(p phase) {
-	if r.phase != p {
-		r.log.Debug("candidate phase", logEvPhase.attr(), "phase", string(p), "was", string(r.phase))
-		r.phase = p
-	}
-}
-
 // verdict is what follows a step of a candidacy.
 type verdict struct {
 	next step
@@ -147,8 +123,7 @@ func (r *runner) candidacy(work leaderWork) verdict {
 	if v.next != goOn {
 		return v
 	}
-	r.enter(phaseLeading)
-	l := r.elected(c, start)
+	l := r.elected(c, start) // enters phaseLeading, the lease held
 	end := work.lead(c, l)
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
@@ -309,23 +284,7 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 		return r.current != nil
 	}
 	l := c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
-	r.lease.Store(l)
-	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
-	r.metrics.Slot(c.slots, c.slot)
-	r.metrics.Leader(true)
-	c.leading = true
-	if c.slots > 1 {
-		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-			"lease_left", l.Left().Round(time.Millisecond), "slot", c.slot, "slots", c.slots)
-	} else {
-		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-			"lease_left", l.Left().Round(time.Millisecond))
-	}
-	c.pub.update(func(d *proposalData) {
-		d.State = stateLeading
-		d.FencingToken = c.token
-		d.Standby = false
-	})
+	r.become(phaseLeading, change{c: c, l: l})
 	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
 		// A once key's run is never cut short to hand over: it runs once.
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
@@ -390,13 +349,8 @@ func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 // next candidate leads at once. When then exits ballot, the session is
 // closed too.
 func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
-	r.enter(phaseResigning)
+	r.become(phaseResigning, change{c: c, reason: reason})
 	exiting := then.next == exitBallot
-	r.log.Info("resigning", logEvResigning.attr(), "proposal", c.node, "reason", reason)
-	r.lease.Store(nil)
-	r.notify.Status("resigning (" + reason + ")")
-	r.metrics.Leader(false)
-	c.pub.update(func(d *proposalData) { d.State = stateResigning })
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
 		if c.ops != nil {
@@ -421,10 +375,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
 func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdict {
-	r.enter(phaseLost)
-	r.lease.Store(nil)
-	r.notify.Status("leadership lost (" + reason + ")")
-	r.metrics.Leader(false)
+	r.become(phaseLost, change{c: c, reason: reason})
 	r.demote(c, reason)
 	r.setCandidate(nil)
 	r.releaseLost(c)
