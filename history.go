@@ -393,29 +393,6 @@ func countTimes(s schedule, first, last time.Time) int {
 	return n
 }
 
-// endingFor is how a run stopped by outcome how ended, for the history.
-func endingFor(how outcome) (ending, reason string) {
-	switch how {
-	case stopRequested:
-		return endStopped, "ballot was asked to stop"
-	case steppedDown:
-		return endStopped, "step-down"
-	case preempted:
-		return endStopped, "handed over to a candidate of higher --priority"
-	case unhealthy:
-		return endStopped, "the health check failed"
-	case paused:
-		return endPaused, "ballot pause"
-	case leaseLost:
-		return endLeadershipLost, "lease lost"
-	case sessionLost:
-		return endLeadershipLost, "session expired"
-	case proposalGone:
-		return endLeadershipLost, "proposal deleted"
-	}
-	return "", ""
-}
-
 // closeRun records the end of a run that a leadership's end stopped (not
 // one that ended by itself: its end is written already). After a loss the
 // session may not answer: the write waits a quarter of the session
@@ -424,11 +401,8 @@ func (r *runner) closeRun(c *candidate, end leaderEnd) {
 	if c.history.open == nil {
 		return
 	}
-	switch ending, reason := endingFor(end.how); {
-	case ending != "":
+	if ending, reason := end.how.ending(); ending != "" {
 		c.endAs(ending, reason)
-	case end.how != leaderResigns:
-		c.endAs(endLeadershipLost, "connection lost")
 	}
 	done := make(chan struct{})
 	go func() {

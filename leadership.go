@@ -30,30 +30,6 @@ var (
 	errWaitTimedOut = errors.New("not elected within --wait-timeout")
 )
 
-// phase is where a candidate is in its life.
-type phase string
-
-const (
-	phaseJoining   phase = "joining"
-	phaseFollowing phase = "following"
-	phaseLeading   phase = "leading"
-	phasePaused    phase = "leading-paused" // ballot pause: the lead kept, nothing run
-	phaseResigning phase = "resigning"
-	phaseLost      phase = "leadership-lost"
-	phaseUnelected phase = "unelected" // on-election-failure=run-anyway
-)
-
-// enter moves to phase p. The info line of each transition tells
-// operators, named by its event (events.go: joined, following, elected,
-// resigning, leadership-lost, ...); this one, at debug, is the state
-// itself: event=phase with the phase as a value.
-func (r *runner) enter(p phase) {
-	if r.phase != p {
-		r.log.Debug("candidate phase", logEvPhase.attr(), "phase", string(p), "was", string(r.phase))
-		r.phase = p
-	}
-}
-
 // verdict is what follows a step of a candidacy.
 type verdict struct {
 	next step
@@ -147,8 +123,7 @@ func (r *runner) candidacy(work leaderWork) verdict {
 	if v.next != goOn {
 		return v
 	}
-	r.enter(phaseLeading)
-	l := r.elected(c, start)
+	l := r.elected(c, start) // enters phaseLeading, the lease held
 	end := work.lead(c, l)
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
@@ -309,23 +284,7 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 		return r.current != nil
 	}
 	l := c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
-	r.lease.Store(l)
-	r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
-	r.metrics.Slot(c.slots, c.slot)
-	r.metrics.Leader(true)
-	c.leading = true
-	if c.slots > 1 {
-		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-			"lease_left", l.Left().Round(time.Millisecond), "slot", c.slot, "slots", c.slots)
-	} else {
-		r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-			"lease_left", l.Left().Round(time.Millisecond))
-	}
-	c.pub.update(func(d *proposalData) {
-		d.State = stateLeading
-		d.FencingToken = c.token
-		d.Standby = false
-	})
+	r.become(phaseLeading, change{c: c, l: l})
 	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
 		// A once key's run is never cut short to hand over: it runs once.
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
@@ -335,9 +294,18 @@ func (r *runner) elected(c *candidate, start leaseStart) *lease {
 
 // endLeadership ends a leadership as end says: a resignation (the
 // leader's choice, a stop, a step-down, a failing health check) or a loss
-// (lease, session or proposal gone). The command is already gone.
+// (lease, session or proposal gone), as its outcome means (endMeanings,
+// outcome.go). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	r.closeRun(c, end)
+	m := end.how.meaning()
+	if !m.resigns {
+		return r.lostLeadership(c, m.reason, end.ex)
+	}
+	then := rejoin()
+	if m.exits {
+		then = exitWith(end.ex.Code)
+	}
 	switch end.how {
 	case leaderResigns:
 		v := r.resign(c, end.reason, end.then)
@@ -345,28 +313,21 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 			r.backOff(end.ex)
 		}
 		return v
-	case stopRequested:
-		return r.resign(c, "stop-requested", exitWith(end.ex.Code))
-	case unhealthy:
-		return r.resign(c, "unhealthy", rejoin())
 	case preempted:
 		r.metrics.Preempted()
-		return r.resign(c, "preempted", rejoin())
 	case steppedDown:
 		if r.onceClaimed() {
+			// A once key's run cut short by a step-down is finished: ballot
+			// exits with its code, as after any once run.
 			c.clearStepDown()
-			r.finishOnceRun(c, end.ex, "step-down")
-			return r.resign(c, "step-down", exitWith(end.ex.Code))
+			r.finishOnceRun(c, end.ex, m.reason)
+			return r.resign(c, m.reason, exitWith(end.ex.Code))
 		}
-		v := r.resign(c, "step-down", rejoin())
+		v := r.resign(c, m.reason, then)
 		c.clearStepDown()
 		return v
-	case proposalGone:
-		return r.lostLeadership(c, "proposal-deleted", end.ex)
-	case sessionLost:
-		return r.lostLeadership(c, "session-expired", end.ex)
 	}
-	return r.lostLeadership(c, "connection-lost", end.ex)
+	return r.resign(c, m.reason, then)
 }
 
 // finishOnceRun records a --once-key run an operator cut short (pause,
@@ -374,9 +335,9 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 // it, as after any once run.
 func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 	if reason == "paused" {
-		c.endAs(endingFor(paused))
+		c.endAs(paused.ending())
 	} else {
-		c.endAs(endingFor(steppedDown))
+		c.endAs(steppedDown.ending())
 	}
 	c.finishOnce(r.set.OnceKey, ex)
 	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
@@ -388,13 +349,8 @@ func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 // next candidate leads at once. When then exits ballot, the session is
 // closed too.
 func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
-	r.enter(phaseResigning)
+	r.become(phaseResigning, change{c: c, reason: reason})
 	exiting := then.next == exitBallot
-	r.log.Info("resigning", logEvResigning.attr(), "proposal", c.node, "reason", reason)
-	r.lease.Store(nil)
-	r.notify.Status("resigning (" + reason + ")")
-	r.metrics.Leader(false)
-	c.pub.update(func(d *proposalData) { d.State = stateResigning })
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
 		if c.ops != nil {
@@ -419,10 +375,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
 func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdict {
-	r.enter(phaseLost)
-	r.lease.Store(nil)
-	r.notify.Status("leadership lost (" + reason + ")")
-	r.metrics.Leader(false)
+	r.become(phaseLost, change{c: c, reason: reason})
 	r.demote(c, reason)
 	r.setCandidate(nil)
 	r.releaseLost(c)

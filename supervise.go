@@ -10,27 +10,6 @@ import (
 	"time"
 )
 
-// outcome is why a leader stopped supervising, or (leaderResigns) that the
-// leader ends its leadership itself. Its zero value is that nothing
-// happened, so a forgotten assignment is not read as the command's end.
-type outcome int
-
-const (
-	noOutcome outcome = iota // nothing happened: supervision goes on
-	childEnded
-	leaseLost
-	sessionLost
-	proposalGone
-	stopRequested
-	unhealthy
-	wakeUp
-	steppedDown     // ballot step-down named this leadership
-	preempted       // a candidate of higher --priority is ready (preempt.go)
-	paused          // ballot pause: the command was stopped, the lead kept
-	controlsChanged // while waiting out a pause: the controls changed
-	leaderResigns   // not from supervise: a policy, a once key, a failure
-)
-
 // supervision is one call of supervise.
 type supervision struct {
 	r    *runner
@@ -226,20 +205,16 @@ func (s *supervision) kill(reason string) {
 // waitOutPause holds a paused leadership, running nothing, until the
 // election is resumed (controlsChanged) or the leadership ends otherwise.
 func (r *runner) waitOutPause(c *candidate, l *lease, p *pauseRecord) outcome {
-	r.log.Info("election paused: running nothing until resumed (ballot resume)", logEvPaused.attr(), "reason", p.Reason, "by", p.By, "since", p.Since.Format(time.RFC3339))
-	r.notify.Status(statusLine("leading, paused: "+p.Reason, r.set.CandidateID, c.token))
-	r.metrics.Paused(true)
-	r.enter(phasePaused)
-	defer func() { r.enter(phaseLeading); r.metrics.Paused(false) }()
+	r.become(phasePaused, change{c: c, pause: p})
 	for {
 		how := r.supervise(c, l, nil, time.Time{})
-		if how != controlsChanged || l.ctl.Paused() == nil {
-			if how == controlsChanged {
-				r.log.Info("election resumed", logEvResumed.attr())
-				r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
-			}
-			return how
+		if how == controlsChanged && l.ctl.Paused() != nil {
+			continue // the controls changed, the election still paused
 		}
+		// Whatever ends the pause, the leader leaves it: resumed, or
+		// leading until its leadership ends.
+		r.become(phaseLeading, change{c: c, pause: p, resumed: how == controlsChanged})
+		return how
 	}
 }
 
