@@ -106,7 +106,7 @@ func benchPrefsSection(pre benchDist, slots []benchSlotsResult) string {
 	s.WriteString(pre.row("preemption: old command stopped → preferred command") + "\n\n")
 	s.WriteString("**A released slot.** N candidates with `--slots 2` (T = 4 s); three times a holder's command exits (SIGUSR1, as in the herd): " +
 		"the time to the next command, and the candidates woken besides the old holder and the new one (2 or more requests more than in a quiet window of the same length before). " +
-		"Target: the same handful at 10, 100 and 1000: the first candidate past the N (it watches every holder, and takes the slot), "+
+		"Target: the same handful at 10, 100 and 1000: the first candidate past the N (it watches every holder, and takes the slot), " +
 		"and the other holders, whose lease watches see the election's children change as every leader's does.\n\n")
 	s.WriteString("| candidates | release | next command after | woken |\n|---|---|---|---|\n")
 	for _, r := range slots {
