@@ -132,6 +132,32 @@ func sortedProposals(children []string) []string {
 	return out
 }
 
+// placeInLine lists the election once, for awaitLeadership and awaitSlot:
+// the line, and our place in it (-1: our proposal is gone). A nil line
+// with a nil error means list again (a reconnect, or a dropped slot of a
+// larger --slots waited out); an error ends the wait (a --slots
+// disagreement refuses).
+func (c *candidate) placeInLine(stop <-chan struct{}) (line []string, me int, err error) {
+	children, _, err := c.s.conn.Children(c.basePath)
+	if err != nil {
+		return nil, -1, c.retryAfter(err, stop)
+	}
+	if again, err := c.checkHigherSlots(children, stop); err != nil || again {
+		return nil, -1, err
+	}
+	line = sortedProposals(children)
+	if err := c.checkSlots(line); err != nil {
+		return nil, -1, err
+	}
+	me = -1
+	for i, n := range line {
+		if c.basePath+"/"+n == c.node {
+			me = i
+		}
+	}
+	return line, me, nil
+}
+
 // awaitLeadership is the follower state: it returns once this proposal is
 // the first in line (the baton comes next: baton.go). It keeps its place in line
 // across reconnects and watch losses.
@@ -150,28 +176,12 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		if c.s.isLost() {
 			return errSessionLost
 		}
-		children, _, err := c.s.conn.Children(c.basePath)
+		line, me, err := c.placeInLine(stop)
 		if err != nil {
-			if err := c.retryAfter(err, stop); err != nil {
-				return err
-			}
-			continue
-		}
-		if again, err := c.checkHigherSlots(children, stop); err != nil || again {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		line := sortedProposals(children)
-		if err := c.checkSlots(line); err != nil {
 			return err
 		}
-		me := -1
-		for i, n := range line {
-			if c.basePath+"/"+n == c.node {
-				me = i
-			}
+		if line == nil {
+			continue // listed nothing to act on: list again
 		}
 		if me < 0 {
 			return errProposalGone

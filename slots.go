@@ -150,28 +150,12 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		if c.s.isLost() {
 			return errSessionLost
 		}
-		children, _, err := c.s.conn.Children(c.basePath)
+		line, me, err := c.placeInLine(stop)
 		if err != nil {
-			if err := c.retryAfter(err, stop); err != nil {
-				return err
-			}
-			continue
-		}
-		if again, err := c.checkHigherSlots(children, stop); err != nil || again {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		line := sortedProposals(children)
-		if err := c.checkSlots(line); err != nil {
 			return err
 		}
-		me := -1
-		for i, n := range line {
-			if c.basePath+"/"+n == c.node {
-				me = i
-			}
+		if line == nil {
+			continue // listed nothing to act on: list again
 		}
 		switch {
 		case me < 0:
