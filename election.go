@@ -111,7 +111,11 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 			return nil, err
 		}
 	}
-	log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token, "priority", priority)
+	if priority != 0 {
+		log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token, "priority", priority)
+	} else {
+		log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token) // the default says nothing
+	}
 	c.pub = newPublisher(c, status)
 	return c, nil
 }
