@@ -30,8 +30,9 @@ package main
 //	                  SIGTERM/SIGINT (append "TERM …"), exit 0.
 //
 // This file has the entry point and the candidates; the scenarios are in
-// bench_scenarios_test.go, what they read off ZooKeeper, /proc and ballot's
-// logs in bench_probes_test.go, and the report in bench_report_test.go.
+// bench_scenarios_test.go and, from 5 on, a file each; what they read off
+// ZooKeeper, /proc and ballot's logs in bench_probes_test.go, and the
+// report in bench_report_test.go.
 // The candidates are ballotProcs, as in the end-to-end tests.
 
 import (

@@ -62,9 +62,27 @@ func judge(set *Settings, f *checkFacts) (res checkResult, neverRun bool) {
 		res.raise(exitUnknown, "the election does not exist (no candidate has ever run with this --zookeeper-base-path)")
 		return res, false
 	}
-	now := inf.ReadAt
-	var last, lastOK *historyItem
-	for _, it := range f.items {
+	last, lastOK := lastEnded(f.items)
+	if last == nil && set.MaxAge == 0 {
+		return res, true
+	}
+	res.judgeLeader(inf, f.items)
+	if p := inf.Paused; p != nil {
+		res.raise(checkWarning, fmt.Sprintf("paused by %s: %s", orNone(p.By), orNone(p.Reason)))
+	}
+	res.perf = append(res.perf, fmt.Sprintf("candidates=%d;;;0", len(inf.Candidates)))
+	res.judgeLastRun(set, last)
+	res.judgeLastSuccess(set, lastOK, f.created, inf.ReadAt)
+	if len(res.problems) == 0 && len(res.summary) == 0 {
+		res.summary = append(res.summary, "all well")
+	}
+	return res, false
+}
+
+// lastEnded finds the last run that ended and the last that succeeded
+// (nil if none): a run going on is not judged.
+func lastEnded(items []*historyItem) (last, lastOK *historyItem) {
+	for _, it := range items {
 		if it.ParseError != "" || it.Kind == historySkip || it.State != "ended" {
 			continue
 		}
@@ -72,51 +90,55 @@ func judge(set *Settings, f *checkFacts) (res checkResult, neverRun bool) {
 			last = it
 		}
 		if it.succeeded() {
-			lastOK = it
-			break
+			return last, it
 		}
 	}
-	if last == nil && set.MaxAge == 0 {
-		return res, true
-	}
+	return last, nil
+}
 
-	// Who leads. --once-key jobs have no candidate between runs: every
-	// host's ballot exits after the key's run.
+// judgeLeader: who leads. --once-key jobs have no candidate between runs:
+// every host's ballot exits after the key's run.
+func (r *checkResult) judgeLeader(inf *infoElection, items []*historyItem) {
 	switch l := inf.Leader; {
-	case l == nil && onceJob(f.items):
-		res.summary = append(res.summary, "no candidate in line (as between --once-key runs)")
+	case l == nil && onceJob(items):
+		r.summary = append(r.summary, "no candidate in line (as between --once-key runs)")
 	case l == nil:
-		res.raise(checkCritical, "no leader: no candidate is in line")
+		r.raise(checkCritical, "no leader: no candidate is in line")
 	default:
-		res.summary = append(res.summary, fmt.Sprintf("leader %s (token %d)", candidateName(l.ID, l.Host), l.Czxid))
+		r.summary = append(r.summary, fmt.Sprintf("leader %s (token %d)", candidateName(l.ID, l.Host), l.Czxid))
 		if b := inf.Baton; b != nil && b.State == "dropped" {
-			res.raise(checkWarning, fmt.Sprintf("%s waits on a baton dropped by %s (up to %s)", orNone(l.ID), orNone(b.CandidateID), fmtMs(b.SuccessorWaitMs)))
+			r.raise(checkWarning, fmt.Sprintf("%s waits on a baton dropped by %s (up to %s)", orNone(l.ID), orNone(b.CandidateID), fmtMs(b.SuccessorWaitMs)))
 		}
 	}
-	if p := inf.Paused; p != nil {
-		res.raise(checkWarning, fmt.Sprintf("paused by %s: %s", orNone(p.By), orNone(p.Reason)))
-	}
-	res.perf = append(res.perf, fmt.Sprintf("candidates=%d;;;0", len(inf.Candidates)))
+}
 
-	// The last run, and the last success.
-	if last != nil {
-		what := "last run " + summaryRun(last)
-		if !last.succeeded() {
-			status := checkWarning
-			if set.FailCritical {
-				status = checkCritical
-			}
-			res.raise(status, what)
-		} else {
-			res.summary = append(res.summary, what)
-		}
-		if last.DurationMs != nil {
-			res.perf = append(res.perf, fmt.Sprintf("last_duration=%.3fs;;;0", float64(*last.DurationMs)/1000))
-		}
-		if last.ExitCode != nil {
-			res.perf = append(res.perf, fmt.Sprintf("last_exit=%d", *last.ExitCode))
-		}
+// judgeLastRun: a failed last run warns (or is critical with
+// --fail-critical).
+func (r *checkResult) judgeLastRun(set *Settings, last *historyItem) {
+	if last == nil {
+		return
 	}
+	what := "last run " + summaryRun(last)
+	if !last.succeeded() {
+		status := checkWarning
+		if set.FailCritical {
+			status = checkCritical
+		}
+		r.raise(status, what)
+	} else {
+		r.summary = append(r.summary, what)
+	}
+	if last.DurationMs != nil {
+		r.perf = append(r.perf, fmt.Sprintf("last_duration=%.3fs;;;0", float64(*last.DurationMs)/1000))
+	}
+	if last.ExitCode != nil {
+		r.perf = append(r.perf, fmt.Sprintf("last_exit=%d", *last.ExitCode))
+	}
+}
+
+// judgeLastSuccess: with --max-age, no success for that long is critical;
+// an election younger than that with no success yet is not.
+func (r *checkResult) judgeLastSuccess(set *Settings, lastOK *historyItem, created, now time.Time) {
 	maxAge := ""
 	if set.MaxAge > 0 {
 		maxAge = fmt.Sprintf("%.0f", set.MaxAge.Seconds())
@@ -124,19 +146,15 @@ func judge(set *Settings, f *checkFacts) (res checkResult, neverRun bool) {
 	switch {
 	case lastOK != nil:
 		age := time.Duration(*lastOK.EndedAgoMs) * time.Millisecond
-		res.perf = append(res.perf, fmt.Sprintf("last_success_age=%.0fs;;%s;0", age.Seconds(), maxAge))
+		r.perf = append(r.perf, fmt.Sprintf("last_success_age=%.0fs;;%s;0", age.Seconds(), maxAge))
 		if set.MaxAge > 0 && age > set.MaxAge {
-			res.raise(checkCritical, fmt.Sprintf("no run succeeded for %s (--max-age %s)", fmtMs(age.Milliseconds()), set.MaxAge))
+			r.raise(checkCritical, fmt.Sprintf("no run succeeded for %s (--max-age %s)", fmtMs(age.Milliseconds()), set.MaxAge))
 		}
-	case set.MaxAge > 0 && !f.created.IsZero() && now.Sub(f.created) <= set.MaxAge:
-		res.summary = append(res.summary, fmt.Sprintf("no successful run yet; the election is %s old (--max-age %s)", fmtMs(now.Sub(f.created).Milliseconds()), set.MaxAge))
+	case set.MaxAge > 0 && !created.IsZero() && now.Sub(created) <= set.MaxAge:
+		r.summary = append(r.summary, fmt.Sprintf("no successful run yet; the election is %s old (--max-age %s)", fmtMs(now.Sub(created).Milliseconds()), set.MaxAge))
 	case set.MaxAge > 0:
-		res.raise(checkCritical, fmt.Sprintf("no successful run recorded (--max-age %s)", set.MaxAge))
+		r.raise(checkCritical, fmt.Sprintf("no successful run recorded (--max-age %s)", set.MaxAge))
 	}
-	if len(res.problems) == 0 && len(res.summary) == 0 {
-		res.summary = append(res.summary, "all well")
-	}
-	return res, false
 }
 
 func candidateName(id, host string) string {

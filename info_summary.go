@@ -14,6 +14,9 @@ import (
 // summaryWidth is the width the summary keeps to.
 const summaryWidth = 80
 
+// summaryRow prints one row of the summary: a label, then its text.
+type summaryRow func(label, text string)
+
 // writeInfoSummary prints who leads, the line, the baton and the runs.
 func writeInfoSummary(w io.Writer, inf *infoElection) {
 	row := func(label, text string) {
@@ -24,23 +27,37 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		row("leader", "none: the election does not exist")
 		return
 	}
-	switch l := inf.Leader; {
-	case l == nil:
-		row("leader", "none: no candidate is in line")
-	default:
-		since := fmtMs(l.ProposalAgeMs) + " in line"
-		holds := false
-		if b := inf.Baton; b != nil && b.State == "held" && b.FencingToken == l.Czxid {
-			since, holds = "since "+fmtMs(b.SinceAgoMs)+" ago", true
-		}
-		state := ""
-		// A new leader's own word comes up to a second after its take
-		// (publisher.go): holding the baton, it leads.
-		if l.State != "" && l.State != stateLeading && !(holds && l.State == stateFollowing) {
-			state = ", " + l.State
-		}
-		row("leader", fmt.Sprintf("%s %s, token %d%s", candidateName(l.ID, l.Host), since, l.Czxid, state))
+	row("leader", summaryLeader(inf))
+	writeSummaryLine(row, inf)
+	writeSummaryBatons(row, inf)
+	writeSummaryRuns(row, inf)
+	if n := len(inf.Notes); n > 0 {
+		row("notes", fmt.Sprintf("%d (ballot info --verbose shows them)", n))
 	}
+}
+
+// summaryLeader is the leader row: who, since when, with what token.
+func summaryLeader(inf *infoElection) string {
+	l := inf.Leader
+	if l == nil {
+		return "none: no candidate is in line"
+	}
+	since := fmtMs(l.ProposalAgeMs) + " in line"
+	holds := false
+	if b := inf.Baton; b != nil && b.State == "held" && b.FencingToken == l.Czxid {
+		since, holds = "since "+fmtMs(b.SinceAgoMs)+" ago", true
+	}
+	state := ""
+	// A new leader's own word comes up to a second after its take
+	// (publisher.go): holding the baton, it leads.
+	if l.State != "" && l.State != stateLeading && !(holds && l.State == stateFollowing) {
+		state = ", " + l.State
+	}
+	return fmt.Sprintf("%s %s, token %d%s", candidateName(l.ID, l.Host), since, l.Czxid, state)
+}
+
+// writeSummaryLine prints the candidates in line, one row each.
+func writeSummaryLine(row summaryRow, inf *infoElection) {
 	prioritized := false
 	for _, c := range inf.Candidates {
 		prioritized = prioritized || c.Priority != 0
@@ -69,6 +86,11 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		}
 		row(label, fmt.Sprintf("%d  %-16s %-20s %s", c.Position, clip(id, 16), clip(c.Host, 20), orNone(st)))
 	}
+}
+
+// writeSummaryBatons prints a handover planned by --preempt-after, the
+// baton (or every slot's) and a pause.
+func writeSummaryBatons(row summaryRow, inf *infoElection) {
 	if l := inf.Leader; l != nil && l.Preempt != nil {
 		p := l.Preempt
 		row("handover", fmt.Sprintf("to %s (priority %d) at %s, if ready then (--preempt-after)",
@@ -84,6 +106,10 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 	if p := inf.Paused; p != nil {
 		row("paused", fmt.Sprintf("by %s: %s", orNone(p.By), orNone(p.Reason)))
 	}
+}
+
+// writeSummaryRuns prints the last run and, for run cron, the next.
+func writeSummaryRuns(row summaryRow, inf *infoElection) {
 	if r := inf.LastRun; r != nil {
 		row("last run", summaryRun(r))
 	} else {
@@ -95,9 +121,6 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 			in = "overdue by " + fmtMs(-l.NextRun.InMs)
 		}
 		row("next run", fmt.Sprintf("%s (%s)", l.NextRun.Time, in))
-	}
-	if n := len(inf.Notes); n > 0 {
-		row("notes", fmt.Sprintf("%d (ballot info --verbose shows them)", n))
 	}
 }
 

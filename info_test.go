@@ -146,6 +146,11 @@ func TestWatchDiff(t *testing.T) {
 	a1res := proposal(t, now, 1, d("a", "resigning", nil, &exitStatus{Code: 2, At: at, DurationMs: 1500}), 0, 0)
 	b2 := proposal(t, now, 2, d("b", "following", nil, nil), 0, 0)
 	b2lead := proposal(t, now, 2, d("b", "leading", &childStatus{PID: 6}, nil), 0, 0)
+	preempting := func(to string, pid int) *snapNode {
+		pd := d("a", "leading", &childStatus{PID: pid}, nil)
+		pd.Preempt = &preemptStatus{Proposal: "/e/" + to, CandidateID: to, Priority: 5, At: now.Add(time.Minute)}
+		return proposal(t, now, 1, pd, 0, 0)
+	}
 	snap := func(ns ...*snapNode) *electionSnapshot { return &electionSnapshot{exists: true, proposals: ns} }
 
 	for _, tc := range []struct {
@@ -159,6 +164,11 @@ func TestWatchDiff(t *testing.T) {
 		{"leading", snap(a1, b2), snap(a1lead, b2), []string{
 			"leader a (…-0000000001) state: following → leading", "leader a (…-0000000001): command started, pid 5"}},
 		{"exited", snap(a1lead, b2), snap(a1exit, b2), []string{"leader a (…-0000000001): command exited with status 2 after 1.5s"}},
+		{"handover planned", snap(a1lead, b2), snap(preempting("b", 5), b2), []string{"leader a (…-0000000001) hands over to b (priority 5) at "}},
+		{"the same handover still planned", snap(preempting("b", 5), b2), snap(preempting("b", 5), b2), nil},
+		{"the handover planned to another", snap(preempting("b", 5), b2), snap(preempting("c", 5), b2), []string{"leader a (…-0000000001) hands over to c (priority 5) at "}},
+		{"command restarted", snap(a1lead, b2), snap(preempting("b", 7), b2), []string{
+			"leader a (…-0000000001): command started, pid 7", "leader a (…-0000000001) hands over to b"}},
 		{"heartbeat only", snap(a1exit, b2), snap(a1exit, b2), nil},
 		{"resigning", snap(a1exit, b2), snap(a1res, b2), []string{"leader a (…-0000000001) is resigning"}},
 		{"handover", snap(a1res, b2), snap(b2lead), []string{
@@ -200,6 +210,13 @@ func TestInfoBaton(t *testing.T) {
 	record := func(state string) *snapNode {
 		return &snapNode{name: handoverName, raw: rec(state, "a", 0x99), stat: zk.Stat{Mtime: now.UnixMilli() - 500}}
 	}
+	handed := func() *snapNode {
+		var r handoverRecord
+		_ = json.Unmarshal(rec(handoverHanded, "a", 0x99), &r)
+		r.Successor = "/e/b"
+		raw, _ := json.Marshal(r)
+		return &snapNode{name: handoverName, raw: raw, stat: zk.Stat{Mtime: now.UnixMilli() - 500}}
+	}
 	for _, tc := range []struct {
 		name      string
 		s         *electionSnapshot
@@ -215,6 +232,10 @@ func TestInfoBaton(t *testing.T) {
 		{"given back", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: record("released")},
 			"released", "", 0, "a"},
 		{"dropped", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: record("taken")},
+			"dropped", "the baton was dropped by a without being given back", 1500, "a"},
+		{"handed over", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: handed()},
+			"handed-over", "", 1500, "a"},
+		{"handed over, then revoked: read as dropped", &electionSnapshot{exists: true, proposals: []*snapNode{lowest}, handover: record(handoverRevoked)},
 			"dropped", "the baton was dropped by a without being given back", 1500, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,6 +263,8 @@ func TestInfoBaton(t *testing.T) {
 
 	// watch: taken, then given back; taken, then dropped.
 	held := &electionSnapshot{exists: true, baton: batonOf(0x1001)}
+	retaken := &electionSnapshot{exists: true, baton: batonOf(0x1002)}
+	retaken.baton.stat.Czxid = 8
 	for _, tc := range []struct {
 		prev, cur *electionSnapshot
 		want      string
@@ -250,6 +273,10 @@ func TestInfoBaton(t *testing.T) {
 		{held, &electionSnapshot{exists: true, handover: record("released")}, "baton given back by a"},
 		{held, &electionSnapshot{exists: true, handover: record("taken")}, "baton dropped by a without being given back"},
 		{held, held, ""},
+		{held, retaken, "baton taken by a"}, // another take in between the reads
+		{held, &electionSnapshot{exists: true, handover: handed()}, "baton given back by a and handed over to /e/b"},
+		{held, &electionSnapshot{exists: true, handover: record(handoverRevoked)}, "baton dropped by a"},
+		{held, &electionSnapshot{exists: true}, ""}, // no record: nothing to say
 	} {
 		evs := batonEvents(tc.prev, tc.cur)
 		switch {

@@ -102,49 +102,18 @@ func initMain() int {
 	return exitFailure
 }
 
+// realMain is ballot with its arguments: the exit code.
 func realMain(args []string) int {
-	set, err := parseCommandLine(args, os.Getenv)
-	var help *helpRequested
-	var usage *usageError
-	switch {
-	case errors.As(err, &help):
-		fmt.Fprint(os.Stdout, help.text)
-		return 0
-	case errors.As(err, &usage):
-		fmt.Fprintln(os.Stderr, "ballot: "+usage.Error())
-		return usage.exitCode()
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
-		return exitUsage
+	set, code, ok := settingsOrExit(args)
+	if !ok {
+		return code
 	}
-
 	if set.Command == cmdVersion {
-		build := ""
-		if !tlsBuilt {
-			build = ", without TLS"
-		}
-		fmt.Printf("ballot %s (commit %s, %s, %s/%s%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH, build)
+		printVersion()
 		return 0
 	}
-
-	if set.Debug && set.LogLevel > slog.LevelDebug {
-		set.LogLevel = slog.LevelDebug // --debug is for seeing more
-	}
-	var logOut io.Writer = os.Stderr
-	if set.Command == cmdRunOnce || set.Command == cmdRunCron {
-		// Supervision logs as it acts: it must never wait for a reader.
-		p := newLogPipe(os.Stderr)
-		defer p.Close(time.Second)
-		logOut = p
-	}
-	log := newLogger(logOut, set.LogFormat, set.LogLevel)
-	if set.Debug {
-		logSources(log, set)
-	}
-	if set.Command == cmdLeader && !set.Debug {
-		// Its output is for scripts: only ballot's own errors on stderr.
-		log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
-	}
+	log, closeLog := newMainLogger(set)
+	defer closeLog()
 
 	// Certificates, keys and credentials are read before anything
 	// connects; a bad one is a usage error.
@@ -159,7 +128,65 @@ func realMain(args []string) int {
 	for _, w := range acc.warnings {
 		log.Warn(w)
 	}
+	return runSubcommand(set, acc, log)
+}
 
+// settingsOrExit parses the command line; when it is a help request or
+// wrong, ok is false and code is the exit code, its text already printed.
+func settingsOrExit(args []string) (set *Settings, code int, ok bool) {
+	set, err := parseCommandLine(args, os.Getenv)
+	var help *helpRequested
+	var usage *usageError
+	switch {
+	case errors.As(err, &help):
+		fmt.Fprint(os.Stdout, help.text)
+		return nil, 0, false
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "ballot: "+usage.Error())
+		return nil, usage.exitCode(), false
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		return nil, exitUsage, false
+	}
+	return set, 0, true
+}
+
+// printVersion is ballot version.
+func printVersion() {
+	build := ""
+	if !tlsBuilt {
+		build = ", without TLS"
+	}
+	fmt.Printf("ballot %s (commit %s, %s, %s/%s%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH, build)
+}
+
+// newMainLogger is ballot's logger for set.Command; closeLog flushes it,
+// when ballot exits.
+func newMainLogger(set *Settings) (log *slog.Logger, closeLog func()) {
+	if set.Debug && set.LogLevel > slog.LevelDebug {
+		set.LogLevel = slog.LevelDebug // --debug is for seeing more
+	}
+	var logOut io.Writer = os.Stderr
+	closeLog = func() {}
+	if set.Command == cmdRunOnce || set.Command == cmdRunCron {
+		// Supervision logs as it acts: it must never wait for a reader.
+		p := newLogPipe(os.Stderr)
+		closeLog = func() { p.Close(time.Second) }
+		logOut = p
+	}
+	log = newLogger(logOut, set.LogFormat, set.LogLevel)
+	if set.Debug {
+		logSources(log, set)
+	}
+	if set.Command == cmdLeader && !set.Debug {
+		// Its output is for scripts: only ballot's own errors on stderr.
+		log = newLogger(os.Stderr, set.LogFormat, max(set.LogLevel, slog.LevelError))
+	}
+	return log, closeLog
+}
+
+// runSubcommand runs the command the settings name, and is its exit code.
+func runSubcommand(set *Settings, acc *zkAccess, log *slog.Logger) int {
 	switch set.Command {
 	case cmdInfo:
 		return runInfo(set, acc, log)
