@@ -197,7 +197,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			return err
 		}
 		if watch == nil {
-			continue // gone already, or unknown: list the line again
+			continue // gone already, or a request retried: list the line again
 		}
 		f.announce(line, me, pred)
 		first, err := f.wait(pred, watch, me, firstAmongEqual(line[:me], c.priority), stop)
@@ -218,9 +218,9 @@ func firstAmongEqual(ahead []string, priority int) bool {
 	return true
 }
 
-// followWatches are a follower's watches, kept across rounds of
-// awaitLeadership: each is set once and kept until it fires (one per
-// node, or the watches would pile up on the server and in the client).
+// followWatches is what a follower keeps across rounds of
+// awaitLeadership: the place it last announced, and the watches it keeps
+// until they fire (the predecessor's is set anew each round).
 type followWatches struct {
 	c         *candidate
 	following string // the predecessor and place last announced
