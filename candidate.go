@@ -160,39 +160,27 @@ func (c *candidate) placeInLine(stop <-chan struct{}) (line []string, me int, er
 
 // awaitLeadership is the follower state: it returns once this proposal is
 // the first in line (the baton comes next: baton.go). It keeps its place in line
-// across reconnects and watch losses.
+// across reconnects and watch losses. Each round lists the line, watches
+// what may move us up (the predecessor; next in line, the handover record
+// too; third in line, the leader too) and waits until one of them changes.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	if c.slots > 1 {
 		return c.awaitSlot(stop)
 	}
-	following := ""
-	// Third in line: a watch on the lowest, kept across rounds (one per
-	// lowest proposal, or the watches would pile up on the server and in
-	// the client).
-	var lowest string
-	var lowestGone <-chan zk.Event
-	var named <-chan zk.Event // next in line: the handover record
+	f := &followWatches{c: c}
 	for {
 		if c.s.isLost() {
 			return errSessionLost
 		}
 		line, me, err := c.placeInLine(stop)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		if line == nil {
+		case line == nil:
 			continue // listed nothing to act on: list again
-		}
-		if me < 0 {
+		case me < 0:
 			return errProposalGone
-		}
-		firstAmongEqual := true // none of a higher priority in line
-		for _, n := range line[:me] {
-			if proposalPriority(n) > c.priority {
-				firstAmongEqual = false
-			}
-		}
-		if me == 0 {
+		case me == 0:
 			if c.s.isLost() || !c.s.connected.Load() {
 				continue
 			}
@@ -200,98 +188,185 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		}
 		if me == 1 {
 			c.standBy() // next in line: ready to be handed the baton
-			// A release may name us though a candidate stands ahead of us
-			// now: the old leader, standing again with a higher priority
-			// (nobody else may take the baton handed to us, baton.go: we
-			// must go and take it, whatever our place). One watch, kept
-			// until it fires.
-			if named == nil {
-				raw, _, w, err := c.s.conn.GetW(c.handoverPath())
-				if err == nil && c.handedToUs(parseHandover(raw)) {
-					return nil
-				}
-				named = w
-			}
-		}
-		pred := c.basePath + "/" + line[me-1]
-		exists, _, watch, err := c.s.conn.ExistsW(pred)
-		if err != nil {
-			if err := c.retryAfter(err, stop); err != nil {
-				return err
-			}
-			continue
-		}
-		if !exists {
-			continue
-		}
-		if me == 2 && lowest != line[0] {
-			// Third in line: when the leader hands over we are next, and
-			// must be ready (standBy) before the new leader's command ends.
-			// Only the third watches the lowest too: no herd.
-			lowest, lowestGone = line[0], nil
-			ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest)
-			if err != nil || !ok {
-				lowest = ""
-				continue // gone already (or unknown): list the line again
-			}
-			lowestGone = w
-		}
-		if me != 2 {
-			lowest, lowestGone = "", nil
-		}
-		if at := fmt.Sprintf("%s %d", pred, me); following != at {
-			c.log.Info("following", logEvFollowing.attr(), "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
-			following = at
-			if c.onFollowing != nil {
-				c.onFollowing(me+1, c.basePath+"/"+line[0])
-			}
-		}
-	wait:
-		select {
-		case <-named:
-			named = nil
-			continue // list the line again and read the record: it may name us
-		case ev := <-lowestGone:
-			if ev.Type == zk.EventNodeDataChanged {
-				// The leader's state changed: watch it again, and wait on.
-				if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + lowest); err == nil && ok {
-					lowestGone = w
-					goto wait
-				}
-			}
-			lowest, lowestGone = "", nil
-			continue // list the line again: we may be next
-		case ev := <-watch:
-			if ev.Type == zk.EventNodeDeleted && me == 1 && c.s.connected.Load() && !c.s.isLost() && firstAmongEqual {
-				// The first proposal went and ours was next: sequence
-				// numbers only grow, and no priority went ahead of ours,
-				// so ours is the first now. No need to list the election
-				// again (the baton's take checks that our proposal still
-				// exists; a higher priority that joined meanwhile finds
-				// the baton handed over to us, baton.go).
+			if f.namesUs() {
 				return nil
 			}
-			if ev.Type == zk.EventNodeDataChanged && me > 1 {
-				// The predecessor's state changed, to leading perhaps:
-				// those ahead of it are gone, and we may be next in line
-				// (standBy). List the line again.
-				continue
-			}
+		}
+		pred, watch, err := f.watchAhead(line, me, stop)
+		if err != nil {
+			return err
+		}
+		if watch == nil {
+			continue // gone already, or a request retried: list the line again
+		}
+		f.announce(line, me, pred)
+		first, err := f.wait(pred, watch, me, firstAmongEqual(line[:me], c.priority), stop)
+		if err != nil || first {
+			return err
+		}
+	}
+}
+
+// firstAmongEqual: none of the proposals ahead of ours has a higher
+// priority than ours.
+func firstAmongEqual(ahead []string, priority int) bool {
+	for _, n := range ahead {
+		if proposalPriority(n) > priority {
+			return false
+		}
+	}
+	return true
+}
+
+// followWatches is what a follower keeps across rounds of
+// awaitLeadership: the place it last announced, and the watches it keeps
+// until they fire (the predecessor's is set anew each round).
+type followWatches struct {
+	c         *candidate
+	following string // the predecessor and place last announced
+	// Third in line: a watch on the lowest, kept across rounds (one per
+	// lowest proposal, or the watches would pile up on the server and in
+	// the client).
+	lowest     string
+	lowestGone <-chan zk.Event
+	named      <-chan zk.Event // next in line: the handover record
+}
+
+// namesUs reads the handover record, next in line, and reports whether it
+// hands the baton to us.
+func (f *followWatches) namesUs() bool {
+	c := f.c
+	// A release may name us though a candidate stands ahead of us
+	// now: the old leader, standing again with a higher priority
+	// (nobody else may take the baton handed to us, baton.go: we
+	// must go and take it, whatever our place). One watch, kept
+	// until it fires.
+	if f.named == nil {
+		raw, _, w, err := c.s.conn.GetW(c.handoverPath())
+		if err == nil && c.handedToUs(parseHandover(raw)) {
+			return true
+		}
+		f.named = w
+	}
+	return false
+}
+
+// watchAhead watches our predecessor in line (and, third in line, the
+// lowest too). A nil watch with a nil error means list the line again.
+func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) (pred string, watch <-chan zk.Event, err error) {
+	c := f.c
+	pred = c.basePath + "/" + line[me-1]
+	exists, _, watch, err := c.s.conn.ExistsW(pred)
+	if err != nil {
+		return pred, nil, c.retryAfter(err, stop)
+	}
+	if !exists {
+		return pred, nil, nil
+	}
+	if me == 2 && f.lowest != line[0] {
+		// Third in line: when the leader hands over we are next, and
+		// must be ready (standBy) before the new leader's command ends.
+		// Only the third watches the lowest too: no herd.
+		f.lowest, f.lowestGone = line[0], nil
+		ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + f.lowest)
+		if err != nil || !ok {
+			f.lowest = ""
+			return pred, nil, nil // gone already (or unknown): list the line again
+		}
+		f.lowestGone = w
+	}
+	if me != 2 {
+		f.lowest, f.lowestGone = "", nil
+	}
+	return pred, watch, nil
+}
+
+// announce logs our place in line when it changed.
+func (f *followWatches) announce(line []string, me int, pred string) {
+	c := f.c
+	if at := fmt.Sprintf("%s %d", pred, me); f.following != at {
+		c.log.Info("following", logEvFollowing.attr(), "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
+		f.following = at
+		if c.onFollowing != nil {
+			c.onFollowing(me+1, c.basePath+"/"+line[0])
+		}
+	}
+}
+
+// wait waits until a watch fires. first: ours is the first proposal now
+// (the predecessor went); otherwise list the line again.
+func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAmongEqual bool, stop <-chan struct{}) (first bool, err error) {
+	c := f.c
+	for {
+		select {
+		case <-f.named:
+			f.named = nil
+			return false, nil // list the line again and read the record: it may name us
+		case ev := <-f.lowestGone:
 			if ev.Type == zk.EventNodeDataChanged {
-				// The leader's state changed: it still exists, so our
-				// place cannot have changed; just watch it again.
+				// The leader's state changed: watch it again, and wait on.
+				if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + f.lowest); err == nil && ok {
+					f.lowestGone = w
+					continue
+				}
+			}
+			f.lowest, f.lowestGone = "", nil
+			return false, nil // list the line again: we may be next
+		case ev := <-watch:
+			switch predecessorChanged(ev.Type, me, func() bool { return c.s.connected.Load() && !c.s.isLost() }, firstAmongEqual) {
+			case predecessorWent:
+				return true, nil
+			case predecessorStays:
 				ok, _, w, err := c.s.conn.ExistsW(pred)
 				if err == nil && ok {
 					watch = w
-					goto wait
+					continue
 				}
 			}
+			return false, nil
 		case <-c.s.lost:
-			return errSessionLost
+			return false, errSessionLost
 		case <-stop:
-			return errStopped
+			return false, errStopped
 		}
 	}
+}
+
+// predecessorStep is what a follower does when its predecessor's watch
+// fires.
+type predecessorStep int
+
+const (
+	listLineAgain    predecessorStep = iota // list the line again
+	predecessorWent                         // ours is the first proposal now
+	predecessorStays                        // the leader's state changed: watch it again
+)
+
+// predecessorChanged decides on an event of our predecessor's watch, me
+// being our place in line (0: the first), online whether the session is
+// connected and not lost (asked only when it matters).
+func predecessorChanged(ev zk.EventType, me int, online func() bool, firstAmongEqual bool) predecessorStep {
+	if ev == zk.EventNodeDeleted && me == 1 && online() && firstAmongEqual {
+		// The first proposal went and ours was next: sequence
+		// numbers only grow, and no priority went ahead of ours,
+		// so ours is the first now. No need to list the election
+		// again (the baton's take checks that our proposal still
+		// exists; a higher priority that joined meanwhile finds
+		// the baton handed over to us, baton.go).
+		return predecessorWent
+	}
+	if ev == zk.EventNodeDataChanged && me > 1 {
+		// The predecessor's state changed, to leading perhaps:
+		// those ahead of it are gone, and we may be next in line
+		// (standBy). List the line again.
+		return listLineAgain
+	}
+	if ev == zk.EventNodeDataChanged {
+		// The leader's state changed: it still exists, so our
+		// place cannot have changed; just watch it again.
+		return predecessorStays
+	}
+	return listLineAgain
 }
 
 func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {

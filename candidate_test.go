@@ -6,6 +6,8 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 func TestProposalSeq(t *testing.T) {
@@ -77,5 +79,62 @@ func TestSortedProposalsByPriority(t *testing.T) {
 		"_c_a-proposal-0000000001", "_c_d-proposal-0000000003", "_c_c-priority-1-proposal-0000000000"}
 	if got := sortedProposals(children); !reflect.DeepEqual(got, want) {
 		t.Errorf("sortedProposals = %v, want %v", got, want)
+	}
+}
+
+// TestFirstAmongEqual: ours is first among equals unless a proposal ahead
+// of it has a higher priority (an equal or lower one went ahead by age).
+func TestFirstAmongEqual(t *testing.T) {
+	p := func(priority int) string { return "_c_ab-" + priorityTag(priority) + "proposal-0000000001" }
+	for _, tc := range []struct {
+		name     string
+		ahead    []string
+		priority int
+		want     bool
+	}{
+		{"nobody ahead", nil, 0, true},
+		{"older, same priority", []string{p(0), p(0)}, 0, true},
+		{"older, lower priority", []string{p(-2)}, 0, true},
+		{"a higher priority ahead", []string{p(0), p(1)}, 0, false},
+		{"ours the highest", []string{p(5), p(3)}, 5, true},
+		{"a negative priority behind a default", []string{p(0)}, -1, false},
+	} {
+		if got := firstAmongEqual(tc.ahead, tc.priority); got != tc.want {
+			t.Errorf("%s: firstAmongEqual = %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPredecessorChanged: a follower takes the first place without listing
+// the line only when the proposal ahead of it went, it was second, it is
+// online, and no higher priority stood ahead; a leader's state change is
+// only watched again; anything else lists the line again.
+func TestPredecessorChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ev     zk.EventType
+		me     int
+		online bool
+		first  bool // firstAmongEqual
+		want   predecessorStep
+	}{
+		{"second, the first went", zk.EventNodeDeleted, 1, true, true, predecessorWent},
+		{"second, offline", zk.EventNodeDeleted, 1, false, true, listLineAgain},
+		{"second, behind a higher priority", zk.EventNodeDeleted, 1, true, false, listLineAgain},
+		{"third, its predecessor went", zk.EventNodeDeleted, 2, true, true, listLineAgain},
+		{"second, the leader's state changed", zk.EventNodeDataChanged, 1, true, true, predecessorStays},
+		{"second, offline, the leader's state changed", zk.EventNodeDataChanged, 1, false, false, predecessorStays},
+		{"third, its predecessor's state changed", zk.EventNodeDataChanged, 2, true, true, listLineAgain},
+		{"the watch ended (a reconnect)", zk.EventNotWatching, 1, true, true, listLineAgain},
+		{"a session event", zk.EventSession, 1, true, true, listLineAgain},
+	} {
+		asked := false
+		online := func() bool { asked = true; return tc.online }
+		if got := predecessorChanged(tc.ev, tc.me, online, tc.first); got != tc.want {
+			t.Errorf("%s: predecessorChanged = %v; want %v", tc.name, got, tc.want)
+		}
+		if asked && (tc.ev != zk.EventNodeDeleted || tc.me != 1) {
+			t.Errorf("%s: asked whether the session is online, which only a deletion ahead of the second decides", tc.name)
+		}
 	}
 }

@@ -51,65 +51,16 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 	data := status.encode()
 	var guid [16]byte
 	_, _ = rand.Read(guid[:])
-	tag := "_c_" + hex.EncodeToString(guid[:]) + "-" + slotsTag(slots) + priorityTag(priority)
-	var node string
-	for node == "" {
-		if s.isLost() {
-			return nil, errSessionLost
-		}
-		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, s.acl)
-		switch {
-		case err == nil:
-			node = p
-		case errors.Is(err, zk.ErrNoNode):
-			if dir := path.Dir(basePath); dir != "/" {
-				if err := createParents(s.conn, dir, s.acl); err != nil && !retryable(err) {
-					return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
-				}
-			}
-			_, err := s.conn.Create(basePath, nil, 0, s.acl)
-			switch {
-			case err == nil:
-			case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
-				return nil, zkError(err, "create", basePath)
-			case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
-				return nil, fmt.Errorf("cannot create the election path %s: %w", basePath, err)
-			}
-		case retryable(err):
-			// The create may have happened: never create again before a
-			// listing has shown our tag absent, or this session would hold
-			// two proposals, the lower one led by nobody.
-			found, err := findTagged(s, basePath, tag, stop)
-			if err != nil {
-				return nil, err
-			}
-			node = found
-		case errors.Is(err, zk.ErrSessionExpired):
-			return nil, errSessionLost
-		case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
-			return nil, zkError(err, "create a proposal under", basePath)
-		default:
-			return nil, fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
-		}
+	tag := proposalTag(guid, slots, priority)
+	node, err := createProposal(s, basePath, tag, data, stop)
+	if err != nil {
+		return nil, err
 	}
 	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1),
 		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1)}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
-	for {
-		ok, stat, err := s.conn.Exists(node)
-		if err == nil && !ok {
-			return nil, errProposalGone
-		}
-		if err == nil {
-			c.token = stat.Czxid
-			break
-		}
-		if !retryable(err) {
-			return nil, err
-		}
-		if err := s.waitOnline(stop); err != nil {
-			return nil, err
-		}
+	if c.token, err = proposalToken(s, node, stop); err != nil {
+		return nil, err
 	}
 	if priority != 0 {
 		log.Info("proposal made", logEvJoined.attr(), "proposal", node, "fencing_token", c.token, "priority", priority)
@@ -118,6 +69,85 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 	}
 	c.pub = newPublisher(c, status)
 	return c, nil
+}
+
+// proposalTag is what a proposal's name says before its sequence number:
+// the random id that finds it again (findTagged), --slots and --priority.
+func proposalTag(guid [16]byte, slots, priority int) string {
+	return "_c_" + hex.EncodeToString(guid[:]) + "-" + slotsTag(slots) + priorityTag(priority)
+}
+
+// createProposal creates the proposal node named by tag, and the election
+// path if it is missing; it returns the node's full path.
+func createProposal(s *session, basePath, tag string, data []byte, stop <-chan struct{}) (string, error) {
+	for {
+		if s.isLost() {
+			return "", errSessionLost
+		}
+		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, s.acl)
+		switch {
+		case err == nil:
+			return p, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := createElectionPath(s, basePath); err != nil {
+				return "", err
+			}
+		case retryable(err):
+			// The create may have happened: never create again before a
+			// listing has shown our tag absent, or this session would hold
+			// two proposals, the lower one led by nobody.
+			found, err := findTagged(s, basePath, tag, stop)
+			if err != nil || found != "" {
+				return found, err
+			}
+		case errors.Is(err, zk.ErrSessionExpired):
+			return "", errSessionLost
+		case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
+			return "", zkError(err, "create a proposal under", basePath)
+		default:
+			return "", fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
+		}
+	}
+}
+
+// createElectionPath creates the election path and its missing parents;
+// nil too when another candidate made it first, or the connection dropped
+// (the proposal's create is then tried again).
+func createElectionPath(s *session, basePath string) error {
+	if dir := path.Dir(basePath); dir != "/" {
+		if err := createParents(s.conn, dir, s.acl); err != nil && !retryable(err) {
+			return fmt.Errorf("cannot create the election path %s: %w", basePath, err)
+		}
+	}
+	_, err := s.conn.Create(basePath, nil, 0, s.acl)
+	switch {
+	case err == nil:
+	case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
+		return zkError(err, "create", basePath)
+	case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
+		return fmt.Errorf("cannot create the election path %s: %w", basePath, err)
+	}
+	return nil
+}
+
+// proposalToken reads the proposal's czxid, its fencing token, waiting out
+// a dropped connection.
+func proposalToken(s *session, node string, stop <-chan struct{}) (int64, error) {
+	for {
+		ok, stat, err := s.conn.Exists(node)
+		if err == nil && !ok {
+			return 0, errProposalGone
+		}
+		if err == nil {
+			return stat.Czxid, nil
+		}
+		if !retryable(err) {
+			return 0, err
+		}
+		if err := s.waitOnline(stop); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // findTagged lists the election until the listing succeeds and returns our

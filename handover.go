@@ -62,15 +62,19 @@ func (c *candidate) credit(h *handoverSeen, proof bootTime) (end bootTime, ok bo
 	if c.noCredit || !c.handedToUs(h) || h.rec.NoCredit || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
 		return 0, false
 	}
-	t := c.s.Timeout()
-	w := min(batonWait(t), time.Duration(h.rec.BatonWaitMs)*time.Millisecond)
+	return creditTerms(c.s.Timeout(), h.rec.BatonWaitMs, proof, bootTime(c.proofRTT.Load()), bootNow())
+}
+
+// creditTerms is the credit a proof sent at proof gives, with session
+// timeout t, the record's W (ms), the proof's round trip rtt, at now.
+func creditTerms(t time.Duration, recordWaitMs int64, proof, rtt, now bootTime) (end bootTime, ok bool) {
+	w := min(batonWait(t), time.Duration(recordWaitMs)*time.Millisecond)
 	end = proof + bootTime(w)
 	// The most the lease's kill margin and the stop's grace take off it;
 	// the take's answer, a round trip away (as the last proof's), must
 	// come with T/8 to spare.
 	stopAt := end - bootTime(t/killMarginDiv) - bootTime(t/graceOwedDiv)
-	rtt := bootTime(c.proofRTT.Load())
-	return end, bootNow()+bootTime(t/creditFloorDiv)+rtt <= stopAt
+	return end, now+bootTime(t/creditFloorDiv)+rtt <= stopAt
 }
 
 // takeHandedOver is a handover's take, sent while the command starts on
@@ -196,6 +200,18 @@ type namedWait struct {
 	revokeAt bootTime
 }
 
+// note counts W from now when the record is one not seen before: the
+// first sight of a handover starts the wait for its successor, and a
+// record rewritten meanwhile (another handover) starts it again.
+func (n *namedWait) note(record string, w time.Duration, now bootTime) {
+	if n.record != record {
+		n.record, n.revokeAt = record, now+bootTime(w)
+	}
+}
+
+// revokeDue: the successor has had W since the record was first seen.
+func (n *namedWait) revokeDue(now bootTime) bool { return now >= n.revokeAt }
+
 // waitForNamed waits while the handover record names another proposal that
 // is still in line: it may be running on credit, or about to. waited is
 // true when the record is to be read again; false once that proposal is
@@ -215,10 +231,8 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	if !ok {
 		return false, nil
 	}
-	if seen.record != string(h.raw) {
-		seen.record, seen.revokeAt = string(h.raw), bootNow()+bootTime(h.rec.holderWait(c.s.Timeout()))
-	}
-	if bootNow() >= seen.revokeAt {
+	seen.note(string(h.raw), h.rec.holderWait(c.s.Timeout()), bootNow())
+	if seen.revokeDue(bootNow()) {
 		rec := h.rec
 		rec.State, rec.RevokedBy, rec.At = handoverRevoked, c.id, time.Now().UTC()
 		b, _ := json.Marshal(rec)

@@ -30,7 +30,7 @@ func (r *runner) clearLostClaim(c *candidate) {
 	for attempt := 0; proposal != "" && attempt < 10; attempt++ {
 		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
 		if err == nil {
-			if rec == nil || rec.Proposal != proposal || rec.FinishedAt != nil || running {
+			if !claimLandedUnrun(rec, proposal, running) {
 				break // it did not land, or someone has retried it since
 			}
 			// The claim's run entry goes too: that run never happened.
@@ -57,4 +57,11 @@ func (r *runner) clearLostClaim(c *candidate) {
 		}
 	}
 	r.lostClaim = ""
+}
+
+// claimLandedUnrun: the record read is the lost proposal's claim, and
+// nothing ran under it (unfinished, no running node): this ballot may
+// clear it. A record of another proposal, finished or running, is left.
+func claimLandedUnrun(rec *onceRecord, proposal string, running bool) bool {
+	return rec != nil && rec.Proposal == proposal && rec.FinishedAt == nil && !running
 }

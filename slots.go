@@ -393,25 +393,15 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
 		if held && owner == c.s.ID() {
-			// Ours, from a take whose answer was lost: nothing runs under
-			// it. Give it back, checked against our proposal (waitHeld).
-			res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
-				&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
-			switch {
-			case err == nil:
-				c.baton.ownGone()
-			case failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
-				return leaseStart{}, false, errProposalGone // the session ends, and the baton with it
-			default:
-				return leaseStart{}, true, c.retryAfter(err, stop)
-			}
-			return leaseStart{}, true, nil
+			again, err := c.giveBackLostTake(stop)
+			return leaseStart{}, again, err
 		}
+		// Fires when its holder gives it back, or, free, when someone
+		// takes it.
+		go c.watchGone(c.batonPath(), ev, woke, quit)
 		if held {
-			go c.watchGone(c.batonPath(), ev, woke, quit)
 			continue
 		}
-		go c.watchGone(c.batonPath(), ev, woke, quit) // fires when someone takes it
 		if k == 0 {
 			// A ballot older than slots, among higher priorities, may have
 			// handed slot 0 over to a named successor (baton.go).
@@ -421,58 +411,134 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 				return leaseStart{}, true, err
 			}
 		}
-		dropped, wait, err := c.droppedTake(h)
+		waiting, err := c.slotDropped(k, h, &drops[k], woke, quit, until)
 		if err != nil {
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
-		if dropped != "" {
-			if drops[k].take != dropped {
-				drops[k] = droppedWait{take: dropped, until: bootNow() + bootTime(wait)}
-				c.log.Info("slot dropped by a holder that did not give it back; waiting until anything it may still run has been stopped by its own lease",
-					logEvBatonWait.attr(), "slot", k, "wait", wait.Round(time.Millisecond))
-			}
-			if now := bootNow(); now < drops[k].until {
-				if *until == 0 || drops[k].until < *until {
-					*until = drops[k].until
-				}
-				if _, _, changed, err := c.s.conn.GetW(c.handoverPath()); err == nil {
-					go func() {
-						select {
-						case <-changed: // its holder gave it back after all
-							ping(woke)
-						case <-quit:
-						}
-					}()
-				}
-				continue
-			}
+		if waiting {
+			continue
 		}
-		if c.election == nil {
-			if _, err := c.readElection(); err != nil {
-				return leaseStart{}, true, c.retryAfter(err, stop)
-			}
-		}
-		sent, res, err := c.take(h)
-		if err == nil {
-			return leaseStart{end: sent + bootTime(batonWait(c.s.Timeout()))}, false, nil
-		}
-		switch i := failedOp(res); {
-		case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
-			return leaseStart{}, false, errProposalGone
-		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
+		start, next, again, err := c.trySlot(k, h, stop)
+		if next {
 			continue // taken by another meanwhile: the next slot
-		case i == 2 || i == 3:
-			if i == 3 {
-				c.election = nil
-			}
-			return leaseStart{}, true, nil // a record changed: read them again
-		case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
-			// Found on the next round, that slot first (held, ours), before
-			// we take another and leave it held by nobody's command.
-			c.baton.answerLost(k)
-			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
-		return leaseStart{}, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zkError(err, "create", c.batonPath()))
+		return start, again, err
 	}
 	return leaseStart{}, false, nil
+}
+
+// giveBackLostTake gives back a slot's baton our session holds: ours, from
+// a take whose answer was lost, nothing runs under it. Checked against our
+// proposal (waitHeld).
+func (c *candidate) giveBackLostTake(stop <-chan struct{}) (again bool, err error) {
+	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
+	switch {
+	case err == nil:
+		c.baton.ownGone()
+	case failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+		return false, errProposalGone // the session ends, and the baton with it
+	default:
+		return true, c.retryAfter(err, stop)
+	}
+	return true, nil
+}
+
+// slotDropped reports whether slot k (free) was dropped by a holder whose
+// lease may still run; waiting, it brings until forward to the end of that
+// wait if it is the earliest, and pings woke if the record changes.
+func (c *candidate) slotDropped(k int, h *handoverSeen, drop *droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime) (waiting bool, err error) {
+	dropped, wait, err := c.droppedTake(h)
+	if err != nil || dropped == "" {
+		return false, err
+	}
+	if drop.take != dropped {
+		*drop = droppedWait{take: dropped, until: bootNow() + bootTime(wait)}
+		c.log.Info("slot dropped by a holder that did not give it back; waiting until anything it may still run has been stopped by its own lease",
+			logEvBatonWait.attr(), "slot", k, "wait", wait.Round(time.Millisecond))
+	}
+	if bootNow() >= drop.until {
+		return false, nil
+	}
+	*until = earliestEnd(*until, drop.until)
+	if _, _, changed, err := c.s.conn.GetW(c.handoverPath()); err == nil {
+		go func() {
+			select {
+			case <-changed: // its holder gave it back after all
+				ping(woke)
+			case <-quit:
+			}
+		}()
+	}
+	return true, nil
+}
+
+// earliestEnd is the earlier of two ends of waits, 0 being none.
+func earliestEnd(until, end bootTime) bootTime {
+	if until == 0 || end < until {
+		return end
+	}
+	return until
+}
+
+// trySlot sends slot k's take (free, the wait for a dropped baton over).
+// next: another took it meanwhile, look at the next slot; again: read
+// them all again.
+func (c *candidate) trySlot(k int, h *handoverSeen, stop <-chan struct{}) (start leaseStart, next, again bool, err error) {
+	if c.election == nil {
+		if _, err := c.readElection(); err != nil {
+			return leaseStart{}, false, true, c.retryAfter(err, stop)
+		}
+	}
+	sent, res, err := c.take(h)
+	if err == nil {
+		return leaseStart{end: sent + bootTime(batonWait(c.s.Timeout()))}, false, false, nil
+	}
+	switch slotTakeFailed(res, err) {
+	case slotProposalGone:
+		return leaseStart{}, false, false, errProposalGone
+	case slotTakenMeanwhile:
+		return leaseStart{}, true, false, nil
+	case slotElectionChanged:
+		c.election = nil
+		return leaseStart{}, false, true, nil // read it again
+	case slotRecordChanged:
+		return leaseStart{}, false, true, nil // read them again
+	case slotAnswerLost:
+		// Found on the next round, that slot first (held, ours), before
+		// we take another and leave it held by nobody's command.
+		c.baton.answerLost(k)
+		return leaseStart{}, false, true, c.retryAfter(err, stop)
+	}
+	return leaseStart{}, false, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zkError(err, "create", c.batonPath()))
+}
+
+// slotTakeFailure is what a slot's failed take means.
+type slotTakeFailure int
+
+const (
+	slotTakeError       slotTakeFailure = iota // none of the below: the wait ends
+	slotProposalGone                           // our proposal is gone
+	slotTakenMeanwhile                         // another took the slot: the next one
+	slotRecordChanged                          // its handover record changed: read them again
+	slotElectionChanged                        // the election's record changed: read it again too
+	slotAnswerLost                             // the take may have been applied
+)
+
+// slotTakeFailed reads a slot's failed take (the multi-op of take: check
+// our proposal, create the baton, write the record, record our W).
+func slotTakeFailed(res []zk.MultiResponse, err error) slotTakeFailure {
+	switch i := failedOp(res); {
+	case i == 0 && errors.Is(res[0].Error, zk.ErrNoNode):
+		return slotProposalGone
+	case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
+		return slotTakenMeanwhile
+	case i == 2:
+		return slotRecordChanged
+	case i == 3:
+		return slotElectionChanged
+	case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
+		return slotAnswerLost
+	}
+	return slotTakeError
 }

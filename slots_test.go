@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestSlotsTagRoundTrip: every N a candidate may give is read back from
@@ -151,6 +153,67 @@ func TestCheckSlots(t *testing.T) {
 			t.Errorf("%s: checkSlots = %v; want a slotsMismatchError", tc.name, err)
 		case tc.theirs != 0 && (mis.ours != tc.slots || mis.theirs != tc.theirs || mis.proposal != "/e/"+tc.refuse):
 			t.Errorf("%s: checkSlots = %+v; want ours %d, theirs %d, proposal /e/%s", tc.name, *mis, tc.slots, tc.theirs, tc.refuse)
+		}
+	}
+}
+
+// failedMulti is a multi-op of n operations as go-zookeeper answers it
+// when operation i fails with e: those before it are rolled back without
+// an error, those after it fail as not run, and the call returns e.
+func failedMulti(n, i int, e error) ([]zk.MultiResponse, error) {
+	res := make([]zk.MultiResponse, n)
+	for j := i + 1; j < n; j++ {
+		res[j].Error = fmt.Errorf("unknown error: %d", -2) // ZooKeeper's runtime inconsistency: not run
+	}
+	res[i].Error = e
+	return res, e
+}
+
+// TestSlotTakeFailed: what a slot's failed take means, by the operation
+// that failed (check our proposal, create the baton, write the record,
+// record our W) or by a failure of the call itself.
+func TestSlotTakeFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n, i int // the multi's operations, the one that failed (-1: the call itself)
+		err  error
+		want slotTakeFailure
+	}{
+		{"our proposal is gone", 3, 0, zk.ErrNoNode, slotProposalGone},
+		{"another took the slot", 3, 1, zk.ErrNodeExists, slotTakenMeanwhile},
+		{"another took the slot, W recorded too", 4, 1, zk.ErrNodeExists, slotTakenMeanwhile},
+		{"the record changed", 3, 2, zk.ErrBadVersion, slotRecordChanged},
+		{"the record appeared", 3, 2, zk.ErrNodeExists, slotRecordChanged},
+		{"the record went", 3, 2, zk.ErrNoNode, slotRecordChanged},
+		{"the election's record changed", 4, 3, zk.ErrBadVersion, slotElectionChanged},
+		{"the connection dropped", 0, -1, zk.ErrConnectionClosed, slotAnswerLost},
+		{"the session moved", 0, -1, zk.ErrSessionMoved, slotAnswerLost},
+		{"the session expired", 0, -1, zk.ErrSessionExpired, slotAnswerLost},
+		{"not allowed to create the baton", 3, 1, zk.ErrNoAuth, slotTakeError},
+		{"our proposal, another failure", 3, 0, zk.ErrNoAuth, slotTakeError},
+		{"the call refused", 0, -1, zk.ErrNoAuth, slotTakeError},
+	} {
+		res, err := []zk.MultiResponse(nil), tc.err
+		if tc.i >= 0 {
+			res, err = failedMulti(tc.n, tc.i, tc.err)
+		}
+		if got := slotTakeFailed(res, err); got != tc.want {
+			t.Errorf("%s: slotTakeFailed = %d; want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestEarliestEnd: the scan looks again at the end of the earliest wait
+// for a dropped slot; 0 is no wait yet.
+func TestEarliestEnd(t *testing.T) {
+	for _, tc := range []struct{ until, end, want bootTime }{
+		{0, 5, 5},
+		{7, 5, 5},
+		{5, 7, 5},
+		{5, 5, 5},
+	} {
+		if got := earliestEnd(tc.until, tc.end); got != tc.want {
+			t.Errorf("earliestEnd(%d, %d) = %d; want %d", tc.until, tc.end, got, tc.want)
 		}
 	}
 }
