@@ -328,9 +328,12 @@ func (k *keeper) overdue() bool {
 		// obey has carried out all it took in: anything newer is in the
 		// pipe (read by number: control's Fd method would make it blocking).
 		pending := unreadBytes(k.control) > 0
+		// And the deadline afresh: what obey carried out while this waited
+		// for the lock may have been a renewal.
+		passed := k.dl.passed()
 		k.unapplied.Unlock()
 		if !pending {
-			return true
+			return passed
 		}
 		time.Sleep(time.Millisecond) // for obey to take it in
 	}

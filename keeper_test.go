@@ -252,6 +252,79 @@ func TestKeeperEndedDeadline(t *testing.T) {
 	}
 }
 
+// TestKeeperReadsWaitingOrdersBeforeKilling: a keeper past its deadline
+// (woken late, say, after being stopped) kills only once it has read
+// every order waiting in the pipe: a renewal it missed saves the command.
+func TestKeeperReadsWaitingOrdersBeforeKilling(t *testing.T) {
+	const T = 2 * time.Second
+	lease := testKillTimes(T, keeperBase)
+	for _, tc := range []struct {
+		name    string
+		waiting []string
+		overdue bool
+	}{
+		{"nothing waiting: overdue", nil, true},
+		{"a renewal waiting: not overdue", []string{deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8)))}, false},
+		{"renewals waiting, the last past too: overdue", []string{
+			deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8))), deadlineOrder(killTimes{Kill: lease.Kill - 1})}, true},
+		{"deadline 0 0 waiting: not overdue", []string{deadlineOrder(killTimes{})}, false},
+		{"only other orders waiting: overdue", []string{signalOrder(syscall.SIGHUP), releaseOrder(&handoff{Proposal: "/e/p", ReleasePath: "/e/b"})}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := newTestKeeper(t, lease)
+			tk.tell(t, tc.waiting...)
+			tk.clk.set(lease.Kill)
+			if got := unreadBytes(tk.keeper.control) > 0; got != (len(tc.waiting) > 0) {
+				t.Fatalf("orders waiting in the pipe: %v, want %v", got, len(tc.waiting) > 0)
+			}
+			verdict := make(chan bool, 1)
+			go func() { verdict <- tk.overdue() }() // before obey reads anything
+			go tk.obey(tk.control)
+			if got := <-verdict; got != tc.overdue {
+				t.Errorf("overdue() = %v, want %v", got, tc.overdue)
+			}
+			tk.orders.Close() // EOF: obey returns
+			tk.obeyed(t)
+		})
+	}
+}
+
+// TestKeeperKillsOnlyOnTheDeadlineItKnowsLast: the keeper found its
+// deadline passed just as obey was carrying out a renewal it had taken in
+// (woken by its alarm after a stop, both run at once): once obey is done,
+// the renewal counts, not the deadline read before it.
+func TestKeeperKillsOnlyOnTheDeadlineItKnowsLast(t *testing.T) {
+	const T = 2 * time.Second
+	lease, renewed := testKillTimes(T, keeperBase), testKillTimes(T, keeperBase+bootTime(T/8))
+	tk := newTestKeeper(t, lease)
+	tk.clk.set(lease.Kill)
+	read := make(chan struct{}, 1)
+	tk.dl.clock = clock{boot: func() bootTime {
+		select {
+		case read <- struct{}{}:
+		default:
+		}
+		return tk.clk.now()
+	}}
+	tk.tell(t, deadlineOrder(renewed))
+	// As obey holds it from a read until it has carried out what it read.
+	tk.unapplied.Lock()
+	verdict := make(chan bool, 1)
+	go func() { verdict <- tk.overdue() }()
+	<-read // it has found the deadline it knew passed
+	buf := make([]byte, 256)
+	n, err := tk.control.Read(buf)
+	o, ok := parseOrder(string(buf[:n]))
+	if err != nil || !ok || o.kind != orderDeadline {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	tk.dl.set(o.deadline.Kill, o.deadline.Backstop)
+	tk.unapplied.Unlock()
+	if <-verdict {
+		t.Errorf("overdue after the renewal to %d was carried out (the clock at %d)", renewed.Kill, tk.clk.now())
+	}
+}
+
 // TestKeeperKillsWhenTheDeadlinePasses: the keeper's watch on the
 // deadline (awaitOverdue, then SIGKILL to the tree) ends when its timer
 // finds the deadline passed, or an order moves it into the past; not on a
