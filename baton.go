@@ -69,7 +69,7 @@ func (c *candidate) handoverPath() string { return c.basePath + "/" + slotName(h
 func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, Slot: c.slot, CandidateID: c.id, Host: host, PID: os.Getpid(),
-		Proposal: c.node, Session: fmt.Sprintf("0x%x", c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
+		Proposal: c.node, Session: sessionHex(c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
 		BatonWaitMs: recordedWaitMs(c.s.Timeout()), FencingToken: c.token, At: time.Now().UTC()}
 }
 
@@ -192,7 +192,7 @@ func parseHandover(raw []byte) *handoverSeen {
 // (or a missing record, see takeBaton), and how long its holder's lease
 // may still run: "" when there is none.
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
-	mine := h.parsed && h.rec.Session == fmt.Sprintf("0x%x", c.s.ID())
+	mine := h.parsed && h.rec.Session == sessionHex(c.s.ID())
 	if h.parsed && (h.rec.State == handoverHanded || h.rec.State == handoverRevoked) {
 		// Ours only if it names this proposal. Named to another, which
 		// is no longer in line or whose handover was revoked
@@ -395,9 +395,9 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 	// First in line behind a leader (a higher --priority went ahead of
 	// it): its release will name us.
 	c.standBy()
-	if *announced != fmt.Sprintf("held 0x%x", owner) {
-		*announced = fmt.Sprintf("held 0x%x", owner)
-		holder := fmt.Sprintf("session 0x%x", owner)
+	if *announced != "held "+sessionHex(owner) {
+		*announced = "held " + sessionHex(owner)
+		holder := "session " + sessionHex(owner)
 		if b, _, err := c.s.conn.Get(c.batonPath()); err == nil {
 			var rec handoverRecord
 			if json.Unmarshal(b, &rec) == nil {

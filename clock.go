@@ -1,12 +1,15 @@
 package main
 
-// Where the lease reads the time: the boot clock (bootTime, lease.go), and
-// Go's clock for the deadlines it hands to Go's timers and to the log.
+// Where the lease and the keeper's deadline read the time: the boot clock
+// (bootTime, lease.go), and Go's clock for the deadlines the lease hands to
+// Go's timers and to the log. (Network and I/O deadlines, and the keeper's
+// grace and ping periods, stay on Go's own clock, which the poller and the
+// kernel keep.)
 
 import "time"
 
 // clock reads the boot clock and Go's clock. The zero clock is the
-// system's; unit tests set their own (lease_test.go).
+// system's; unit tests set their own (lease_test.go, keeper_test.go).
 type clock struct {
 	boot func() bootTime
 	wall func() time.Time

@@ -5,7 +5,6 @@ package main
 // command that keeps failing at once.
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -24,7 +23,7 @@ func (r *runner) childEnv(c *candidate) []string {
 	return append(env,
 		"BALLOT_PROPOSAL_NODE="+c.node,
 		"BALLOT_FENCING_TOKEN="+strconv.FormatInt(c.token, 10),
-		"BALLOT_SESSION_ID="+fmt.Sprintf("0x%x", c.s.ID()),
+		"BALLOT_SESSION_ID="+sessionHex(c.s.ID()),
 		"BALLOT_SLOT="+strconv.Itoa(c.slot),
 		"BALLOT_ELECTED=true")
 }

@@ -140,13 +140,13 @@ func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
 		return false, nil, err
 	}
 	if held && owner != c.s.ID() {
-		return false, nil, fmt.Errorf("the baton handed over to us is held by session 0x%x", owner)
+		return false, nil, fmt.Errorf("the baton handed over to us is held by session %s", sessionHex(owner))
 	}
 	if h, err = c.readHandover(); err != nil {
 		return false, nil, err
 	}
 	if held {
-		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != fmt.Sprintf("0x%x", c.s.ID()) {
+		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != sessionHex(c.s.ID()) {
 			return false, nil, fmt.Errorf("our baton exists but the handover record is not our take: %s", h.raw)
 		}
 		c.baton.took(c.slot, h.stat.Version)

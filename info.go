@@ -243,7 +243,7 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 		Sequence:       n.seq,
 		Priority:       proposalPriority(n.name),
 		Czxid:          n.stat.Czxid,
-		SessionID:      fmt.Sprintf("0x%x", n.stat.EphemeralOwner),
+		SessionID:      sessionHex(n.stat.EphemeralOwner),
 		ProposalAgeMs:  ageMs(now, n.stat.Ctime),
 		LastWriteAgeMs: ageMs(now, n.stat.Mtime),
 		DataVersion:    n.stat.Version,
@@ -344,7 +344,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 		var br batonRecord
 		_ = json.Unmarshal(s.baton.raw, &br)
 		rec = br.handoverRecord
-		b = &infoBaton{State: "held", SessionID: fmt.Sprintf("0x%x", s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
+		b = &infoBaton{State: "held", SessionID: sessionHex(s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
 		if br.LeaseMs > 0 {
 			age := ageMs(now, s.baton.stat.Mtime)
 			b.Lease = &infoLease{LastRenewalAgoMs: age, LastRenewalMs: br.LastRenewalMs, LargestRenewalMs: br.LargestRenewalMs,

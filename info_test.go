@@ -199,7 +199,7 @@ func TestWatchDiff(t *testing.T) {
 func TestInfoBaton(t *testing.T) {
 	now := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
 	rec := func(state, id string, session int64) []byte {
-		b, _ := json.Marshal(handoverRecord{State: state, CandidateID: id, Proposal: "/e/" + id, Session: fmt.Sprintf("0x%x", session),
+		b, _ := json.Marshal(handoverRecord{State: state, CandidateID: id, Proposal: "/e/" + id, Session: sessionHex(session),
 			SessionTimeoutMs: 2000, FencingToken: 7})
 		return b
 	}

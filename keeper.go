@@ -65,11 +65,12 @@ const keeperArg = ".ballot-keeper"
 // keeper is the keeper's own state: what it supervises and what it was
 // told over the control pipe.
 type keeper struct {
-	parent int           // ballot's pid: a different parent means ballot died
-	grace  time.Duration // for what the command leaves behind when it ends
-	dl     *deadline
-	tree   *tree
-	report func(line string) // a line on the status pipe (keeperpipe.go)
+	parent  int           // ballot's pid: a different parent means ballot died
+	grace   time.Duration // for what the command leaves behind when it ends
+	dl      *deadline
+	tree    *tree
+	report  func(line string) // a line on the status pipe (keeperpipe.go)
+	control uintptr           // the control pipe's fd (4), where overdue looks for orders not yet read
 
 	over      chan struct{}  // closed on "bye" or EOF
 	runs      chan *runOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
@@ -92,7 +93,7 @@ func keeperMain(args []string) int {
 	// Caught before the alarm that sends it is armed.
 	wakes := make(chan os.Signal, 1)
 	signal.Notify(wakes, syscall.SIGCONT)
-	k := &keeper{parent: parent, grace: st.grace,
+	k := &keeper{parent: parent, grace: st.grace, control: 4,
 		dl: newDeadline(st.first.Kill, st.first.Backstop), over: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
@@ -126,8 +127,7 @@ func keeperMain(args []string) int {
 		}
 		// Told to run a command (keeperidle.go): from here on, as if it
 		// had come in argv, orders already being obeyed.
-		k.grace = o.grace
-		k.dl.set(o.kill, o.backstop)
+		k.adopt(o)
 		return k.run(control, o.argv, o.env, sigs, wakes, o.started)
 	}
 	return k.run(control, argv, nil, sigs, wakes, nil)
@@ -156,12 +156,7 @@ func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os
 		go k.obey(control)
 	}
 	go func() {
-		for {
-			k.dl.wait()
-			if k.overdue() {
-				break
-			}
-		}
+		k.awaitOverdue()
 		k.tree.endAll(syscall.SIGKILL) // the lease ended and ballot did not act
 	}()
 	go k.onSignals(sigs)
@@ -312,6 +307,17 @@ func (k *keeper) onWake(wakes <-chan os.Signal) {
 	}
 }
 
+// awaitOverdue returns once the deadline has passed and no renewal waits
+// in the control pipe to move it.
+func (k *keeper) awaitOverdue() {
+	for {
+		k.dl.wait()
+		if k.overdue() {
+			return
+		}
+	}
+}
+
 // overdue reports that the deadline has passed, once every order ballot
 // wrote is carried out: a keeper stopped on its own, then woken by its
 // alarm, finds the renewals it missed waiting in the pipe, and must not
@@ -320,11 +326,14 @@ func (k *keeper) overdue() bool {
 	for k.dl.passed() {
 		k.unapplied.Lock()
 		// obey has carried out all it took in: anything newer is in the
-		// pipe (fd 4: control; its Fd method would make it blocking).
-		pending := unreadBytes(4) > 0
+		// pipe (read by number: control's Fd method would make it blocking).
+		pending := unreadBytes(k.control) > 0
+		// And the deadline afresh: what obey carried out while this waited
+		// for the lock may have been a renewal.
+		passed := k.dl.passed()
 		k.unapplied.Unlock()
 		if !pending {
-			return true
+			return passed
 		}
 		time.Sleep(time.Millisecond) // for obey to take it in
 	}
@@ -397,18 +406,36 @@ func (k *keeper) reap(pid int) int { return reapTree(k.tree, pid, k.grace) }
 // kernel alarms that enforce it when the keeper cannot run: SIGCONT at the
 // kill time (onWake), SIGKILL for the keeper itself at the backstop.
 type deadline struct {
+	clock    clock // the zero clock: the system's (keeper_test.go sets its own)
 	mu       sync.Mutex
 	at       bootTime // 0: none
 	changed  chan struct{}
-	wake     *bootAlarm // nil if the kernel would not make one: the Go timer alone
-	backstop *bootAlarm
+	wake     keeperAlarm // nil if the kernel would not make one: the Go timer alone
+	backstop keeperAlarm
 	ended    bool // the tree is reaped: nothing more to enforce
 }
 
+// keeperAlarm is a kernel alarm on the boot clock (bootAlarm); the unit
+// tests record what is armed instead.
+type keeperAlarm interface {
+	Set(at bootTime) error
+	Close() error
+}
+
 func newDeadline(at, backstop bootTime) *deadline {
-	d := &deadline{changed: make(chan struct{}, 1)}
-	d.wake, _ = newBootAlarm(syscall.SIGCONT) // nil on error
-	d.backstop, _ = newBootAlarm(syscall.SIGKILL)
+	d := &deadline{}
+	if a, err := newBootAlarm(syscall.SIGCONT); err == nil {
+		d.wake = a
+	}
+	if a, err := newBootAlarm(syscall.SIGKILL); err == nil {
+		d.backstop = a
+	}
+	return d.arm(at, backstop)
+}
+
+// arm sets d's first kill time and backstop (0, 0: none).
+func (d *deadline) arm(at, backstop bootTime) *deadline {
+	d.changed = make(chan struct{}, 1)
 	d.set(at, backstop)
 	return d
 }
@@ -455,7 +482,7 @@ func (d *deadline) end() {
 func (d *deadline) passed() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.at != 0 && bootNow() >= d.at
+	return d.at != 0 && d.clock.now() >= d.at
 }
 
 // wait returns once the deadline has passed. It sleeps until the deadline
@@ -472,7 +499,7 @@ func (d *deadline) wait() {
 		var t *time.Timer
 		var fire <-chan time.Time
 		if at != 0 {
-			t = time.NewTimer(time.Duration(at - bootNow()))
+			t = time.NewTimer(time.Duration(at - d.clock.now()))
 			fire = t.C
 		}
 		select {

@@ -58,6 +58,14 @@ func (k *keeper) standIdle(control *os.File) *runOrder {
 	return nil
 }
 
+// adopt takes on what a run order says in place of argv: the grace and
+// the first deadline. Later deadline orders wait in the pipe until the
+// command's tree exists (obey), so none of them is overwritten by this one.
+func (k *keeper) adopt(o *runOrder) {
+	k.grace = o.grace
+	k.dl.set(o.kill, o.backstop)
+}
+
 // idleKeeper is ballot's side.
 type idleKeeper struct {
 	c       *child // its control pipe (tell, bye); no command

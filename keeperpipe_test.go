@@ -157,7 +157,7 @@ func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 		h := &handoff{SessionID: myid<<56 | 0x0123456789ab, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}
 		o, ok := parseOrder(sessionOrder(h))
 		if !ok || o.handoff == nil || o.handoff.SessionID != h.SessionID {
-			t.Errorf("myid %d: session 0x%x sent as %q, read as %+v, %v", myid, uint64(h.SessionID), sessionOrder(h), o.handoff, ok)
+			t.Errorf("myid %d: session %s sent as %q, read as %+v, %v", myid, sessionHex(h.SessionID), sessionOrder(h), o.handoff, ok)
 		}
 	}
 }

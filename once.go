@@ -97,7 +97,7 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			}
 			continue
 		}
-		session := fmt.Sprintf("0x%x", c.s.ID())
+		session := sessionHex(c.s.ID())
 		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
 			// Our own claim, whose answer was lost (below): it landed.
 			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)

@@ -409,8 +409,8 @@ func (w *watcher) renew() bool {
 	for {
 		err := w.dial()
 		if err == nil {
-			w.emit(watchEvent{Event: evReconnected, SessionID: fmt.Sprintf("0x%x", w.current().SessionID()),
-				Message: fmt.Sprintf("reconnected: new session 0x%x", w.current().SessionID())})
+			w.emit(watchEvent{Event: evReconnected, SessionID: sessionHex(w.current().SessionID()),
+				Message: "reconnected: new session " + sessionHex(w.current().SessionID())})
 			return true
 		}
 		if w.stopped() {

@@ -75,7 +75,7 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 	s.mu.Lock()
 	id, negotiated := s.id, s.timeout
 	s.mu.Unlock()
-	log.Info("ZooKeeper session established", "session", fmt.Sprintf("0x%x", id),
+	log.Info("ZooKeeper session established", "session", sessionHex(id),
 		"server", conn.Server(), "session_timeout", negotiated)
 	if negotiated != timeout {
 		log.Warn("ZooKeeper negotiated a different session timeout than requested; the server allows 2 to 20 times its tickTime",
@@ -97,7 +97,7 @@ func (s *session) learned(r connectReply) {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
 	case s.id != id:
-		s.markLost(fmt.Sprintf("the client replaced session 0x%x by 0x%x", s.id, id))
+		s.markLost(fmt.Sprintf("the client replaced session %s by %s", sessionHex(s.id), sessionHex(id)))
 	case timeout < s.timeout:
 		// A member with a lower maxSessionTimeout: the quorum now expires
 		// the session sooner than the lease was counted for.
