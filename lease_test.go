@@ -7,6 +7,7 @@ package main
 // waiting: milliseconds.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -139,6 +140,7 @@ func (c *testClock) advance(d time.Duration) {
 // testLease is a lease as holdLease makes it, with no renewals running,
 // on the test's clock; busy says a command runs.
 func testLease(T, stopGrace time.Duration, clk *testClock, busy bool) *lease {
+	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
 		c:          &candidate{s: &session{lost: make(chan struct{})}},
 		leaseTerms: newLeaseTerms(T, stopGrace),
@@ -147,6 +149,8 @@ func testLease(T, stopGrace time.Duration, clk *testClock, busy bool) *lease {
 		busy:       func() bool { return busy },
 		enforced:   true,
 		gone:       make(chan struct{}),
+		ended:      ended,
+		endWith:    endWith,
 		quit:       make(chan struct{}),
 	}
 	l.checkIn()

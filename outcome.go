@@ -2,7 +2,14 @@ package main
 
 // Why a leadership ended, in one vocabulary: an outcome, and what each
 // outcome means for the end of a leadership (resign or lose it, the reason
-// operators read, the run history's ending), one row per outcome.
+// operators read, the run history's ending), one row per outcome; and
+// which outcome an error met while leading, or the cause that ended a
+// leadership's context, stands for (outcomeOf).
+
+import (
+	"errors"
+	"fmt"
+)
 
 // outcome is why a leader stopped supervising, or (leaderResigns) that the
 // leader ends its leadership itself. Its zero value is that nothing
@@ -77,4 +84,42 @@ func (how outcome) meaning() endMeaning {
 func (how outcome) ending() (ending, reason string) {
 	m := how.meaning()
 	return m.ending, m.endingWhy
+}
+
+// Why a leadership's context ended (leadershipContext, leadership.go),
+// besides a stop of the candidacy (errStopped, errStopSignal).
+var (
+	// errLeadershipOver: the leader let its lease go (candidacy), after
+	// its work ended; supervision has returned by then.
+	errLeadershipOver = errors.New("the leadership is over")
+)
+
+// proposalGoneError: our proposal or our baton was deleted, or a baton
+// handed over to us could not be taken (lease.go, lose); why says which.
+type proposalGoneError struct{ why string }
+
+func (e *proposalGoneError) Error() string { return e.why }
+
+// sessionLostCause is the cause of a leadership ended by its session's
+// loss: errSessionLost, with why.
+func sessionLostCause(why string) error { return fmt.Errorf("%w: %s", errSessionLost, why) }
+
+// outcomeOf is the outcome that err, met while leading or ending a
+// leadership's context, stands for. Anything it does not know is a lost
+// lease, the safe side: the leadership is given up with its session.
+func outcomeOf(err error) outcome {
+	var gone *proposalGoneError
+	switch {
+	case err == nil:
+		return noOutcome
+	case errors.As(err, &gone):
+		return proposalGone
+	case errors.Is(err, errSessionLost):
+		return sessionLost
+	case errors.Is(err, errStopped), errors.Is(err, errStopSignal):
+		return stopRequested
+	case errors.Is(err, errUnhealthy):
+		return unhealthy
+	}
+	return leaseLost
 }
