@@ -112,12 +112,12 @@ func outcomeOf(err error) outcome {
 	switch {
 	case err == nil:
 		return noOutcome
-	case errors.As(err, &gone):
-		return proposalGone
+	case errors.Is(err, errStopped), errors.Is(err, errStopSignal):
+		return stopRequested // first, as every caller checked it
 	case errors.Is(err, errSessionLost):
 		return sessionLost
-	case errors.Is(err, errStopped), errors.Is(err, errStopSignal):
-		return stopRequested
+	case errors.As(err, &gone):
+		return proposalGone
 	case errors.Is(err, errUnhealthy):
 		return unhealthy
 	}

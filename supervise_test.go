@@ -25,6 +25,7 @@ func TestLeadershipLossOutcomes(t *testing.T) {
 		{"stopped while waiting on ZooKeeper", errStopped, stopRequested},
 		{"stop signal", errStopSignal, stopRequested},
 		{"health check failing", errUnhealthy, unhealthy},
+		{"stopped and session lost: the stop first, as callers checked it", errors.Join(errSessionLost, errStopped), stopRequested},
 		{"lease let go: not while supervising, the safe side", errLeadershipOver, leaseLost},
 		{"anything else: the safe side", errors.New("surprise"), leaseLost},
 		{"context cancelled without a cause", context.Canceled, leaseLost},
