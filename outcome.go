@@ -16,21 +16,31 @@ import (
 // happened, so a forgotten assignment is not read as the command's end.
 type outcome int
 
+// The outcomes, and where each comes from, so that "why did this
+// leadership end" is read here. In supervise.go: checkLease (leaseLost:
+// the lease ran out, or runs out), leadershipEnded (the leadership's
+// context ended: proposalGone, sessionLost; the command killed at once),
+// await (stopRequested, unhealthy: the command stopped with its grace
+// period; childEnded, wakeUp), controlsChanged and preempting
+// (steppedDown, paused, preempted). Before a command starts: a lease no
+// longer fresh (leaseLost), the errors of a claim or a record
+// (outcomeOf). The leader's own choices: leaderResigns (strategy.go,
+// cron.go).
 const (
-	noOutcome outcome = iota // nothing happened: supervision goes on
-	childEnded
-	leaseLost
-	sessionLost
-	proposalGone
-	stopRequested
-	unhealthy
-	wakeUp
-	steppedDown     // ballot step-down named this leadership
-	preempted       // a candidate of higher --priority is ready (preempt.go)
-	paused          // ballot pause: the command was stopped, the lead kept
-	controlsChanged // while waiting out a pause: the controls changed
-	leaderResigns   // not from supervise: a policy, a once key, a failure
-	outcomes        // not an outcome: the number of them, for endMeanings
+	noOutcome       outcome = iota // nothing happened: supervision goes on
+	childEnded                     // the command (or hook) ended by itself
+	leaseLost                      // the lease ran out, or was not fresh for a start
+	sessionLost                    // the session ended (expired, closed, stuck)
+	proposalGone                   // our proposal or baton deleted, or a baton handed to us not taken
+	stopRequested                  // a stop signal
+	unhealthy                      // the health check failed
+	wakeUp                         // supervise's wake time came (--timeout, a backoff, a cron tick)
+	steppedDown                    // ballot step-down named this leadership
+	preempted                      // a candidate of higher --priority is ready (preempt.go)
+	paused                         // ballot pause: the command was stopped, the lead kept
+	controlsChanged                // while waiting out a pause: the controls changed
+	leaderResigns                  // not from supervise: a policy, a once key, a failure
+	outcomes                       // not an outcome: the number of them, for endMeanings
 )
 
 // endMeaning is what an outcome means when it ends a leadership.
