@@ -89,8 +89,8 @@ type lease struct {
 	gone     chan struct{} // closed when the proposal or the baton is gone
 	goneOnce sync.Once
 	goneWhy  string
-	// ended is this leadership's lifetime, its cause why it ended
-	// (leadershipContext, leadership.go); lose ends it.
+	// ended is this leadership's lifetime; its cause says why it ended
+	// (leadershipContext, leadership.go). lose ends it.
 	ended    context.Context
 	endWith  context.CancelCauseFunc
 	quit     chan struct{}
