@@ -123,12 +123,13 @@ func (r *runner) candidacy(work leaderWork) verdict {
 	if v.next != goOn {
 		return v
 	}
-	l := r.elected(c, start) // enters phaseLeading, the lease held
+	l, over := r.elected(c, start) // enters phaseLeading, the lease held
 	end := work.lead(c, l)
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.
 	l.Stop()
+	over()
 	r.alarm.Set(0)
 	l.awaitTake()
 	return r.endLeadership(c, end)
@@ -276,20 +277,42 @@ func (r *runner) whyStandDown(line context.Context) error {
 }
 
 // elected is the edge from follower to leader, once the baton is taken:
-// the lease starts, the proposal node says so.
-func (r *runner) elected(c *candidate, start leaseStart) *lease {
+// the lease starts, the proposal node says so. over ends the leadership's
+// context once the leader lets the lease go (leadershipContext).
+func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func()) {
 	busy := func() bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return r.current != nil
 	}
-	l := c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
+	l = c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
+	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
 	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
 		// A once key's run is never cut short to hand over: it runs once.
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}
-	return l
+	return l, over
+}
+
+// leadershipContext ends a leadership's context (the lease's ended) with
+// its cause, as followContext does a follower's: the lease ends it itself
+// when the proposal or the baton goes (lose); here, when the session is
+// lost, and, by over, once the leader lets the lease go. Each of these
+// undoes the leadership whatever the leader does: supervision kills the
+// command at once (supervise.go, leadershipEnded). A stop signal and a
+// failing health check are not causes: they ask the leader to end it,
+// with the command's grace period, and the health check may pass again
+// before supervision looks.
+func leadershipContext(c *candidate, l *lease) (over func()) {
+	go func() {
+		select {
+		case <-c.s.lost:
+			l.endWith(sessionLostCause(c.s.lostReason()))
+		case <-l.ended.Done():
+		}
+	}()
+	return func() { l.endWith(errLeadershipOver) }
 }
 
 // endLeadership ends a leadership as end says: a resignation (the

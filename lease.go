@@ -25,6 +25,7 @@ package main
 // arithmetic, and checks it.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,6 +89,10 @@ type lease struct {
 	gone     chan struct{} // closed when the proposal or the baton is gone
 	goneOnce sync.Once
 	goneWhy  string
+	// ended is this leadership's lifetime; its cause says why it ended
+	// (leadershipContext, leadership.go). lose ends it.
+	ended    context.Context
+	endWith  context.CancelCauseFunc
 	quit     chan struct{}
 	quitOnce sync.Once
 
@@ -107,6 +112,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	if start.quit == nil {
 		start.quit = make(chan struct{})
 	}
+	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
 		c:          c,
 		leaseTerms: newLeaseTerms(t, stopGrace),
@@ -118,6 +124,8 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 		renewed:    make(chan struct{}, 1),
 		answered:   make(chan struct{}, 1),
 		gone:       make(chan struct{}),
+		ended:      ended,
+		endWith:    endWith,
 		quit:       start.quit,
 	}
 	l.checkIn()
@@ -411,6 +419,7 @@ func (l *lease) lose(why string) {
 		l.goneWhy = why
 		l.mu.Unlock()
 		close(l.gone)
+		l.endWith(&proposalGoneError{why})
 	})
 }
 

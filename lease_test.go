@@ -6,6 +6,7 @@ package main
 // on is tested in leaseterms_test.go. No ZooKeeper, no waiting.
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func (c *testClock) advance(d time.Duration) {
 // testLease is a lease as holdLease makes it, with no renewals running,
 // on the test's clock; busy says a command runs.
 func testLease(T, stopGrace time.Duration, clk *testClock, busy bool) *lease {
+	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
 		c:          &candidate{s: &session{lost: make(chan struct{})}},
 		leaseTerms: newLeaseTerms(T, stopGrace),
@@ -37,6 +39,8 @@ func testLease(T, stopGrace time.Duration, clk *testClock, busy bool) *lease {
 		busy:       func() bool { return busy },
 		enforced:   true,
 		gone:       make(chan struct{}),
+		ended:      ended,
+		endWith:    endWith,
 		quit:       make(chan struct{}),
 	}
 	l.checkIn()

@@ -2,28 +2,45 @@ package main
 
 // Why a leadership ended, in one vocabulary: an outcome, and what each
 // outcome means for the end of a leadership (resign or lose it, the reason
-// operators read, the run history's ending), one row per outcome.
+// operators read, the run history's ending), one row per outcome; and
+// which outcome an error met while leading, or the cause that ended a
+// leadership's context, stands for (outcomeOf).
+
+import (
+	"errors"
+	"fmt"
+)
 
 // outcome is why a leader stopped supervising, or (leaderResigns) that the
 // leader ends its leadership itself. Its zero value is that nothing
 // happened, so a forgotten assignment is not read as the command's end.
 type outcome int
 
+// The outcomes, and where each comes from, so that "why did this
+// leadership end" is read here. In supervise.go: checkLease (leaseLost:
+// the lease ran out, or runs out), leadershipEnded (the leadership's
+// context ended: proposalGone, sessionLost; the command killed at once),
+// await (stopRequested, unhealthy: the command stopped with its grace
+// period; childEnded, wakeUp), controlsChanged and preempting
+// (steppedDown, paused, preempted). Before a command starts: a lease no
+// longer fresh (leaseLost), the errors of a claim or a record
+// (outcomeOf). The leader's own choices: leaderResigns (strategy.go,
+// cron.go).
 const (
-	noOutcome outcome = iota // nothing happened: supervision goes on
-	childEnded
-	leaseLost
-	sessionLost
-	proposalGone
-	stopRequested
-	unhealthy
-	wakeUp
-	steppedDown     // ballot step-down named this leadership
-	preempted       // a candidate of higher --priority is ready (preempt.go)
-	paused          // ballot pause: the command was stopped, the lead kept
-	controlsChanged // while waiting out a pause: the controls changed
-	leaderResigns   // not from supervise: a policy, a once key, a failure
-	outcomes        // not an outcome: the number of them, for endMeanings
+	noOutcome       outcome = iota // nothing happened: supervision goes on
+	childEnded                     // the command (or hook) ended by itself
+	leaseLost                      // the lease ran out, or was not fresh for a start
+	sessionLost                    // the session ended (expired, closed, stuck)
+	proposalGone                   // our proposal or baton deleted, or a baton handed to us not taken
+	stopRequested                  // a stop signal
+	unhealthy                      // the health check failed
+	wakeUp                         // supervise's wake time came (--timeout, a backoff, a cron tick)
+	steppedDown                    // ballot step-down named this leadership
+	preempted                      // a candidate of higher --priority is ready (preempt.go)
+	paused                         // ballot pause: the command was stopped, the lead kept
+	controlsChanged                // while waiting out a pause: the controls changed
+	leaderResigns                  // not from supervise: a policy, a once key, a failure
+	outcomes                       // not an outcome: the number of them, for endMeanings
 )
 
 // endMeaning is what an outcome means when it ends a leadership.
@@ -77,4 +94,42 @@ func (how outcome) meaning() endMeaning {
 func (how outcome) ending() (ending, reason string) {
 	m := how.meaning()
 	return m.ending, m.endingWhy
+}
+
+// Why a leadership's context ended (leadershipContext, leadership.go),
+// besides a stop of the candidacy (errStopped, errStopSignal).
+var (
+	// errLeadershipOver: the leader let its lease go (candidacy), after
+	// its work ended; supervision has returned by then.
+	errLeadershipOver = errors.New("the leadership is over")
+)
+
+// proposalGoneError: our proposal or our baton was deleted, or a baton
+// handed over to us could not be taken (lease.go, lose); why says which.
+type proposalGoneError struct{ why string }
+
+func (e *proposalGoneError) Error() string { return e.why }
+
+// sessionLostCause is the cause of a leadership ended by its session's
+// loss: errSessionLost, with why.
+func sessionLostCause(why string) error { return fmt.Errorf("%w: %s", errSessionLost, why) }
+
+// outcomeOf is the outcome that err, met while leading or ending a
+// leadership's context, stands for. Anything it does not know is a lost
+// lease, the safe side: the leadership is given up with its session.
+func outcomeOf(err error) outcome {
+	var gone *proposalGoneError
+	switch {
+	case err == nil:
+		return noOutcome
+	case errors.Is(err, errStopped), errors.Is(err, errStopSignal):
+		return stopRequested // first, as every caller checked it
+	case errors.Is(err, errSessionLost):
+		return sessionLost
+	case errors.As(err, &gone):
+		return proposalGone
+	case errors.Is(err, errUnhealthy):
+		return unhealthy
+	}
+	return leaseLost
 }

@@ -33,10 +33,10 @@ type preemptStatus struct {
 	At          time.Time `json:"at"` // when the leader hands over, if it is ready then
 }
 
-// watchPreemption runs for one leadership: it follows the line as the
-// lease's watch sees it, and asks for a handover (controls.preempt) once
-// the first other candidate has a higher priority, has been in line for
-// after, and says it is ready.
+// watchPreemption runs for one leadership, until its context ends: it
+// follows the line as the lease's watch sees it, and asks for a handover
+// (controls.preempt) once the first other candidate has a higher priority,
+// has been in line for after, and says it is ready.
 func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 	seen := map[string]bootTime{} // proposal → when this leader first saw it in line
 	var counting string           // the candidate whose time is being counted
@@ -76,9 +76,7 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 		case <-timer.C:
 		case <-ready:
 			ready = nil
-		case <-l.quit:
-			return
-		case <-c.s.lost:
+		case <-l.ended.Done(): // let go, lost, or undone: nothing to hand over
 			return
 		}
 	}

@@ -4,7 +4,6 @@ package main
 // run once and run cron differ.
 
 import (
-	"errors"
 	"syscall"
 	"time"
 )
@@ -107,42 +106,9 @@ func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderE
 		// host was frozen, or the connection dropped, just now).
 		return ex, endedBy(leaseLost, childExit{}), true
 	}
-	if key := r.set.OnceKey; key != "" {
-		// The claim checks the baton: it must not overtake a handover's
-		// take (its answer cannot come before the take's anyway).
-		if l.awaitTake(); !l.Fresh() {
-			return ex, endedBy(leaseLost, childExit{}), true
-		}
-		claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
-		switch {
-		case errors.Is(err, errStopped):
-			// Stopped before the key was known to be ours: a stop
-			// before the command ran, not a failure. A claim whose answer
-			// was lost may have landed, though: then the key is started,
-			// unfinished, and the other candidates will not run it.
-			r.log.Warn("stopped while recording the once key; if the record was written, the key stays started and unfinished (--once-retry-unfinished runs it again)",
-				"once_key", key)
-			return ex, endedBy(stopRequested, childExit{}), true
-		case errors.Is(err, errSessionLost):
-			// The claim's answer was lost with the session: it may have
-			// landed. Stand again; the next candidacy clears our record
-			// first (clearLostClaim), then claims the key anew.
-			r.lostClaim = c.node
-			r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
-			return ex, endedBy(sessionLost, childExit{}), true
-		case err != nil:
-			r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
-			return ex, resignation("once-key-failed", exitWith(exitFailure)), true
-		case !claimed:
-			r.logOnceDone(c, "found when elected")
-			return ex, resignation("once-key-run", exitWith(exitOK)), true
-		}
-		w.claimed = true
-		if !l.Fresh() {
-			// The record waited out a partition: the key is taken
-			// (so never run twice) but not run.
-			r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
-			return ex, endedBy(leaseLost, childExit{}), true
+	if r.set.OnceKey != "" {
+		if end, over := w.claimKey(c, l); over {
+			return ex, end, true
 		}
 	}
 	cmd, err := r.startCommand(c, l)
@@ -153,15 +119,7 @@ func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderE
 	how, timedOut := childEnded, false
 	if cmd.pid != 0 {
 		r.publishLeader(c)
-		var deadline time.Time // --timeout
-		if r.set.Timeout > 0 {
-			deadline = time.Now().Add(r.set.Timeout)
-		}
-		how = r.supervise(c, l, cmd, deadline)
-		if how == wakeUp {
-			how, timedOut = childEnded, r.timeOut(cmd, l)
-		}
-		r.forget(cmd)
+		how, timedOut = w.superviseRun(c, l, cmd)
 	}
 	ex = cmd.Exit()
 	if timedOut {
@@ -172,18 +130,96 @@ func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderE
 		}
 	}
 	r.published(c, ex)
+	end, over = w.runEnded(c, ex, how)
+	return ex, end, over
+}
+
+// claimKey records --once-key's key before the command runs. over
+// reports that the leadership ends with end instead: the key was run
+// already, or cannot be recorded, or the lease is gone meanwhile.
+func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
+	r, key := w.r, w.r.set.OnceKey
+	// The claim checks the baton: it must not overtake a handover's
+	// take (its answer cannot come before the take's anyway).
+	if l.awaitTake(); !l.Fresh() {
+		return endedBy(leaseLost, childExit{}), true
+	}
+	claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
+	switch {
+	case err != nil:
+		return w.claimFailed(c, err), true
+	case !claimed:
+		r.logOnceDone(c, "found when elected")
+		return resignation("once-key-run", exitWith(exitOK)), true
+	}
+	w.claimed = true
+	if !l.Fresh() {
+		// The record waited out a partition: the key is taken
+		// (so never run twice) but not run.
+		r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
+		return endedBy(leaseLost, childExit{}), true
+	}
+	return leaderEnd{}, false
+}
+
+// claimFailed ends a leadership whose claim of the once key failed with
+// err, as its outcome says (outcomeOf); the command has not run.
+func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
+	r, key := w.r, w.r.set.OnceKey
+	switch how := outcomeOf(err); how {
+	case stopRequested:
+		// Stopped before the key was known to be ours: a stop
+		// before the command ran, not a failure. A claim whose answer
+		// was lost may have landed, though: then the key is started,
+		// unfinished, and the other candidates will not run it.
+		r.log.Warn("stopped while recording the once key; if the record was written, the key stays started and unfinished (--once-retry-unfinished runs it again)",
+			"once_key", key)
+		return endedBy(how, childExit{})
+	case sessionLost:
+		// The claim's answer was lost with the session: it may have
+		// landed. Stand again; the next candidacy clears our record
+		// first (clearLostClaim), then claims the key anew.
+		r.lostClaim = c.node
+		r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
+		return endedBy(how, childExit{})
+	}
+	r.log.Error("cannot record the once key; not running the command", "once_key", key, "error", err)
+	return resignation("once-key-failed", exitWith(exitFailure))
+}
+
+// superviseRun supervises a started command until it ends, or --timeout
+// stops it (timedOut), or something else ends supervision (how).
+func (w *onceWork) superviseRun(c *candidate, l *lease, cmd *child) (how outcome, timedOut bool) {
+	r := w.r
+	var deadline time.Time // --timeout
+	if r.set.Timeout > 0 {
+		deadline = time.Now().Add(r.set.Timeout)
+	}
+	how = r.supervise(c, l, cmd, deadline)
+	if how == wakeUp {
+		how, timedOut = childEnded, r.timeOut(cmd, l)
+	}
+	r.forget(cmd)
+	return how, timedOut
+}
+
+// runEnded says what a run's end (how, ex) means: the command ended by
+// itself (not over), was paused (not over, end.how; a once key's run is
+// finished by it), or the leadership ends (over).
+func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leaderEnd, over bool) {
+	r := w.r
 	switch how {
 	case childEnded:
 		r.logEnd(ex)
-		return ex, leaderEnd{}, false
+		return leaderEnd{}, false
 	case paused:
 		if w.claimed {
 			r.finishOnceRun(c, ex, "paused")
-			return ex, resignation("paused", exitWith(ex.Code)), true
+			return resignation("paused", exitWith(ex.Code)), true
 		}
-		return ex, endedBy(paused, ex), false
+		return endedBy(paused, ex), false
 	}
-	return ex, endedBy(how, ex), true
+	return endedBy(how, ex), true
 }
 
 // timeOut stops a command that outlived --timeout, as run cron stops a

@@ -4,6 +4,7 @@ package main
 // command ends or something ends the leadership.
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -119,21 +120,8 @@ func (s *supervision) await() (how outcome, over bool) {
 		if !s.wake.IsZero() && !time.Now().Before(s.wake) {
 			return wakeUp, true
 		}
-	case <-l.gone:
-		if s.pastLease() {
-			return noOutcome, false // resumed past the lease: say so first (checkLease)
-		}
-		// Someone is undoing this leadership: no grace period.
-		s.kill(l.GoneWhy())
-		r.log.Warn(l.GoneWhy()+" by someone else: leadership lost", logEvLeadershipLost.attr(), "proposal", c.node)
-		return proposalGone, true
-	case <-c.s.lost:
-		if s.pastLease() {
-			return noOutcome, false // resumed past the lease: say so first (checkLease)
-		}
-		s.kill("session lost")
-		r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", c.s.lostReason())
-		return sessionLost, true
+	case <-l.ended.Done():
+		return s.leadershipEnded(context.Cause(l.ended))
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
 	case <-r.health.Bad():
@@ -148,6 +136,41 @@ func (s *supervision) await() (how outcome, over bool) {
 		return stopRequested, true
 	}
 	return noOutcome, false
+}
+
+// leadershipEnded acts on the end of the leadership's context: someone
+// is undoing this leadership (our proposal or baton deleted, the session
+// lost), so the command is killed at once, no grace period, before any
+// log line. A ballot resumed past its lease says so first, whatever the
+// cause (lossOf).
+func (s *supervision) leadershipEnded(cause error) (outcome, bool) {
+	how := lossOf(cause, s.pastLease())
+	switch how {
+	case noOutcome:
+		return noOutcome, false // resumed past the lease: say so first (checkLease)
+	case proposalGone:
+		s.kill(cause.Error())
+		s.r.log.Warn(cause.Error()+" by someone else: leadership lost", logEvLeadershipLost.attr(), "proposal", s.c.node)
+	case sessionLost:
+		s.kill("session lost")
+		s.r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", s.c.s.lostReason())
+	default:
+		// Not while supervising (the lease is let go after it): the
+		// safe side, as for a lost lease.
+		s.kill(cause.Error())
+		s.r.log.Warn("leadership ended while supervising: "+cause.Error(), logEvLeadershipLost.attr(), "proposal", s.c.node)
+	}
+	return how, true
+}
+
+// lossOf is the outcome of a leadership whose context ended with cause:
+// noOutcome when the lease ran out before (pastLease), which checkLease
+// reports first; otherwise what cause stands for (outcomeOf).
+func lossOf(cause error, pastLease bool) outcome {
+	if pastLease {
+		return noOutcome
+	}
+	return outcomeOf(cause)
 }
 
 // controlsChanged acts on ballot step-down and pause.
