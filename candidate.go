@@ -35,8 +35,8 @@ type candidate struct {
 	token int64 // the proposal's czxid: grows from one leadership to the next
 	pub   *publisher
 
-	leading   bool // elected; the demote hook is owed
-	published bool // the leader node was written (or is being written)
+	demoteOwed bool // elected: the on-demote hook is owed (demote clears it as it runs the hook)
+	published  bool // the leader node was written (or is being written)
 
 	baton    batonState    // none, pending, maybe or held (batonstate.go)
 	election *electionSeen // the election path's record, as last read

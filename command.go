@@ -121,8 +121,9 @@ func handoffFor(c *candidate, l *lease) *handoff {
 	return h
 }
 
-// published records the end of a run in the proposal node.
-func (r *runner) published(c *candidate, ex childExit) {
+// publishRunEnd records the end of a run in the proposal node (what
+// info shows as the last exit); c.published is about the leader node.
+func (r *runner) publishRunEnd(c *candidate, ex childExit) {
 	c.pub.update(func(d *proposalData) {
 		d.Child = nil
 		d.LastExit = &exitStatus{Code: ex.Code, At: time.Now(), DurationMs: ex.Duration.Milliseconds()}

@@ -372,7 +372,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	r := cl.r
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
-	r.published(cl.c, ex)
+	r.publishRunEnd(cl.c, ex)
 	cl.c.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	if cl.timedOut && ex.Code == 0 {

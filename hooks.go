@@ -53,10 +53,10 @@ func (r *runner) runPromote(c *candidate, l *lease) (outcome, childExit) {
 // demote runs the on-demote hook once a leadership is over and its command
 // is gone: best effort, bounded by the hook timeout.
 func (r *runner) demote(c *candidate, reason string) {
-	if !c.leading {
+	if !c.demoteOwed {
 		return
 	}
-	c.leading = false
+	c.demoteOwed = false
 	if len(r.set.OnDemote) == 0 {
 		return
 	}
@@ -81,9 +81,9 @@ func (r *runner) demote(c *candidate, reason string) {
 
 // keeperDemote is the on-demote hook as demote would run it, for the
 // keeper to run should ballot die while leading (keeperend.go); nil when
-// ballot would run none (demote clears c.leading before its own hook).
+// ballot would run none (demote clears c.demoteOwed before its own hook).
 func (r *runner) keeperDemote(c *candidate) *demoteHook {
-	if c == nil || !c.leading || len(r.set.OnDemote) == 0 {
+	if c == nil || !c.demoteOwed || len(r.set.OnDemote) == 0 {
 		return nil
 	}
 	env := append(r.childEnv(c), "BALLOT_ROLE=follower", "BALLOT_DEMOTE_REASON="+demoteReasonBallotDied)

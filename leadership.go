@@ -387,7 +387,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 			r.endSession() // or the unconfirmed proposal would stay in line
 		}
 	}
-	c.leading = false
+	c.demoteOwed = false
 	r.setCandidate(nil)
 	if exiting {
 		r.endSession()

@@ -129,7 +129,7 @@ func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderE
 			ex.Code = exitFailure // a timed-out run is an error, whatever its status
 		}
 	}
-	r.published(c, ex)
+	r.publishRunEnd(c, ex)
 	end, over = w.runEnded(c, ex, how)
 	return ex, end, over
 }

@@ -69,7 +69,7 @@ func (r *runner) become(p phase, t change) {
 		r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
 		r.metrics.Slot(c.slots, c.slot)
 		r.metrics.Leader(true)
-		c.leading = true // the demote hook is owed from here on
+		c.demoteOwed = true // the demote hook is owed from here on
 		if c.slots > 1 {
 			r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
 				"lease_left", t.l.Left().Round(time.Millisecond), "slot", c.slot, "slots", c.slots)

@@ -21,7 +21,7 @@ func TestBecomeEffects(t *testing.T) {
 		leader, paused  bool
 		published       string
 		lines           string // events logged by the transition, in order
-		leadingDemotion bool   // c.leading: the demote hook is owed
+		leadingDemotion bool   // c.demoteOwed: the demote hook is owed
 	}
 	clk := &testClock{boot: bootTime(time.Hour), wall: time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)}
 	pause := &pauseRecord{Reason: "maintenance", By: "ops", Since: clk.wall}
@@ -59,7 +59,7 @@ func TestBecomeEffects(t *testing.T) {
 					}
 				}
 				got := state{r.phase, r.lease.Load() != nil, r.notify.last, r.metrics.leader, r.metrics.paused, c.pub.status.State,
-					strings.Join(events, " "), c.leading}
+					strings.Join(events, " "), c.demoteOwed}
 				if got != s.want {
 					t.Errorf("step %d, become(%s): %+v, want %+v", i, s.p, got, s.want)
 				}
