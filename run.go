@@ -50,7 +50,7 @@ type runner struct {
 	// with its session (it may have landed); see clearLostClaim.
 	lostClaim string
 
-	phase phase // where the current candidacy is; logged at each change
+	phase phase // the candidacy's state, set only through enter and become (transition.go); supervision reads it (a paused leader)
 
 	notify  *notifier             // systemd, when NOTIFY_SOCKET is set
 	metrics *metrics              // --metrics-file
