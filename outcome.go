@@ -119,6 +119,7 @@ func sessionLostCause(why string) error { return fmt.Errorf("%w: %s", errSession
 // lease, the safe side: the leadership is given up with its session.
 func outcomeOf(err error) outcome {
 	var gone *proposalGoneError
+	var lostNode *nodeLostError
 	switch {
 	case err == nil:
 		return noOutcome
@@ -126,7 +127,7 @@ func outcomeOf(err error) outcome {
 		return stopRequested // first, as every caller checked it
 	case errors.Is(err, errSessionLost):
 		return sessionLost
-	case errors.As(err, &gone):
+	case errors.As(err, &gone), errors.As(err, &lostNode), errors.Is(err, errProposalGone):
 		return proposalGone
 	case errors.Is(err, errUnhealthy):
 		return unhealthy

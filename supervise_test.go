@@ -19,6 +19,8 @@ func TestLeadershipLossOutcomes(t *testing.T) {
 		{"proposal deleted", &proposalGoneError{(&nodeLostError{"proposal"}).Error()}, proposalGone},
 		{"baton deleted", &proposalGoneError{(&nodeLostError{"baton"}).Error()}, proposalGone},
 		{"handed-over take failed", &proposalGoneError{"the baton handed over to us could not be taken"}, proposalGone},
+		{"our proposal read as gone", errProposalGone, proposalGone},
+		{"a node of ours lost, wrapped", fmt.Errorf("renew: %w", &nodeLostError{"baton"}), proposalGone},
 		{"session expired", sessionLostCause("session expired"), sessionLost},
 		{"session closed", errSessionLost, sessionLost},
 		{"session lost, wrapped", fmt.Errorf("claim: %w", errSessionLost), sessionLost},
