@@ -1,5 +1,8 @@
 package main
 
+// The config file: ballot.json.example parses, the default paths, and
+// the defaults are valid settings.
+
 import (
 	"os"
 	"path/filepath"

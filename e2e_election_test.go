@@ -1,5 +1,9 @@
 package main
 
+// End to end: the election's basics with the real binary — one leader
+// of two or three, a SIGTERM handover, the --on-child-* policies, and a
+// SIGKILLed ballot that leaves no command behind.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,7 @@
 package main
 
+// End to end: the metrics file a leader and a follower write.
+
 import (
 	"os"
 	"path/filepath"

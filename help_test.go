@@ -1,5 +1,7 @@
 package main
 
+// Help: every flag of the parameter table is in the help text.
+
 import (
 	"errors"
 	"strings"

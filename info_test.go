@@ -1,5 +1,8 @@
 package main
 
+// info and watch without ZooKeeper: the model built from a snapshot, its
+// human and YAML forms, and the events watch derives from two snapshots.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,8 @@
 package main
 
+// Parsing single values: servers, a command line, environment names,
+// policies.
+
 import (
 	"log/slog"
 	"reflect"
