@@ -2,8 +2,8 @@ package main
 
 // End to end: the election's basics with the real binary — one leader
 // of two or three, a SIGTERM handover, the --on-child-* policies, and a
-// SIGKILLed ballot that leaves no command behind, and a grace period
-// longer than the lease cut to fit it.
+// SIGKILLed ballot that leaves no command behind, and a connected
+// leader's grace period, whole even when longer than the session timeout.
 
 import (
 	"errors"
