@@ -82,6 +82,43 @@ func (s *controls) Changed() <-chan struct{} {
 	return s.changed
 }
 
+// set records what the control nodes say now, and pings Changed if the
+// election was paused or resumed, or a step-down came or went; a pause
+// record rewritten (a new reason) changes nothing for the leader.
+func (s *controls) set(p *pauseRecord, stepDown bool) {
+	s.mu.Lock()
+	changed := (p == nil) != (s.pause == nil) || stepDown != s.stepDown
+	s.pause, s.stepDown = p, stepDown
+	s.mu.Unlock()
+	if changed {
+		select {
+		case s.changed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// parsePause reads the pause node's data; nil raw: no pause node. A pause
+// node that cannot be read pauses all the same: it exists.
+func parsePause(raw []byte) *pauseRecord {
+	if raw == nil {
+		return nil
+	}
+	p := &pauseRecord{}
+	if json.Unmarshal(raw, p) != nil {
+		p = &pauseRecord{Reason: "(unreadable pause record)"}
+	}
+	return p
+}
+
+// namesUs says whether the step-down node's data (nil raw: no node) asks
+// the leadership of proposal to step down; one that cannot be read names
+// nobody.
+func namesUs(raw []byte, proposal string) bool {
+	var sd stepDownRecord
+	return raw != nil && json.Unmarshal(raw, &sd) == nil && sd.Proposal == proposal
+}
+
 // watchControls keeps a leader's controls current until quit; the first
 // state is read before it returns, so a leader elected into a paused
 // election starts nothing.
@@ -102,25 +139,7 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 		if perr != nil || serr != nil {
 			return nil, nil, errors.Join(perr, serr)
 		}
-		var p *pauseRecord
-		if praw != nil {
-			p = &pauseRecord{}
-			if json.Unmarshal(praw, p) != nil {
-				p = &pauseRecord{Reason: "(unreadable pause record)"}
-			}
-		}
-		var sd stepDownRecord
-		down := sraw != nil && json.Unmarshal(sraw, &sd) == nil && sd.Proposal == c.node
-		s.mu.Lock()
-		changed := (p == nil) != (s.pause == nil) || down != s.stepDown
-		s.pause, s.stepDown = p, down
-		s.mu.Unlock()
-		if changed {
-			select {
-			case s.changed <- struct{}{}:
-			default:
-			}
-		}
+		s.set(parsePause(praw), namesUs(sraw, c.node))
 		return pev, sev, nil
 	}
 	pev, sev, err := read()
@@ -176,8 +195,7 @@ func getOrWatch(conn *zk.Conn, path string) ([]byte, <-chan zk.Event, error) {
 func (c *candidate) clearStepDown() {
 	p := c.basePath + "/" + stepDownName
 	raw, st, err := c.s.conn.Get(p)
-	var sd stepDownRecord
-	if err == nil && json.Unmarshal(raw, &sd) == nil && sd.Proposal == c.node {
+	if err == nil && namesUs(raw, c.node) {
 		_ = c.s.conn.Delete(p, st.Version)
 	}
 }

@@ -318,39 +318,69 @@ func leadershipContext(c *candidate, l *lease) (over func()) {
 // endLeadership ends a leadership as end says: a resignation (the
 // leader's choice, a stop, a step-down, a failing health check) or a loss
 // (lease, session or proposal gone), as its outcome means (endMeanings,
-// outcome.go). The command is already gone.
+// outcome.go; planEnd). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	r.closeRun(c, end)
-	m := end.how.meaning()
-	if !m.resigns {
-		return r.lostLeadership(c, m.reason, end.ex)
+	p := planEnd(end, r.onceClaimed())
+	if !p.resigns {
+		return r.lostLeadership(c, p.reason, end.ex)
 	}
-	then := rejoin()
-	if m.exits {
-		then = exitWith(end.ex.Code)
-	}
-	switch end.how {
-	case leaderResigns:
-		v := r.resign(c, end.reason, end.then)
-		if end.backoff {
-			r.backOff(end.ex)
-		}
-		return v
-	case preempted:
+	switch {
+	case p.preempted:
 		r.metrics.Preempted()
-	case steppedDown:
-		if r.onceClaimed() {
-			// A once key's run cut short by a step-down is finished: ballot
-			// exits with its code, as after any once run.
-			c.clearStepDown()
-			r.finishOnceRun(c, end.ex, m.reason)
-			return r.resign(c, m.reason, exitWith(end.ex.Code))
-		}
-		v := r.resign(c, m.reason, then)
+	case p.finishOnce:
 		c.clearStepDown()
-		return v
+		r.finishOnceRun(c, end.ex, p.reason)
 	}
-	return r.resign(c, m.reason, then)
+	v := r.resign(c, p.reason, p.then)
+	if p.clearStepDown {
+		c.clearStepDown()
+	}
+	if p.backoff {
+		r.backOff(end.ex)
+	}
+	return v
+}
+
+// endPlan is how endLeadership ends a leadership, decided by planEnd.
+type endPlan struct {
+	resigns bool    // resign in order; otherwise the leadership is lost
+	reason  string  // in the resigning or leadership-lost line, and to the demote hook
+	then    verdict // after resigning: stand again, or exit with a code
+	backoff bool    // after resigning, back off if the last run failed quickly
+
+	preempted bool // counted in ballot_preemptions_total first
+	// finishOnce: a once key's run cut short by a step-down is finished:
+	// the request is cleared and the run recorded before resigning.
+	finishOnce bool
+	// clearStepDown: a step-down request naming us is cleared after
+	// resigning.
+	clearStepDown bool
+}
+
+// planEnd decides, from end and whether this ballot claimed a once key,
+// how its leadership ends (endLeadership does it).
+func planEnd(end leaderEnd, onceClaimed bool) endPlan {
+	m := end.how.meaning()
+	p := endPlan{resigns: m.resigns, reason: m.reason, then: rejoin()}
+	if m.exits {
+		p.then = exitWith(end.ex.Code)
+	}
+	switch {
+	case !m.resigns:
+		p.then = verdict{} // lostLeadership decides
+	case end.how == leaderResigns:
+		p.reason, p.then, p.backoff = end.reason, end.then, end.backoff
+	case end.how == preempted:
+		p.preempted = true
+	case end.how == steppedDown && onceClaimed:
+		// A once key's run cut short by a step-down is finished: ballot
+		// exits with its code, as after any once run.
+		p.finishOnce, p.then = true, exitWith(end.ex.Code)
+	case end.how == steppedDown:
+		p.clearStepDown = true
+	}
+	return p
 }
 
 // finishOnceRun records a --once-key run an operator cut short (pause,
@@ -407,23 +437,49 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
 	r.endSession()
-	switch {
-	case r.stopRequested():
+	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, r.onceClaimed())
+	switch next {
+	case lossExitsOnStop:
 		// A stop signal came while the command was being stopped.
 		return exitWith(ex.Code)
-	case r.set.OnConnectionLoss == lossExit:
+	case lossExitsByPolicy:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		if r.lostClaim != "" {
 			r.log.Error("the once key may stand started, unfinished, though the command never ran (its claim's answer was lost): run again with --once-retry-unfinished, or clear it (README: clearing a once key)",
 				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
 		}
 		return exitWith(exitFailure)
-	case r.onceClaimed():
+	case lossExitsOnceRun:
 		r.log.Error("leadership lost during a once-key run; exiting: the key stays started, unfinished", "reason", reason, "once_key", r.set.OnceKey)
 		return exitWith(exitFailure)
 	}
 	r.log.Info("rejoining the election as a new candidate", logEvRejoining.attr(), "reason", reason)
 	return rejoin()
+}
+
+// afterLossStep is what follows a lost leadership (afterLoss).
+type afterLossStep int
+
+const (
+	lossRejoins       afterLossStep = iota // stand again as a new candidate
+	lossExitsOnStop                        // a stop signal came: exit with the last run's code
+	lossExitsByPolicy                      // on-connection-loss=exit: exit 125
+	lossExitsOnceRun                       // a once key's run was cut short: exit 125, the key unfinished
+)
+
+// afterLoss decides what follows a lost leadership: a stop signal first,
+// then on-connection-loss=exit, then a once key's run (never run again by
+// this ballot); otherwise stand again.
+func afterLoss(stopping bool, onLoss lossPolicy, onceClaimed bool) afterLossStep {
+	switch {
+	case stopping:
+		return lossExitsOnStop
+	case onLoss == lossExit:
+		return lossExitsByPolicy
+	case onceClaimed:
+		return lossExitsOnceRun
+	}
+	return lossRejoins
 }
 
 // releaseLost gives the baton back after a lost leadership, if the session

@@ -241,16 +241,18 @@ func (r *runner) timeOut(cmd *child, l *lease) bool {
 // reports that the leadership ends with end; otherwise run again.
 func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
 	r := w.r
-	switch policy := r.policyFor(ex); policy {
-	case policyExit:
+	policy := r.policyFor(ex)
+	resign, resigns := afterRunPlan(policy, ex, reason)
+	switch {
+	case resigns && policy == policyExit:
 		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
-		return resignation(reason, exitWith(ex.Code)), true
-	case policyReelect:
-		return reelection(reason, ex), true
-	case policyIgnore:
+		return resign, true
+	case resigns:
+		return resign, true
+	case policy == policyIgnore:
 		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
 		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
-	case policyRerun:
+	case policy == policyRerun:
 		if d := r.backoffFor(ex); d > 0 {
 			r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
 			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
@@ -258,6 +260,21 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 			}
 		}
 		r.log.Info("running the command again (policy rerun)", logEvChildPolicy.attr(), "policy", policyRerun)
+	}
+	return leaderEnd{}, false
+}
+
+// afterRunPlan is afterRun's decision, without its effects: under exit
+// and reelect, policy (on-child-success or on-child-error, as policyFor
+// chose for ex) resigns, and resign is how (exit: with the run's code;
+// reelect: stand again, after backing off if the run failed quickly).
+// Under ignore and rerun the leader keeps the lead.
+func afterRunPlan(policy childPolicy, ex childExit, reason string) (resign leaderEnd, resigns bool) {
+	switch policy {
+	case policyExit:
+		return resignation(reason, exitWith(ex.Code)), true
+	case policyReelect:
+		return reelection(reason, ex), true
 	}
 	return leaderEnd{}, false
 }
