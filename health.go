@@ -35,33 +35,38 @@ func newHealth(r *runner) *health {
 
 func (h *health) loop() {
 	for {
-		ok := h.check()
-		h.mu.Lock()
-		h.last = time.Now()
-		switch {
-		case ok:
-			h.failures = 0
-			if !h.healthy {
-				h.healthy = true
-				close(h.good)
-				h.bad = make(chan struct{})
-				h.r.log.Info("health check passes: standing for election")
-			}
-		default:
-			h.failures++
-			if h.healthy && h.failures >= h.r.set.HealthFailures {
-				h.healthy = false
-				close(h.bad)
-				h.good = make(chan struct{})
-				h.r.log.Warn("health check failed: withdrawing from the election", logEvUnhealthy.attr(), "consecutive_failures", h.failures)
-			}
-		}
-		h.mu.Unlock()
+		h.record(h.check(), time.Now())
 		h.r.publishHealth()
 		select {
 		case <-time.After(h.r.set.HealthInterval):
 		case <-h.r.stopping:
 			return
+		}
+	}
+}
+
+// record counts one check's result, made at now: healthy again at once on
+// a pass, unhealthy after health-failures fails in a row.
+func (h *health) record(ok bool, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last = now
+	switch {
+	case ok:
+		h.failures = 0
+		if !h.healthy {
+			h.healthy = true
+			close(h.good)
+			h.bad = make(chan struct{})
+			h.r.log.Info("health check passes: standing for election")
+		}
+	default:
+		h.failures++
+		if h.healthy && h.failures >= h.r.set.HealthFailures {
+			h.healthy = false
+			close(h.bad)
+			h.good = make(chan struct{})
+			h.r.log.Warn("health check failed: withdrawing from the election", logEvUnhealthy.attr(), "consecutive_failures", h.failures)
 		}
 	}
 }
