@@ -56,7 +56,11 @@ func (n *notifier) Ready(status string) {
 	}
 	n.mu.Lock()
 	first := !n.ready
-	n.ready, n.last = true, status
+	if first {
+		// Only here: a later Ready goes through Status, which must still
+		// see the status shown until now to know this one is news.
+		n.ready, n.last = true, status
+	}
 	n.mu.Unlock()
 	if first {
 		n.send("READY=1\nSTATUS=" + status)

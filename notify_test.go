@@ -113,3 +113,24 @@ func TestNotifierWatchdog(t *testing.T) {
 		t.Errorf("sent %q; want one WATCHDOG=1, for the one healthy tick", got)
 	}
 }
+
+// TestNotifierReadyAgain: joining again (a new session after a lost one)
+// says "following" to systemd even though READY=1 went out long ago,
+// instead of leaving the last status, such as "leadership lost", shown.
+func TestNotifierReadyAgain(t *testing.T) {
+	sock, l := listenNotify(t)
+	t.Setenv("NOTIFY_SOCKET", sock)
+	n := newNotifier()
+	n.Ready("following")
+	n.Status("leadership lost (session-expired)")
+	n.Ready("following")
+	n.Ready("following")
+	n.send("END")
+	l.wait(t, "END")
+	l.mu.Lock()
+	got := strings.Join(l.msgs, "|")
+	l.mu.Unlock()
+	if want := "READY=1\nSTATUS=following|STATUS=leadership lost (session-expired)|STATUS=following|END"; got != want {
+		t.Errorf("sent %q, want %q", got, want)
+	}
+}
