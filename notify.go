@@ -56,7 +56,11 @@ func (n *notifier) Ready(status string) {
 	}
 	n.mu.Lock()
 	first := !n.ready
-	n.ready, n.last = true, status
+	if first {
+		// Only here: a later Ready goes through Status, which must still
+		// see the status shown until now to know this one is news.
+		n.ready, n.last = true, status
+	}
 	n.mu.Unlock()
 	if first {
 		n.send("READY=1\nSTATUS=" + status)
@@ -93,14 +97,11 @@ func (n *notifier) watchdog(healthy func() bool, stop <-chan struct{}) {
 	if n == nil || n.conn == nil {
 		return
 	}
-	usec, err := strconv.ParseInt(os.Getenv("WATCHDOG_USEC"), 10, 64)
-	if err != nil || usec <= 0 {
+	every, ok := watchdogInterval(os.Getenv("WATCHDOG_USEC"), os.Getenv("WATCHDOG_PID"), os.Getpid())
+	if !ok {
 		return
 	}
-	if pid := os.Getenv("WATCHDOG_PID"); pid != "" && pid != strconv.Itoa(os.Getpid()) {
-		return
-	}
-	t := time.NewTicker(time.Duration(usec) * time.Microsecond / 2)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -112,6 +113,19 @@ func (n *notifier) watchdog(healthy func() bool, stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// watchdogInterval is how often to feed systemd's watchdog: half its
+// timeout; ok is false when no watchdog is set for this process.
+func watchdogInterval(usecEnv, pidEnv string, pid int) (every time.Duration, ok bool) {
+	usec, err := strconv.ParseInt(usecEnv, 10, 64)
+	if err != nil || usec <= 0 {
+		return 0, false
+	}
+	if pidEnv != "" && pidEnv != strconv.Itoa(pid) {
+		return 0, false
+	}
+	return time.Duration(usec) * time.Microsecond / 2, true
 }
 
 // statusLine is the STATUS= text: role, leader, fencing token.

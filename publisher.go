@@ -12,8 +12,11 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-func (d *proposalData) encode() []byte {
-	now := time.Now()
+func (d *proposalData) encode() []byte { return d.encodeAt(time.Now()) }
+
+// encodeAt is the node's data as written at now: the ages and the time to
+// the next run are relative to the write.
+func (d *proposalData) encodeAt(now time.Time) []byte {
 	d.WrittenAt = now.UTC()
 	if d.Child != nil {
 		d.Child.RunningForMs = now.Sub(d.Child.Since).Milliseconds()

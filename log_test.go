@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLevelName(t *testing.T) {
+	for _, c := range []struct {
+		l    slog.Level
+		want string
+	}{
+		{LevelTrace, "TRACE"}, {slog.LevelDebug - 1, "TRACE"}, {slog.LevelDebug, "DEBUG"}, {slog.LevelInfo, "INFO"},
+		{slog.LevelWarn, "WARN"}, {slog.LevelError, "ERROR"}, {LevelFatal - 1, "ERROR"}, {LevelFatal, "FATAL"},
+		{LevelPanic, "PANIC"}, {LevelPanic + 4, "PANIC"},
+	} {
+		if got := levelName(c.l); got != c.want {
+			t.Errorf("levelName(%d) = %s, want %s", c.l, got, c.want)
+		}
+	}
+}
+
+// TestLogLineFormats: an event line as operators and the e2e tests read
+// it, in each format: the event attribute, the level names ballot adds,
+// quoting only where a value needs it, groups as dotted keys.
+func TestLogLineFormats(t *testing.T) {
+	at := time.Date(2026, 11, 24, 10, 0, 0, 123e6, time.UTC)
+	attrs := []slog.Attr{logEvElected.attr(), slog.Int64("fencing_token", 7), slog.Duration("lease_left", 1500*time.Millisecond),
+		slog.String("reason", "two words"), slog.String("empty", ""), slog.Group("zk", slog.String("server", "a:2181"))}
+	for _, c := range []struct {
+		format string
+		with   func(*slog.Logger) *slog.Logger
+		want   string
+	}{
+		{"human", nil, `2026-11-24T10:00:00.123Z FATAL elected event=elected fencing_token=7 lease_left=1.5s reason="two words" empty="" zk.server=a:2181` + "\n"},
+		{"human", func(l *slog.Logger) *slog.Logger { return l.With("candidate", "a").WithGroup("g") },
+			`2026-11-24T10:00:00.123Z FATAL elected candidate=a g.event=elected g.fencing_token=7 g.lease_left=1.5s g.reason="two words" g.empty="" g.zk.server=a:2181` + "\n"},
+		{"raw", nil, "elected\n"},
+	} {
+		var b bytes.Buffer
+		l := newLogger(&b, c.format, LevelTrace)
+		if c.with != nil {
+			l = c.with(l)
+		}
+		r := slog.NewRecord(at, LevelFatal, "elected", 0)
+		r.AddAttrs(attrs...)
+		if err := l.Handler().Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.format, b.String(), c.want)
+		}
+	}
+
+	var b bytes.Buffer
+	newLogger(&b, "json", LevelTrace).Log(context.Background(), LevelTrace, "elected", logEvElected.attr(), "fencing_token", 7)
+	var got map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("json line %q: %v", b.String(), err)
+	}
+	if got["level"] != "TRACE" || got["msg"] != "elected" || got["event"] != "elected" || got["fencing_token"] != 7.0 {
+		t.Errorf("json line: %q", b.String())
+	}
+	if a, ok := parseLogLine(strings.TrimSpace(b.String())); !ok || a["event"] != "elected" {
+		t.Errorf("the e2e tests' reader does not find the event in %q: %v", b.String(), a)
+	}
+	b.Reset()
+	newLogger(&b, "human", slog.LevelInfo).Debug("hidden")
+	if b.Len() != 0 {
+		t.Errorf("a debug line at level info: %q", b.String())
+	}
+}
+
+// stallingWriter blocks its first Write until released, as a full pipe
+// or a stuck journal would.
+type stallingWriter struct {
+	stalled chan struct{} // closed once a Write is blocked
+	release chan struct{}
+	out     syncBuffer
+	first   bool
+}
+
+func newStallingWriter() *stallingWriter {
+	return &stallingWriter{stalled: make(chan struct{}), release: make(chan struct{}), first: true}
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	if w.first { // only the pipe's goroutine writes
+		w.first = false
+		close(w.stalled)
+		<-w.release
+	}
+	return w.out.Write(p)
+}
+
+// TestLogPipeNeverBlocks: while the reader is stalled, log writes return
+// at once and queue up to logPipeMax; past it lines are dropped and
+// counted; once the reader moves again the queued lines come out in order
+// followed by one line saying how many were lost.
+func TestLogPipeNeverBlocks(t *testing.T) {
+	w := newStallingWriter()
+	p := newLogPipe(w)
+	fmt.Fprint(p, "first\n")
+	<-w.stalled
+	line := func(i int) []byte { // 1 KiB: logPipeMax holds exactly logPipeMax/1024 of them
+		s := fmt.Sprintf("line %d ", i)
+		return []byte(s + strings.Repeat("x", 1023-len(s)) + "\n")
+	}
+	const fits, dropped = logPipeMax / 1024, 5
+	for i := range fits + dropped {
+		if n, err := p.Write(line(i)); n != 1024 || err != nil { // a blocked Write would hang the test here
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	close(w.release)
+	for !strings.Contains(w.out.String(), "dropped") { // the queue drained
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Fprint(p, "after\n") // the loss was reported once, not again
+	p.Close(time.Minute)     // returns as soon as all is written
+	var want strings.Builder
+	want.WriteString("first\n")
+	for i := range fits {
+		want.Write(line(i))
+	}
+	want.WriteString("ballot: 5 log lines dropped: their reader did not keep up\n")
+	want.WriteString("after\n")
+	if got := w.out.String(); got != want.String() {
+		t.Errorf("got %d bytes, want %d; the end: %q", len(got), want.Len(), got[max(0, len(got)-200):])
+	}
+}
+
+// TestLogPipeCloseStalled: Close gives up on a reader that never moves.
+func TestLogPipeCloseStalled(t *testing.T) {
+	w := newStallingWriter()
+	defer close(w.release)
+	p := newLogPipe(w)
+	fmt.Fprint(p, "stuck\n")
+	<-w.stalled
+	p.Close(time.Millisecond) // the test hangs if Close waits for the reader
+}
