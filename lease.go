@@ -480,6 +480,32 @@ func (l *lease) Renewals() (last, largest time.Duration) {
 func (l *lease) KillBy() time.Time { return l.clock.onGoClock(l.KillAt()) }
 func (l *lease) StopBy() time.Time { return l.clock.onGoClock(l.stopAt()) }
 
+// leaseStanding is what supervision makes of its lease at a moment.
+type leaseStanding int
+
+const (
+	leaseHolds      leaseStanding = iota
+	leaseRunningOut               // past the stop: SIGTERM now, the grace still fits before the kill
+	leaseExpired                  // past the kill: ZooKeeper may already have elected another leader
+)
+
+// standing reads the lease at now, on its own clock: the stop and the kill
+// of one reading of its end (a renewal between two reads cannot make the
+// stop come after the kill), and what is left before the kill (negative:
+// how late).
+func (l *lease) standing(now bootTime) (st leaseStanding, left time.Duration) {
+	end := l.hardEnd()
+	kill := l.killFor(end)
+	left = time.Duration(kill - now)
+	switch {
+	case now >= kill:
+		return leaseExpired, left
+	case now >= l.stopFor(end):
+		return leaseRunningOut, left
+	}
+	return leaseHolds, left
+}
+
 // supervisedKillBy is KillBy for a stop's grace period, which also checks
 // in: a leader waiting for its command to stop is supervising it.
 func (l *lease) supervisedKillBy() time.Time {

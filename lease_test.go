@@ -128,3 +128,44 @@ func TestLeaseDecisionsOnItsClock(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseStanding: supervision's reading of its lease, on the lease's
+// clock: the lease holds until the stop, which leaves the command its
+// whole grace before the kill; from the kill on it has expired, and left
+// says how late. A renewal moves both moments together.
+func TestLeaseStanding(t *testing.T) {
+	for _, T := range leaseTimeouts {
+		for _, stopGrace := range []time.Duration{0, 100 * time.Millisecond, 10 * time.Second} {
+			t.Run(fmt.Sprintf("T=%s/grace=%s", T, stopGrace), func(t *testing.T) {
+				clk := &testClock{boot: bootTime(time.Hour), wall: time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)}
+				l := testLease(T, stopGrace, clk, true)
+				kill, stop := l.KillAt(), l.stopAt()
+				at := func(when bootTime, want leaseStanding, wantLeft time.Duration) {
+					t.Helper()
+					st, left := l.standing(when)
+					if st != want || left != wantLeft {
+						t.Errorf("at kill%+v: standing %d, left %v; want %d, %v", time.Duration(when-kill), st, left, want, wantLeft)
+					}
+				}
+				if grace := time.Duration(kill - stop); grace != l.grace {
+					t.Errorf("the stop comes %v before the kill, want the grace owed, %v", grace, l.grace)
+				}
+				at(clk.boot, leaseHolds, time.Duration(kill-clk.boot))
+				if stop > clk.boot {
+					at(stop-1, leaseHolds, time.Duration(kill-stop+1))
+				}
+				if stop < kill {
+					at(stop, leaseRunningOut, l.grace)
+					at(kill-1, leaseRunningOut, 1)
+				}
+				at(kill, leaseExpired, 0)
+				at(kill+bootTime(time.Second), leaseExpired, -time.Second)
+
+				// An answered renewal sent now moves the end: what was past
+				// the stop holds again.
+				l.end = l.endFrom(stop)
+				at(stop, leaseHolds, time.Duration(l.KillAt()-stop))
+			})
+		}
+	}
+}

@@ -62,17 +62,15 @@ func (s *supervision) checkLease() (outcome, bool) {
 	if s.cmd != nil {
 		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
 	}
-	now := time.Now()
-	deadline := l.KillBy()
-	if !now.Before(deadline) {
+	switch st, left := l.standing(l.clock.now()); st {
+	case leaseExpired:
 		s.kill("lease expired")
-		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", logEvLeaseExpired.attr(), "late_by", now.Sub(deadline).Round(time.Millisecond))
+		s.r.log.Warn("lease expired: ZooKeeper may already have elected another leader", logEvLeaseExpired.attr(), "late_by", (-left).Round(time.Millisecond))
 		return leaseLost, true
-	}
-	if !now.Before(l.StopBy()) {
+	case leaseRunningOut:
 		last, _ := l.Renewals()
 		s.r.log.Warn("lease running out: ZooKeeper has not answered the renewals; stopping the command while the lease still leaves it its grace period", logEvLeaseRunningOut.attr(),
-			"lease_left", deadline.Sub(now).Round(time.Millisecond), "last_renewal", last.Round(time.Millisecond),
+			"lease_left", left.Round(time.Millisecond), "last_renewal", last.Round(time.Millisecond),
 			"connected", s.c.s.connected.Load())
 		s.stop("lease running out", l.supervisedKillBy)
 		return leaseLost, true
@@ -82,7 +80,13 @@ func (s *supervision) checkLease() (outcome, bool) {
 
 // pastLease: a ballot woken after its lease ended reports that first,
 // whatever else it learns on waking (the command is already dead).
-func (s *supervision) pastLease() bool { return s.guard && !time.Now().Before(s.l.KillBy()) }
+func (s *supervision) pastLease() bool {
+	if !s.guard {
+		return false
+	}
+	st, _ := s.l.standing(s.l.clock.now())
+	return st == leaseExpired
+}
 
 // await waits for the next event; over reports that supervision ends with
 // how.
