@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestCleanHandoverStartsOnCredit: the next in line, ready (proved in
@@ -299,5 +301,36 @@ exit 0`
 	}
 	if lines != 2001 || !ended {
 		t.Errorf("logged %d of the tree's 2001 lines before \"command ended\" (ended: %v):\n%s", lines, ended, a.out.String())
+	}
+}
+
+// TestResignLeavesNoBatonThatMayBeOurs: a successor whose take's answer was
+// lost (the baton may be its session's) and that resigns at once must not
+// withdraw on the fast path (leader node, proposal, release in one write),
+// which gives back only a baton known held: its live session, kept to
+// stand again, would hold the baton and stall the election. Both ways of
+// withdrawing decline, so resign ends the session and the baton with it.
+func TestResignLeavesNoBatonThatMayBeOurs(t *testing.T) {
+	zkc := startZK(t, 1)
+	base := "/ballot/test/resign-maybe-baton"
+	seedElection(t, zkc.Servers(), base)
+	p := newInProcess(t, zkc, base)
+	c := p.join(p.session(), "x")
+	// The take was applied; its answer was lost.
+	if _, err := c.s.conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c.baton.answerLost(0)
+	// The leader node, published (version 0, this session's).
+	if _, err := c.s.conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c.published = true
+
+	if (&runner{}).withdrawWithLeaderNode(c) {
+		t.Fatal("withdrew on the fast path with a baton that may be ours")
+	}
+	if c.withdraw() {
+		t.Error("withdraw confirmed with a baton that may be ours: resign would keep the session, and the baton with it")
 	}
 }

@@ -129,9 +129,11 @@ func (r *runner) unpublishLeader(c *candidate) {
 // them (no demote hook): one write before the successor is woken instead
 // of three requests. The node has version 0: this session created it and
 // never sets it. It reports false, having changed nothing, when the fast
-// path does not apply.
+// path does not apply: also with a baton that may be ours (a take's answer
+// lost), which only a known holder can give back, so the caller's
+// withdraw ends the session, and the baton with it.
 func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
-	if !c.published || c.s.isLost() {
+	if !c.published || c.s.isLost() || c.baton.maybe() {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
