@@ -150,6 +150,13 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 // period): renewals vouch only for a leader that watches its command.
 func (l *lease) checkIn() { l.checkedIn.Store(int64(l.clock.now())) }
 
+// nextCheckIn is how long supervision may wait before its next
+// check-in, counted from its last one: a wait begun late (a keeper order
+// that blocked a while) must not push the check-in past its limit.
+func (l *lease) nextCheckIn() time.Duration {
+	return max(l.superviseEvery()-time.Duration(l.clock.now()-bootTime(l.checkedIn.Load())), 0)
+}
+
 func (l *lease) supervised(now bootTime) bool {
 	if l.busy != nil && !l.busy() {
 		return true // nothing to watch: waits on ZooKeeper (a claim, a record) are no stall

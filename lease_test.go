@@ -169,3 +169,30 @@ func TestLeaseStanding(t *testing.T) {
 		}
 	}
 }
+
+// TestNextCheckInCountsFromTheLastCheckIn: supervision's own wake-up is
+// counted from its last check-in, not from when it began to wait, so a
+// wait begun late (a keeper order that blocked) still checks in before
+// the limit renewals allow.
+func TestNextCheckInCountsFromTheLastCheckIn(t *testing.T) {
+	for _, T := range leaseTimeouts {
+		clk := &testClock{boot: bootTime(time.Hour), wall: time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)}
+		l := testLease(T, 0, clk, true)
+		l.checkIn()
+		if got := l.nextCheckIn(); got != l.superviseEvery() {
+			t.Errorf("T=%s: right after a check-in, wake in %v, want %v", T, got, l.superviseEvery())
+		}
+		late := 100 * time.Millisecond // a blocked keeper order's longest write
+		clk.advance(late)
+		if got, want := l.nextCheckIn(), max(l.superviseEvery()-late, 0); got != want {
+			t.Errorf("T=%s: %v after a check-in, wake in %v, want %v", T, late, got, want)
+		}
+		if at := late + l.nextCheckIn(); at >= l.checkInWithin() && late < l.checkInWithin() {
+			t.Errorf("T=%s: the next check-in at %v after the last, past the limit %v", T, at, l.checkInWithin())
+		}
+		clk.advance(l.superviseEvery())
+		if got := l.nextCheckIn(); got != 0 {
+			t.Errorf("T=%s: past the wake-up, wait %v, want 0", T, got)
+		}
+	}
+}

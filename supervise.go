@@ -95,7 +95,7 @@ func (s *supervision) await() (how outcome, over bool) {
 	// Answered renewals wake us (l.renewed); unanswered ones wake nobody,
 	// so a timer too, within the T/4 that renewals allow between
 	// check-ins, yet later than the next answer (leaseterms.go).
-	next := l.superviseEvery()
+	next := l.nextCheckIn()
 	if s.guard {
 		// Go's timers stop with a suspended machine, the lease's clock
 		// does not: the boot alarm wakes us on resume.
