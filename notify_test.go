@@ -98,7 +98,14 @@ func TestNotifierWatchdog(t *testing.T) {
 	calls := 0
 	go func() {
 		defer close(done)
-		n.watchdog(func() bool { calls++; asked <- calls; return calls == 1 }, stop)
+		n.watchdog(func() bool {
+			calls++
+			select { // a tick taken before stop was seen: nobody asks any more
+			case asked <- calls:
+			case <-stop:
+			}
+			return calls == 1
+		}, stop)
 	}()
 	for <-asked < 3 { // the first tick vouches, the next two do not
 	}
