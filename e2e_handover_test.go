@@ -9,6 +9,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -255,23 +257,30 @@ func TestResignationWaitsForTheTreeAndItsOutput(t *testing.T) {
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	// The command stamps its start and exits at once; a leftover in its
-	// process group ignores SIGTERM, writes 2000 lines (~70 KiB), stamps
-	// its own end, and ends on a line without a newline.
+	// process group ignores SIGTERM, waits for the gate (opened once b
+	// stands in line behind a, however slowly b starts), writes 2000 lines
+	// (~70 KiB), stamps its own end, and ends on a line without a newline.
+	gate := filepath.Join(t.TempDir(), "gate")
 	script := `stamp() { echo "$BALLOT_FENCING_TOKEN $$ $(date +%s%N)" >> "$TICK_FILE"; }
 stamp
-( trap '' TERM; sleep 0.3; i=0
+( trap '' TERM; while [ ! -e "$GATE" ]; do sleep 0.05; done; i=0
   while [ $i -lt 2000 ]; do echo "leftover line $i of the command's tree"; i=$((i+1)); done
   stamp; printf 'last words, no newline' ) &
 exit 0`
-	env := ballotEnv(t, "TICK_FILE="+e.ticks)
+	env := ballotEnv(t, "TICK_FILE="+e.ticks, "GATE="+gate)
+	// The grace period outlasts b's start (WaitEvent's 10 s): the
+	// leftover must end by itself, not by the SIGKILL after it.
 	args := func(id string) []string {
-		return append(runArgs(c.Servers(), e.base, id, "--on-child-success", "exit", "--stop-grace-period", "5s",
+		return append(runArgs(c.Servers(), e.base, id, "--on-child-success", "exit", "--stop-grace-period", "20s",
 			"--log-format", "json"), "--", "sh", "-c", script)
 	}
 	a := startBallot(t, "a", env, args("a")...)
 	a.WaitEvent(logEvCommandStarted, 10*time.Second)
 	b := startBallot(t, "b", env, args("b")...)
 	b.WaitEvent(logEvFollowing, 10*time.Second)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []*ballotProc{a, b} {
 		if code := p.Wait(20 * time.Second); code != 0 {
 			t.Fatalf("exit code %d, want 0:\n%s", code, p.out.String())
