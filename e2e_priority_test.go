@@ -62,20 +62,25 @@ func TestPreferredLeaders(t *testing.T) {
 	// of the next in line, which is on a slower link (30 ms each way) and
 	// so lists the line only after that. The release named it: it must
 	// take over, not wait behind the old leader until the handover is
-	// revoked.
+	// revoked. a revokes only if b has not taken within W = 3T/4 of a's
+	// reading the record; b's take is a few round trips (~0.4 s at 60 ms
+	// each): T = 4 s makes W 3 s, room for a stalled -race ballot on a
+	// busy machine.
 	t.Run("the preferred leader steps down to a slower next in line", func(t *testing.T) {
 		t.Parallel()
 		e := newElection(t, zkc)
 		proxy := newTCPProxy(t, zkc.Servers())
 		proxy.SetDelay(30 * time.Millisecond)
-		a := e.add("a", []string{"--priority", "10"}, nil, "tick")
+		slow := []string{"--zookeeper-session-timeout", "4s"}
+		a := e.add("a", append([]string{"--priority", "10"}, slow...), nil, "tick")
 		waitTenures(t, e.ticks, 1, 10*time.Second)
-		b := e.add("b", []string{"--preempt-after", "0"}, []string{proxy.Addr()}, "tick")
+		b := e.add("b", append([]string{"--preempt-after", "0"}, slow...), []string{proxy.Addr()}, "tick")
 		b.WaitEvent(logEvStandingBy, 10*time.Second)
 		if out, code := control(t, e, "step-down"); code != 0 {
 			t.Fatalf("step-down: exit %d: %s", code, out)
 		}
 		b.WaitEvent(logEvElected, 10*time.Second)
+		b.WaitEvent(logEvHandedOver, 10*time.Second) // as the named successor
 		waitTenures(t, e.ticks, 2, 10*time.Second)
 		if len(a.Events(logEvRevoked)) > 0 {
 			t.Errorf("a revoked the handover to b:\n%s", a.out.String())
@@ -169,9 +174,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			}
 			named := p.join(p.session(), "named")
 			named.standBy()
-			for named.proof.Load() == 0 {
-				time.Sleep(5 * time.Millisecond) // the first proof is sent at once
-			}
+			waitProof(t, named, 0) // the first proof is sent at once
 			if _, err := named.readElection(); err != nil {
 				t.Fatal(err)
 			}
@@ -199,9 +202,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			if gone {
 				// Its credit counts from a proof sent after the preferred one
 				// read the record (which it does at once).
-				for p0 := named.proof.Load(); named.proof.Load() == p0; {
-					time.Sleep(5 * time.Millisecond)
-				}
+				waitProof(t, named, named.proof.Load())
 				start, err := named.takeBaton(nil)
 				if err != nil || start.pending == nil {
 					t.Fatalf("the named successor did not start on credit: %v", err)
@@ -244,5 +245,18 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitProof waits for a standing-by candidate's proof sent after the one
+// at since (0: its first). Proofs go every T/4 (0.5 s here): 10 s is
+// twenty of them.
+func waitProof(t *testing.T, c *candidate, since int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); c.proof.Load() == since; {
+		if time.Now().After(deadline) {
+			t.Fatal("no proof of its place in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
