@@ -72,6 +72,8 @@ func badInputs() []badInput {
 			want: []string{`--priority "abc"`, "not a whole number"}},
 		{name: "retry unfinished with slots", post: []string{"--slots", "2", "--once-key", "k", "--once-retry-unfinished"},
 			want: []string{"--once-retry-unfinished", "not with --slots 2"}},
+		{name: "preempt-after with slots", post: []string{"--slots", "2", "--preempt-after", "10s"},
+			want: []string{"--preempt-after 10s", "not with --slots 2", "leave it out, or give 0"}},
 		{name: "slots zero", post: []string{"--slots", "0"},
 			want: []string{`--slots "0"`, "out of range"}},
 		{name: "preempt-after negative", post: []string{"--preempt-after", "-1s"},

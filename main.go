@@ -255,6 +255,10 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 		// that run may still be ending under its lease.
 		return nil, exitUsage, fmt.Errorf("--once-retry-unfinished: not with --slots %d, where a key's unfinished run may still be ending under another slot's lease; retry it with --slots 1 once every candidate of that election has stopped", set.Slots)
 	}
+	if src := set.Sources["preempt-after"]; set.Slots > 1 && set.PreemptAfter > 0 && src != "" && src != "default" {
+		// Silently ignored, it would promise handovers nobody makes.
+		return nil, exitUsage, fmt.Errorf("--preempt-after %s: not with --slots %d, where no holder hands over for a priority (priorities only order the line); leave it out, or give 0", set.PreemptAfter, set.Slots)
+	}
 	if set.NoWait && set.WaitTimeout > 0 {
 		return nil, exitUsage, fmt.Errorf("--wait-timeout %s: contradicts --no-wait, which does not wait at all; give one of them", set.WaitTimeout)
 	}
