@@ -1,12 +1,18 @@
 package main
 
 // What a newcomer hits in the first hour (issue 36): a command that exits
-// 0 at once must not spin.
+// 0 at once must not spin; readers must not write.
 
 import (
+	"errors"
+	"fmt"
+	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // TestQuickSuccessBacksOff: `true` under rerun and under reelect is rerun
@@ -49,4 +55,119 @@ func logLineHas(out, sub, want string) bool {
 		}
 	}
 	return false
+}
+
+// zkTree lists every node under root (root included) with what any write
+// changes: data, versions, czxid/mzxid/pzxid, owner. Creating and deleting
+// a child changes its parent's cversion and pzxid, so even a throwaway
+// node shows. (ZooKeeper's own zxid also counts sessions, which a reader
+// opens and closes, so the tree is compared, not srvr's Zxid.)
+func zkTree(t *testing.T, conn *zk.Conn, root string) map[string]string {
+	t.Helper()
+	tree := map[string]string{}
+	var walk func(p string)
+	walk = func(p string) {
+		data, st, err := conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", p, err)
+		}
+		tree[p] = fmt.Sprintf("czxid=%#x mzxid=%#x pzxid=%#x version=%d cversion=%d aversion=%d owner=%#x children=%d data=%q",
+			st.Czxid, st.Mzxid, st.Pzxid, st.Version, st.Cversion, st.Aversion, st.EphemeralOwner, st.NumChildren, data)
+		kids, _, err := conn.Children(p)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Fatalf("list %s: %v", p, err)
+		}
+		for _, k := range kids {
+			walk(strings.TrimSuffix(p, "/") + "/" + k)
+		}
+	}
+	walk(root)
+	return tree
+}
+
+func treeDiff(before, after map[string]string) []string {
+	var d []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			d = append(d, "deleted "+p)
+		} else if a != b {
+			d = append(d, "changed "+p+": "+b+" → "+a)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			d = append(d, "created "+p)
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// TestReadersNeverWrite: info, watch, leader, history and check create,
+// change and delete nothing in ZooKeeper, on a path that does not exist
+// (a typo in a monitoring check, run every minute) and on an election
+// with a past; a missing path is reported as such.
+func TestReadersNeverWrite(t *testing.T) {
+	c := startZK(t, 1)
+	conn := basicZKConn(t, c)
+	defer conn.Close()
+
+	// An election with a past: a once key run, its history, the baton
+	// given back; the candidate gone.
+	e := newElection(t, c)
+	p := startBallot(t, "job", ballotEnv(t), runArgs(c.Servers(), e.base, "job", "--once-key", "k1", "--", "true")...)
+	if code := p.Wait(30 * time.Second); code != 0 {
+		t.Fatalf("the job exited %d, want 0", code)
+	}
+
+	for _, tc := range []struct {
+		name, base string
+		exists     bool
+	}{
+		{"missing", "/typo1/deep/x", false},
+		{"existing", e.base, true},
+	} {
+		global := []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", tc.base, "--zookeeper-session-timeout", "2s"}
+		for _, r := range []struct {
+			name string
+			args []string
+			code int    // on a missing path; -1: stopped by SIGTERM (watch)
+			says string // on a missing path, on stdout or stderr
+		}{
+			{"info", []string{"info"}, 1, "does not exist"},
+			{"info-verbose-json", []string{"info", "--verbose", "--output", "json"}, 1, "does not exist"},
+			{"watch", []string{"watch"}, -1, "does not exist"},
+			{"leader", []string{"leader"}, 1, "no leader"},
+			{"leader-wait", []string{"leader", "--wait", "1s"}, 1, "no leader"},
+			{"history", []string{"history"}, 0, "does not exist"},
+			{"check", []string{"check", "--max-age", "26h"}, exitUnknown, "UNKNOWN"},
+		} {
+			t.Run(tc.name+"/"+r.name, func(t *testing.T) {
+				before := zkTree(t, conn, "/")
+				var out string
+				if r.code == -1 {
+					w := startBallot(t, r.name, ballotEnv(t), append(global, r.args...)...)
+					w.WaitLog(tc.base, 10*time.Second) // its first snapshot
+					w.Signal(syscall.SIGTERM)
+					w.Wait(10 * time.Second)
+					out = w.out.String()
+				} else {
+					res := basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global, r.args...)...)
+					out = res.stdout + res.stderr
+					if !tc.exists && res.code != r.code {
+						t.Errorf("exit %d on a missing path, want %d\n%s", res.code, r.code, out)
+					}
+				}
+				if !tc.exists && !strings.Contains(out, r.says) {
+					t.Errorf("on a missing path, says nothing of %q:\n%s", r.says, out)
+				}
+				if d := treeDiff(before, zkTree(t, conn, "/")); len(d) > 0 {
+					t.Errorf("%s wrote to ZooKeeper:\n%s\noutput:\n%s", r.name, strings.Join(d, "\n"), out)
+				}
+			})
+		}
+	}
 }
