@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 )
 
@@ -186,7 +187,26 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	if err := checkHasCommand(s); err != nil {
 		return nil, err
 	}
+	settleQuiet(s)
 	return s, nil
+}
+
+// settleQuiet: --quiet is for crontab, which mails whatever is printed.
+// ballot's own lines below WARN go (--debug still shows them: it is for
+// seeing more), and the command's output passes through unchanged, as it
+// would without ballot: wrapped, it would be INFO lines, and dropped.
+func settleQuiet(s *Settings) {
+	if !s.Quiet {
+		return
+	}
+	if s.LogLevel < slog.LevelWarn && !s.Debug {
+		s.LogLevel = slog.LevelWarn
+		s.Sources["log-level"] = "raised to warn by " + paramSource(s, "quiet")
+	}
+	if s.WrapChildLogs {
+		s.WrapChildLogs = false
+		s.Sources["wrap-child-logs"] = "set to false by " + paramSource(s, "quiet")
+	}
 }
 
 // parseCommandName takes the command (run takes a mode too) off args.

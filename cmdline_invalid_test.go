@@ -60,6 +60,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"bad election policy", runOnce("--on-election-failure", "reelect"), nil, nil, a(`--on-election-failure "reelect"`, "retry, run-anyway, exit")},
 		{"bad connection policy", runOnce("--on-connection-loss", "rerun"), nil, nil, a(`--on-connection-loss "rerun"`, "reelect, exit, ignore")},
 		{"bad wrap env", runOnce(), map[string]string{"BALLOT_WRAP_CHILD_LOGS": "maybe"}, nil, a(`environment BALLOT_WRAP_CHILD_LOGS "maybe"`, "true or false")},
+		{"bad quiet", runOnce("--quiet=sometimes"), nil, nil, a(`--quiet "sometimes"`, "true or false")},
+		{"quiet on info", a("info", "--quiet"), nil, nil, a("info:", "--quiet", "run once")},
 		{"zero session timeout", a("info", "--zookeeper-session-timeout", "0s"), nil, nil, a(`--zookeeper-session-timeout "0s"`, "greater than zero")},
 		{"negative session timeout", a("info", "--zookeeper-session-timeout", "-1s"), nil, nil, a(`"-1s"`, "negative")},
 		{"unitless duration env", a("info"), map[string]string{"ZOOKEEPER_SESSION_TIMEOUT": "5"}, nil, a(`environment ZOOKEEPER_SESSION_TIMEOUT "5"`, "not a duration", "5s")},

@@ -213,6 +213,8 @@ func badInputs() []badInput {
 		{name: "wrap child logs config string", pre: []string{"--config-file", "{cfg}"},
 			cfg:  `{"wrap-child-logs": "false"}`,
 			want: []string{"{cfg}", `"wrap-child-logs"`, "true or false", `"false"`}},
+		{name: "quiet flag not a boolean", post: []string{"--quiet=sometimes"},
+			want: []string{"--quiet", `"sometimes"`, "not a boolean"}},
 
 		// Policies.
 		{name: "on-child-success flag", post: []string{"--on-child-success", "bogus"},

@@ -1,11 +1,15 @@
 package main
 
 // What a newcomer hits in the first hour (issue 36): a command that exits
-// 0 at once must not spin; readers must not write.
+// 0 at once must not spin; readers must not write; a crontab stays quiet.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -169,5 +173,109 @@ func TestReadersNeverWrite(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// crontabRecipe is the README's "From crontab" line for host on servers,
+// as /bin/sh would run it after cron: the schedule and user cut, cron's
+// \% unescaped, the job and the key replaced (the key's date is the
+// test's to choose).
+func crontabRecipe(t *testing.T, servers, base, host, key, job string) string {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "# /etc/crontab on every host: the nightly backup runs on one of them\n")
+	if !ok {
+		t.Fatal("README: the From crontab recipe is gone")
+	}
+	line, _, _ := strings.Cut(after, "\n```")
+	line = strings.ReplaceAll(line, "\\\n", " ")
+	const cron = "0 3 * * *  root  "
+	if !strings.HasPrefix(line, cron+"ballot ") {
+		t.Fatalf("README: the crontab line does not start with %q: %q", cron+"ballot ", line)
+	}
+	line = strings.TrimPrefix(line, cron)
+	for _, r := range [][2]string{
+		{`\%`, `%`},
+		{"ballot ", ballotBin + " "},
+		{"zk1,zk2,zk3", servers},
+		{"/ballot/backup", base},
+		{`"$(hostname)"`, host},
+		{`"$(date +%F)"`, key},
+		{"/usr/local/bin/backup", job},
+	} {
+		if !strings.Contains(line, r[0]) {
+			t.Fatalf("README: the crontab line has no %q: %q", r[0], line)
+		}
+		line = strings.Replace(line, r[0], r[1], 1)
+	}
+	return line
+}
+
+// TestCrontabRecipeQuiet: the README's crontab recipe on three hosts at
+// once: the one that runs the job prints the job's output and nothing
+// else, unwrapped; the two that find the key run print nothing and exit
+// 0 — cron mails nothing from them.
+func TestCrontabRecipeQuiet(t *testing.T) {
+	// The recipe keeps the default session timeout, 5 s: a tickTime that
+	// allows it (2 to 20 ticks), or the server's clamp is a WARN, rightly
+	// printed even under --quiet.
+	c := startZKWith(t, zkOptions{TickTime: 500 * time.Millisecond})
+	for _, tc := range []struct {
+		name  string
+		fresh bool // the election's first ever run
+	}{{"fresh", true}, {"seeded", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newElection(t, c)
+			if tc.fresh {
+				e = newFreshElection(t, c)
+			}
+			dir := t.TempDir()
+			job := filepath.Join(dir, "backup")
+			if err := os.WriteFile(job, []byte("#!/bin/sh\necho \"backed up on $BALLOT_CANDIDATE_ID\"\necho 'a note on stderr' >&2\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var ps []*exec.Cmd
+			var outs, errs []*bytes.Buffer
+			for _, h := range []string{"h1", "h2", "h3"} {
+				cmd := exec.Command("/bin/sh", "-c", crontabRecipe(t, c.ConnString(), e.base, h, "2026-11-25", job))
+				cmd.Env = ballotEnv(t)
+				var o, e bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &o, &e
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				ps, outs, errs = append(ps, cmd), append(outs, &o), append(errs, &e)
+			}
+			ran := 0
+			for i, cmd := range ps {
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(60 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatalf("host %d did not exit", i+1)
+				}
+				host := fmt.Sprintf("h%d", i+1)
+				stdout, stderr := outs[i].String(), errs[i].String()
+				switch {
+				case err != nil:
+					t.Errorf("%s: %v\nstdout:\n%s\nstderr:\n%s", host, err, stdout, stderr)
+				case stdout == "" && stderr == "":
+					// skipped: nothing for cron to mail
+				case stdout == "backed up on "+host+"\n" && stderr == "a note on stderr\n":
+					ran++
+				default:
+					t.Errorf("%s printed more than the job's output (or less):\nstdout:\n%s\nstderr:\n%s", host, stdout, stderr)
+				}
+			}
+			if ran != 1 {
+				t.Errorf("%d hosts printed the job's output, want exactly 1", ran)
+			}
+		})
 	}
 }
