@@ -139,10 +139,28 @@ func (r *runner) forget(cmd *child) {
 	r.mu.Unlock()
 }
 
+// logEnd logs a run's end: at WARN when it failed, with the output's last
+// line (wrapped output only), so that a failure stands out at a glance and
+// in --quiet.
 func (r *runner) logEnd(ex childExit) {
-	if ex.Started {
-		r.log.Info("command ended", logEvCommandEnded.attr(), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut)
+	if !ex.Started {
+		return
 	}
+	attrs := []any{logEvCommandEnded.attr(), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut}
+	if ex.Success() {
+		r.log.Info("command ended", attrs...)
+		return
+	}
+	r.log.Warn("command ended", append(attrs, lastLineAttr(ex)...)...)
+}
+
+// lastLineAttr is last_line=..., the failing run's last line of output,
+// when it was seen.
+func lastLineAttr(ex childExit) []any {
+	if ex.LastLine == "" {
+		return nil
+	}
+	return []any{"last_line", ex.LastLine}
 }
 
 // runUnelected runs the command once with no election (run-anyway).

@@ -279,3 +279,36 @@ func TestCrontabRecipeQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestFailingRunWarns: a run that fails ends at WARN, with its exit code
+// and the last line it wrote, under run once and run cron alike; a run
+// that succeeds stays at INFO.
+func TestFailingRunWarns(t *testing.T) {
+	c := startZK(t, 1)
+	const T = 2 * time.Second // runArgs' session timeout
+	script := `echo "starting"; echo "disk full: /var/backups" >&2; exit 3`
+	t.Run("once", func(t *testing.T) {
+		e := newElection(t, c)
+		p := startBallot(t, "once", ballotEnv(t), runArgs(c.Servers(), e.base, "once",
+			"--on-child-error", "exit", "--", "/bin/sh", "-c", script)...)
+		if code := p.Wait(10 * T); code != 3 {
+			t.Errorf("exit %d, want the command's 3", code)
+		}
+		p.WaitEvent(logEvCommandEnded, 0, "level", "WARN", "exit_code", "3", "last_line", "disk full: /var/backups")
+	})
+	t.Run("cron", func(t *testing.T) {
+		e := newElection(t, c)
+		args := runArgs(c.Servers(), e.base, "cron", "--schedule", "* * * * * *", "--", "/bin/sh", "-c", `echo ok; [ -e "$0" ] || { touch "$0"; exit 0; }; `+script)
+		args[7] = "cron" // run cron, not run once
+		args = append(args, filepath.Join(t.TempDir(), "first-done"))
+		p := startBallot(t, "cron", ballotEnv(t), args...)
+		// The first run succeeds, the next fails: a second apart, at most
+		// a few T each on a busy box.
+		p.WaitEvent(logEvCommandEnded, 10*T, "level", "WARN", "exit_code", "3", "last_line", "disk full: /var/backups")
+		if ok := p.Events(logEvCommandEnded, "exit_code", "0"); len(ok) == 0 || ok[0]["level"] != "INFO" {
+			t.Errorf("the successful run ended %v, want at INFO", ok)
+		}
+		p.Signal(syscall.SIGTERM)
+		p.Wait(10 * T)
+	})
+}
