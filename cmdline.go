@@ -125,6 +125,9 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 
 // parseArgs is parseCommandLine; it sets *cmdSeen once it knows the command.
 func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Settings, error) {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		return &Settings{Command: cmdVersion}, nil // what other tools answer to
+	}
 	vals := make(map[string]*flagValue, len(params))
 	for _, p := range params {
 		vals[p.name] = &flagValue{isBool: p.kind == kindBool}

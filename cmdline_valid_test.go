@@ -172,6 +172,24 @@ var validDefaultCases = []validCase{
 		},
 	},
 	{
+		name: "--version",
+		args: a("--version"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
+		name: "-v",
+		args: a("-v"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
 		name:  "version ignores a broken config file",
 		args:  a("version"),
 		env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -311,4 +312,26 @@ func TestFailingRunWarns(t *testing.T) {
 		p.Signal(syscall.SIGTERM)
 		p.Wait(10 * T)
 	})
+}
+
+// TestLeaderWithoutData: `ballot leader` on a leader that runs without
+// --leader-data says so on stderr and in JSON; stdout stays one (empty)
+// line per leader and the exit status 0, as scripts expect.
+func TestLeaderWithoutData(t *testing.T) {
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	a := e.add("a", nil, nil, "tick")
+	a.WaitEvent(logEvAcknowledged, 10*time.Second)
+	r := leaderQuery(t, c.Servers(), e.base)
+	if r.code != 0 || r.stdout != "\n" || !strings.Contains(r.stderr, "leader a published no data: it runs without --leader-data") {
+		t.Errorf("ballot leader: exit %d, stdout %q, stderr %q; want 0, an empty line, and a word on stderr", r.code, r.stdout, r.stderr)
+	}
+	r = leaderQuery(t, c.Servers(), e.base, "--output", "json")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || r.code != 0 {
+		t.Fatalf("ballot leader --output json: exit %d, %v: %q", r.code, err, r.stdout)
+	}
+	if rec["data"] != "" || rec["candidateId"] != "a" || !strings.Contains(fmt.Sprint(rec["note"]), "published no data") {
+		t.Errorf("ballot leader --output json: %s; want data \"\", candidateId a and a note", r.stdout)
+	}
 }
