@@ -215,6 +215,10 @@ func badInputs() []badInput {
 			want: []string{"{cfg}", `"wrap-child-logs"`, "true or false", `"false"`}},
 		{name: "quiet flag not a boolean", post: []string{"--quiet=sometimes"},
 			want: []string{"--quiet", `"sometimes"`, "not a boolean"}},
+		{name: "candidate id given twice", post: []string{"--candidate-id", "c2"},
+			want: []string{`--candidate-id given 2 times ("c1", "c2")`, "takes one value"}},
+		{name: "global flag given twice", pre: []string{"--zookeeper-session-timeout", "3s"},
+			want: []string{`--zookeeper-session-timeout given 2 times ("2s", "3s")`, "give it once"}},
 
 		// Policies.
 		{name: "on-child-success flag", post: []string{"--on-child-success", "bogus"},
