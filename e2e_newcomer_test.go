@@ -335,3 +335,18 @@ func TestLeaderWithoutData(t *testing.T) {
 		t.Errorf("ballot leader --output json: %s; want data \"\", candidateId a and a note", r.stdout)
 	}
 }
+
+// TestNewElectionWaitWording: a brand-new election's first leader waits W
+// once (TestNewElectionWaits), and says it as what it is, not as a holder
+// that dropped the baton.
+func TestNewElectionWaitWording(t *testing.T) {
+	e := newFreshElection(t, startZK(t, 1))
+	a := e.add("a", nil, nil, "tick")
+	ev := a.WaitEvent(logEvBatonWait, 20*time.Second)
+	if !strings.HasPrefix(ev["msg"], "a new election (no handover record yet): waiting 1.5s once, in case") {
+		t.Errorf("the first wait says %q", ev["msg"])
+	}
+	if a.Logged("dropped it without releasing") {
+		t.Errorf("a new election's first leader speaks of a dropped baton")
+	}
+}
