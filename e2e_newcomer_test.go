@@ -145,7 +145,7 @@ func TestReadersNeverWrite(t *testing.T) {
 			{"info", []string{"info"}, 1, "does not exist"},
 			{"info-verbose-json", []string{"info", "--verbose", "--output", "json"}, 1, "does not exist"},
 			{"watch", []string{"watch"}, -1, "does not exist"},
-			{"leader", []string{"leader"}, 1, "no leader"},
+			{"leader", []string{"leader"}, 1, "does not exist"},
 			{"leader-wait", []string{"leader", "--wait", "1s"}, 1, "no leader"},
 			{"history", []string{"history"}, 0, "does not exist"},
 			{"check", []string{"check", "--max-age", "26h"}, exitUnknown, "UNKNOWN"},

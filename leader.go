@@ -189,6 +189,11 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 			return exitOK
 		}
 		if deadline == nil {
+			if ok, _, err := s.conn.Exists(set.BasePath); err == nil && !ok {
+				// A typo in the path is told apart from an election without a leader.
+				fmt.Fprintf(os.Stderr, "ballot: no leader: %s does not exist (no election there yet)\n", set.BasePath)
+				return exitNo
+			}
 			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
 			return exitNo
 		}
