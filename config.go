@@ -131,6 +131,10 @@ type Settings struct {
 	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
 	// "default"), keyed by parameter name; logged with --debug.
 	Sources map[string]string
+	// Values is each parameter's value as given (flag syntax; a config
+	// file's JSON compacted), keyed like Sources; logged with --debug,
+	// secrets redacted (redactValue).
+	Values map[string]string
 }
 
 // Log levels beyond slog's four.
