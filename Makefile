@@ -2,6 +2,8 @@
 #
 #   make build   ./ballot for this machine
 #   make cross   dist/ballot-linux-* for every supported Linux target
+#   make docs    dist/doc: the man page ballot.1 and the bash and zsh
+#                completions, generated from the parameter table by ./ballot
 #   make test    the whole test suite (scripts/test.sh; installs ZooKeeper if missing)
 #   make demo    two candidates, one ZooKeeper, a failover (scripts/demo.sh)
 #   make bench   the benchmark: real 3-member ZooKeeper, ~14 min, writes BENCHMARKS.md
@@ -13,7 +15,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # -gcflags=-l: no inlining in ballot's own package (not the runtime or the
 # libraries): none of its code is hot, and it saves about 60 KiB. Most of
-# the linux/amd64 binary's 6.4 MiB is the Go runtime and crypto/tls (2.2
+# the linux/amd64 binary's 6.7 MiB is the Go runtime and crypto/tls (2.2
 # MiB of it, for --zookeeper-tls; see BENCHMARKS.md).
 # TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
 # (tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
@@ -30,7 +32,7 @@ TARGETS := amd64:amd64: \
            mipsle:mipsle:GOMIPS=softfloat \
            riscv64:riscv64:
 
-.PHONY: build cross test demo bench clean
+.PHONY: build cross docs test demo bench clean
 
 build:
 	$(GOBUILD) -o ballot .
@@ -42,6 +44,14 @@ cross:
 		echo "dist/ballot-linux-$$name"; \
 		env GOOS=linux GOARCH=$$arch $$extra $(GOBUILD) -o dist/ballot-linux-$$name . ; \
 	done
+
+# The man page and completions come from the binary for this machine
+# (ballot help --man, ballot completion): the same table as --help.
+docs: build
+	@mkdir -p dist/doc/completions
+	./ballot help --man > dist/doc/ballot.1
+	./ballot completion bash > dist/doc/completions/ballot
+	./ballot completion zsh > dist/doc/completions/_ballot
 
 test:
 	scripts/test.sh

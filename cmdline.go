@@ -195,6 +195,8 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 	switch cmd {
 	case cmdHelp:
 		return "", nil, helpFor(rest)
+	case cmdCompletion:
+		return "", nil, completionFor(rest)
 	case "run":
 		if len(rest) == 0 {
 			return "", nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)

@@ -162,6 +162,8 @@ const (
 	cmdHelp     = "help"
 	cmdHistory  = "history"
 	cmdCheck    = "check"
+	// completion prints a shell's completion script (paramdocs.go).
+	cmdCompletion = "completion"
 )
 
 // usageError is a usage or configuration error: main prints
@@ -276,7 +278,7 @@ func (sc paramScope) commands() string {
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help"
+const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help, completion"
 
 type paramKind int
 
@@ -303,6 +305,9 @@ type param struct {
 	req   bool   // mandatory (no default)
 	opt   bool   // optional with no default: left unset (zero) unless given
 	help  string // may span lines, "\n"-separated
+	// choices are the values an enum parameter allows, for completions,
+	// the man page and the README's test (paramdocs.go); nil: not an enum.
+	choices []string
 	// apply validates v and stores it in s. Its error is the reason only;
 	// the caller prefixes where the value came from. Unused for config-file
 	// and zookeeper-servers, which are handled specially.
