@@ -84,7 +84,7 @@ dist: docs
 # the man page, the completions, the systemd template units (not enabled:
 # nothing starts on install) and the examples; no maintainer scripts. The
 # Debian version is the git version without its "v" (0~git<hash> untagged).
-DEBVERSION := $(shell echo $(VERSION) | sed 's/^v//; s/-/+/g; /^[0-9]/!s/^/0~git/')
+DEBVERSION := $(shell echo $(VERSION) | sed 's/-/+/g; /^v[0-9]/!s/^/0~git/; s/^v//')
 deb: dist
 	@rm -rf dist/deb dist/*.deb
 	@set -e; for t in $(TARGETS); do \
