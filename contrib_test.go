@@ -9,11 +9,13 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -294,5 +296,117 @@ func TestContribInitScript(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(logfile); !strings.Contains(string(b), "command started") {
 		t.Errorf("ballot's log lacks the command's start")
+	}
+}
+
+// TestGettingStarted runs README's "Getting started": scripts/zk.sh on a
+// free port, then each ./ballot line of the block, and stops the server.
+func TestGettingStarted(t *testing.T) {
+	_, block, _ := strings.Cut(section(t, readme(t), "### Getting started"), "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "./ballot ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 4 || !strings.HasPrefix(block, "scripts/zk.sh 2181 &") {
+		t.Fatalf("README's Getting started block changed; update this test:\n%s", block)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+
+	tmp := t.TempDir()
+	zk := exec.Command("bash", "scripts/zk.sh", port)
+	zk.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stderr := &syncBuffer{}
+	zk.Stdout, zk.Stderr = stderr, stderr
+	if err := zk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	done := make(chan struct{})
+	go func() { waitErr = zk.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = zk.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = zk.Process.Kill()
+		}
+	})
+	// A JVM's start on a busy 2-core machine: bounded, not timed.
+	deadline := time.Now().Add(90 * time.Second)
+	for !strings.Contains(stderr.String(), "ZooKeeper serving on 127.0.0.1:"+port) {
+		select {
+		case <-done:
+			t.Fatalf("scripts/zk.sh %s exited: %v\n%s", port, waitErr, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scripts/zk.sh %s: not serving:\n%s", port, stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	t.Logf("zk.sh serving after %v", time.Since(deadline.Add(-90*time.Second)).Round(time.Millisecond))
+	// Another on the same port is refused with one line.
+	busy := exec.Command("bash", "scripts/zk.sh", port)
+	if out, err := busy.CombinedOutput(); busy.ProcessState.ExitCode() != 2 || strings.Count(string(out), "\n") != 1 {
+		t.Errorf("scripts/zk.sh on a busy port: %v, %q; want exit 2 and one line", err, out)
+	}
+
+	wantCode := []int{0, 0, 0, 1} // info: no leader any more
+	for i, line := range lines {
+		args := strings.Fields(strings.ReplaceAll(line, "127.0.0.1:2181", "127.0.0.1:"+port))[1:]
+		cmd := exec.Command(ballotBin, args...)
+		cmd.Env = ballotEnv(t)
+		cmd.Dir = tmp
+		start := time.Now()
+		out, _ := cmd.CombinedOutput()
+		t.Logf("%s: %v", line, time.Since(start).Round(time.Millisecond))
+		if code := cmd.ProcessState.ExitCode(); code != wantCode[i] {
+			t.Errorf("%s: exit %d, want %d:\n%s", line, code, wantCode[i], out)
+		}
+		switch i {
+		case 0:
+			if !strings.Contains(string(out), "hello stream=stdout") {
+				t.Errorf("%s: the command did not run:\n%s", line, out)
+			}
+		case 1:
+			if strings.Contains(string(out), "command started") {
+				t.Errorf("%s: ran the command of a recorded key:\n%s", line, out)
+			}
+		case 2:
+			if !strings.Contains(string(out), "once first-try") {
+				t.Errorf("%s: the history lacks the run:\n%s", line, out)
+			}
+		}
+	}
+
+	if err := zk.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stopAt := time.Now()
+	defer func() { t.Logf("zk.sh stopped after %v", time.Since(stopAt).Round(time.Millisecond)) }()
+	select {
+	case <-done:
+		if waitErr != nil {
+			t.Errorf("scripts/zk.sh after SIGTERM: %v", waitErr)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("scripts/zk.sh did not stop on SIGTERM:\n%s", stderr)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("scripts/zk.sh left %v in its TMPDIR", entries)
+	}
+	if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+		c.Close()
+		t.Errorf("127.0.0.1:%s still answers after scripts/zk.sh stopped", port)
 	}
 }
