@@ -517,3 +517,52 @@ func TestReadmeUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmePolicies: each policy table of README's "Policies" lists
+// exactly the values its flags take, the default marked "(default)".
+func TestReadmePolicies(t *testing.T) {
+	lines := strings.Split(section(t, readme(t), "## Policies"), "\n")
+	tables := 0
+	for i, line := range lines {
+		if line != "| policy | |" {
+			continue
+		}
+		tables++
+		var flags []string
+		for j := i - 1; j >= 0 && j >= i-3 && len(flags) == 0; j-- {
+			flags = flagsIn(lines[j])
+		}
+		var values []string
+		def := ""
+		for _, row := range lines[i+2:] {
+			if !strings.HasPrefix(row, "| `") {
+				break
+			}
+			c := cells(row)
+			v := firstCode.FindStringSubmatch(c[0])[1]
+			values = append(values, v)
+			if strings.Contains(c[0], "(default)") {
+				def = v
+			}
+		}
+		if len(flags) == 0 {
+			t.Errorf("the policy table at line %d names no flag above it", i)
+		}
+		for _, name := range flags {
+			p := lookupParam(name)
+			if p == nil || len(p.choices) == 0 {
+				t.Errorf("policy table names --%s, which takes no policy", name)
+				continue
+			}
+			want, got := slices.Clone(p.choices), slices.Clone(values)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) || def != p.def {
+				t.Errorf("--%s: README's table has %v (default %q), the parameter table %v (default %q)", name, values, def, p.choices, p.def)
+			}
+		}
+	}
+	if tables != 3 {
+		t.Errorf("found %d policy tables, want 3 (on-child-*, on-election-failure, on-connection-loss)", tables)
+	}
+}
