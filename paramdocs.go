@@ -78,9 +78,15 @@ func completionFor(args []string) error {
 			return &helpRequested{text: bashCompletion()}
 		case "zsh":
 			return &helpRequested{text: zshCompletion()}
+		case "-h", "-help", "--help":
+			return helpFor([]string{cmdCompletion})
 		}
 	}
-	return usagef("completion: want one shell, bash or zsh, e.g. ballot completion bash > /etc/bash_completion.d/ballot, got %q (see ballot help)", strings.Join(args, " "))
+	what := fmt.Sprintf("unknown shell %q", strings.Join(args, " "))
+	if len(args) == 0 {
+		what = "no shell given"
+	}
+	return usagef("completion: %s; use bash or zsh, e.g. ballot completion bash > /usr/share/bash-completion/completions/ballot (see ballot help completion)", what)
 }
 
 // ---------------------------------------------------------------------------
