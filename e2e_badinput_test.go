@@ -353,6 +353,8 @@ func badInputs() []badInput {
 			cfg: `{"max-age": "forever"}`, want: []string{"{cfg}", `"max-age"`, "not a duration"}, code: exitUnknown},
 		{name: "check stray argument", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "26h"},
 			want: []string{"check:", "unexpected argument", `"26h"`}, code: exitUnknown},
+		{name: "completion for an unknown shell", args: []string{"completion", "fish"},
+			want: []string{"completion:", "bash or zsh", `"fish"`}},
 	}
 }
 
