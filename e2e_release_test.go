@@ -18,64 +18,77 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// TestResumedLeaderReleasesOnItsSession: ballot alone is SIGSTOPped past
-// its lease (its keeper kills the command at the lease's kill time) and
-// SIGCONTed before ZooKeeper can expire its session. It must give the
-// baton back on that session and close it, so that the successor takes
-// at once, not after the session's expiry and W.
+// TestResumedLeaderReleasesOnItsSession: the leader's ballot is stopped
+// past its lease and resumed before ZooKeeper can expire its session:
+// SIGSTOP to ballot alone (its keeper kills the command at the lease's
+// kill time), or to ballot, its keeper and the command together (a VM
+// pause: the keeper's alarm kills the command first thing on resume). It
+// must give the baton back on that session and close it, so that the
+// successor takes at once, not after the session's expiry and W.
 //
 // The stop's length, from T = 8 s (tickTime 500 ms allows up to 10 s):
 // renewals go out every T/8 and each touches the session, so the last
 // touch before the stop is at most T/8 before it and ZooKeeper expires the
-// session no earlier than stop + 7T/8 (7 s). The keeper kills the command
-// no later than the last renewal's send + W − T/16 ≤ stop + 11T/16
-// (5.5 s). The test waits for the command's death, then resumes ballot at
-// stop + 25T/32 (6.25 s): T/10 from either end.
+// session no earlier than stop + 7T/8 (7 s). The command must be dead by
+// the last renewal's send + W − T/16 ≤ stop + 11T/16 (5.5 s). ballot is
+// resumed at stop + 25T/32 (6.25 s): T/10 from either end.
 func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
 	const T = 8 * time.Second
 	c := startZKWith(t, zkOptions{TickTime: 500 * time.Millisecond})
-	e := newElection(t, c)
-	flags := []string{"--zookeeper-session-timeout", T.String()}
-	a := e.add("a", flags, nil, "tick")
-	e.leader(20 * time.Second)
-	b := e.add("b", flags, nil, "tick")
-	b.WaitEvent(logEvStandingBy, 20*time.Second)
-	waitTenures(t, e.ticks, 1, 10*time.Second)
-	cpid := commandPid(t, a)
+	for _, whole := range []bool{false, true} {
+		name := map[bool]string{false: "ballot alone", true: "ballot keeper and command"}[whole]
+		t.Run(name, func(t *testing.T) {
+			e := newElection(t, c)
+			flags := []string{"--zookeeper-session-timeout", T.String()}
+			a := e.add("a", flags, nil, "tick")
+			e.leader(20 * time.Second)
+			b := e.add("b", flags, nil, "tick")
+			b.WaitEvent(logEvStandingBy, 20*time.Second)
+			waitTenures(t, e.ticks, 1, 10*time.Second)
+			cpid := commandPid(t, a)
+			keeper := parentPid(cpid)
+			signal := func(sig syscall.Signal) {
+				a.Signal(sig)
+				if whole {
+					_ = syscall.Kill(keeper, sig)
+					_ = syscall.Kill(-cpid, sig)
+				}
+			}
 
-	a.Signal(syscall.SIGSTOP)
-	stopped := time.Now()
-	defer a.Signal(syscall.SIGCONT)
-	for processAlive(cpid) {
-		if time.Since(stopped) > T {
-			t.Fatalf("the keeper did not kill the stopped ballot's command within T")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	killed := time.Since(stopped)
-	if d := T*25/32 - killed; d > 0 {
-		time.Sleep(d)
-	}
-	if b.Logged("command started") {
-		t.Fatalf("b started while a was stopped, %s after the stop: a's session expired sooner than derived", time.Since(stopped))
-	}
-	a.Signal(syscall.SIGCONT)
-	resumed := time.Now()
-	b.WaitEvent(logEvCommandStarted, 2*T)
-	a.WaitEvent(logEvRejoining, T)
-	t.Logf("the keeper killed the command %s after the stop; ballot resumed %s after it; b's command started %s after the resume",
-		killed.Round(time.Millisecond), resumed.Sub(stopped).Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond))
+			signal(syscall.SIGSTOP)
+			stopped := time.Now()
+			defer signal(syscall.SIGCONT)
+			for !whole && processAlive(cpid) {
+				if time.Since(stopped) > T {
+					t.Fatalf("the keeper did not kill the stopped ballot's command within T")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if d := T*25/32 - time.Since(stopped); d > 0 {
+				time.Sleep(d)
+			}
+			if b.Logged("command started") {
+				t.Fatalf("b started while a was stopped, %s after the stop: a's session expired sooner than derived", time.Since(stopped))
+			}
+			signal(syscall.SIGCONT)
+			resumed := time.Now()
+			b.WaitEvent(logEvCommandStarted, 2*T)
+			a.WaitEvent(logEvRejoining, T)
+			t.Logf("ballot resumed %s after the stop; b's command started %s after the resume",
+				resumed.Sub(stopped).Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond))
 
-	if !a.Logged("baton given back") {
-		t.Errorf("a did not give the baton back on its session:\n%s", a.out.String())
+			if !a.Logged("baton given back") {
+				t.Errorf("a did not give the baton back on its session:\n%s", a.out.String())
+			}
+			if b.Logged("dropped it without releasing") {
+				t.Errorf("b waited for a dropped baton: a left its session to expire\n%s", b.out.String())
+			}
+			waitTenures(t, e.ticks, 2, 10*time.Second)
+			gaps := checkNoOverlap(t, e.ticks)
+			e.checkTokensGrow()
+			report(t, name+" SIGSTOPped past its lease, resumed before its session expired", gaps, overlapOf(t, e.ticks))
+		})
 	}
-	if b.Logged("dropped it without releasing") {
-		t.Errorf("b waited for a dropped baton: a left its session to expire\n%s", b.out.String())
-	}
-	waitTenures(t, e.ticks, 2, 10*time.Second)
-	gaps := checkNoOverlap(t, e.ticks)
-	e.checkTokensGrow()
-	report(t, "ballot alone SIGSTOPped past its lease, resumed before its session expired", gaps, overlapOf(t, e.ticks))
 }
 
 // TestDeletedProposalFailsOverAtOnce: an operator deletes the leader's

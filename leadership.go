@@ -503,7 +503,7 @@ func (r *runner) releaseLost(c *candidate) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for !c.s.isLost() {
+		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
 			// The proposal goes too: the session is about to end anyway.
 			released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
 			switch {
