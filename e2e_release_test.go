@@ -204,3 +204,103 @@ func eventsIn(p *ballotProc, evs ...logEvent) []logEvent {
 func endsWith(seq []logEvent, tail ...logEvent) bool {
 	return len(seq) >= len(tail) && slices.Equal(seq[len(seq)-len(tail):], tail)
 }
+
+// TestReleasedNoteIsForItsRecordOnly: the note is written only while the
+// handover record is still at the version of the writer's take (late, the
+// record replaced or deleted, it would be needed by nobody and left
+// behind); written twice, it is written; and a successor trusts it only
+// for a record that names its proposal, never another's.
+func TestReleasedNoteIsForItsRecordOnly(t *testing.T) {
+	zkc := startZK(t, 1)
+	other := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer other.Close()
+	take := func(t *testing.T, p *inProcess, id string) *candidate {
+		t.Helper()
+		c := p.join(p.session(), id)
+		if _, err := c.takeBaton(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Delete(c.node, -1); err != nil { // the operator's delete
+			t.Fatal(err)
+		}
+		return c
+	}
+	exists := func(t *testing.T, path string) bool {
+		t.Helper()
+		ok, _, err := other.Exists(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	t.Run("record still ours", func(t *testing.T) {
+		base := "/ballot/test/" + strings.ReplaceAll(t.Name(), "/", "-")
+		seedElection(t, zkc.Servers(), base)
+		p := newInProcess(t, zkc, base)
+		c := take(t, p, "a")
+		for i := 0; i < 2; i++ { // written twice: the second finds it
+			if ok, err := c.leaveReleasedNote(c.baton.version); !ok || err != nil {
+				t.Fatalf("note %d: written %v, %v", i+1, ok, err)
+			}
+		}
+		note := releasedPath(base, path.Base(c.node))
+		if !exists(t, note) {
+			t.Fatalf("no note at %s", note)
+		}
+
+		// A successor trusts it for the record naming a's proposal only.
+		s := p.join(p.session(), "s")
+		h, err := s.readHandover()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ended, err := s.holderEnded(h, &droppedWait{}); !ended || err != nil {
+			t.Errorf("the record names a, whose note exists: ended %v, %v", ended, err)
+		}
+		h.rec.Proposal = base + "/_c_00000000000000000000000000000000-proposal-0000000099"
+		if ended, err := s.holderEnded(h, &droppedWait{}); ended || err != nil {
+			t.Errorf("a's note was trusted for another proposal's take: ended %v, %v", ended, err)
+		}
+		h.rec.State = handoverReleased
+		h.rec.Proposal = c.node
+		if noteSubject(h) != "" {
+			t.Errorf("a released record has a note subject")
+		}
+
+		// The next take after a dropped baton clears the notes.
+		s.clearNotes()
+		if exists(t, note) {
+			t.Errorf("the note outlived clearNotes")
+		}
+	})
+
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, c *candidate)
+	}{
+		{"record replaced by a successor's take", func(t *testing.T, c *candidate) {
+			if _, err := other.Set(c.handoverPath(), []byte(`{"state":"taken","candidateId":"b"}`), -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"record deleted", func(t *testing.T, c *candidate) {
+			if err := other.Delete(c.handoverPath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := "/ballot/test/" + strings.ReplaceAll(t.Name(), "/", "-")
+			seedElection(t, zkc.Servers(), base)
+			c := take(t, newInProcess(t, zkc, base), "a")
+			tc.change(t, c)
+			if ok, err := c.leaveReleasedNote(c.baton.version); ok || err != nil {
+				t.Errorf("a note for a record no longer a's: written %v, %v", ok, err)
+			}
+			if exists(t, releasedPath(base, path.Base(c.node))) {
+				t.Errorf("the note was written")
+			}
+		})
+	}
+}
