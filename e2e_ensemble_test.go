@@ -294,14 +294,21 @@ func TestEnsembleSafety(t *testing.T) {
 	})
 
 	// An operator deletes the leader's proposal: the next candidate is the
-	// lowest at once, but waits for the baton, which the old leader gives
-	// back only once its command is gone.
+	// lowest at once, but waits for the baton, which the old leader holds
+	// until its command is gone; it then leaves its note, and the next
+	// candidate takes at once on it, without waiting W.
 	t.Run("proposal deleted", func(t *testing.T) {
 		e, a, b := ensembleElection(t, c, nil, nil)
-		deleteNode(t, c, e.base+"/"+e.proposals()[0])
+		proposal := e.base + "/" + e.proposals()[0]
+		deleteNode(t, c, proposal)
 		deleted := time.Now()
 		takeover(t, e, b, "the leader's proposal deleted by another client", deleted, 20*time.Second)
 		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
+		a.WaitEvent(logEvReleasedNote, 5*time.Second)
+		b.WaitEvent(logEvNoteFound, time.Second, "holder", proposal)
+		if b.Logged("dropped it without releasing") {
+			t.Errorf("b waited W for the baton although a left its note")
+		}
 	})
 
 	t.Run("slots", func(t *testing.T) { slotsOnEnsemble(t, c) })
