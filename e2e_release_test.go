@@ -103,13 +103,15 @@ func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
 func TestDeletedProposalFailsOverAtOnce(t *testing.T) {
 	c := startZK(t, 1)
 	for _, tc := range []struct {
-		name   string
-		also   []string // deleted with the proposal, in one multi-op
-		atOnce bool
+		name       string
+		also       []string // deleted with the proposal, in one multi-op
+		stopKeeper bool     // the leader's keeper SIGSTOPped first: ballot kills the tree itself
+		atOnce     bool
 	}{
 		{name: "proposal", atOnce: true},
 		{name: "proposal and baton", also: []string{batonName}, atOnce: true},
 		{name: "proposal and handover record", also: []string{handoverName}},
+		{name: "proposal (its keeper stopped)", stopKeeper: true, atOnce: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newElection(t, c)
@@ -119,6 +121,11 @@ func TestDeletedProposalFailsOverAtOnce(t *testing.T) {
 			b.WaitEvent(logEvStandingBy, 10*time.Second)
 			waitTenures(t, e.ticks, 1, 10*time.Second)
 			proposal := e.base + "/" + e.proposals()[0]
+			if tc.stopKeeper {
+				keeper := parentPid(commandPid(t, a))
+				_ = syscall.Kill(keeper, syscall.SIGSTOP)
+				defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
+			}
 
 			ops := []any{&zk.DeleteRequest{Path: proposal, Version: -1}}
 			for _, n := range tc.also {
