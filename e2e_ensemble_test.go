@@ -311,6 +311,30 @@ func TestEnsembleSafety(t *testing.T) {
 		}
 	})
 
+	// The same delete while the leader's member is cut off from its peers:
+	// the delete commits at the quorum, the leader hears nothing, its
+	// renewals cannot commit and its lease runs out. Its note, a write,
+	// cannot commit through that member: the successor waits W after the
+	// session's expiry, as for any cut-off leader. Never two commands.
+	t.Run("proposal deleted, the leader's member cut off", func(t *testing.T) {
+		m := aFollower(t, c)
+		e, a, b := ensembleElection(t, c, []string{c.Servers()[m]}, others(c, m))
+		proposal := e.base + "/" + e.proposals()[0]
+		c.CutOff(m)
+		t.Cleanup(func() { c.HealAll() }) // should it fail: the ensemble is shared
+		cut := time.Now()
+		deleteNode(t, c, proposal)
+		takeover(t, e, b, "the leader's proposal deleted while its member is cut off from its peers", cut, 30*time.Second)
+		if len(b.Events(logEvNoteFound)) > 0 {
+			t.Errorf("b took on a note that a cut-off leader could not have written")
+		}
+		if !b.Logged("dropped it without releasing") {
+			t.Errorf("b did not wait for the dropped baton")
+		}
+		_ = a
+		whole(t, c)
+	})
+
 	t.Run("slots", func(t *testing.T) { slotsOnEnsemble(t, c) })
 
 	// An operator deletes the baton: the leader stops at once and gives up
