@@ -213,6 +213,12 @@ func badInputs() []badInput {
 		{name: "wrap child logs config string", pre: []string{"--config-file", "{cfg}"},
 			cfg:  `{"wrap-child-logs": "false"}`,
 			want: []string{"{cfg}", `"wrap-child-logs"`, "true or false", `"false"`}},
+		{name: "quiet flag not a boolean", post: []string{"--quiet=sometimes"},
+			want: []string{"--quiet", `"sometimes"`, "not a boolean"}},
+		{name: "candidate id given twice", post: []string{"--candidate-id", "c2"},
+			want: []string{`--candidate-id given 2 times ("c1", "c2")`, "takes one value"}},
+		{name: "global flag given twice", pre: []string{"--zookeeper-session-timeout", "3s"},
+			want: []string{`--zookeeper-session-timeout given 2 times ("2s", "3s")`, "give it once"}},
 
 		// Policies.
 		{name: "on-child-success flag", post: []string{"--on-child-success", "bogus"},
@@ -284,6 +290,10 @@ func badInputs() []badInput {
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
 				"--candidate-id", "c1", "--schedule", "61 * * * *", "--", "{touch}", "{marker}"},
 			want: []string{"--schedule", `"61 * * * *"`, "cron expression"}},
+		{name: "cron schedule field out of range",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "0 25 * * *", "--", "{touch}", "{marker}"},
+			want: []string{"--schedule", `"0 25 * * *"`, "hour field 25: allowed 0-23"}},
 		{name: "cron negative deadline",
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
 				"--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline=-1m", "--", "{touch}", "{marker}"},
