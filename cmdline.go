@@ -194,7 +194,7 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 		return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
 	}
 
-	s := &Settings{Command: cmd, Sources: map[string]string{}}
+	s := &Settings{Command: cmd, Sources: map[string]string{}, Values: map[string]string{}}
 	if isRun && len(pos) > 0 {
 		s.Args = append([]string(nil), pos...)
 	}
@@ -236,6 +236,8 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 	switch cmd {
 	case cmdHelp:
 		return "", nil, helpFor(rest)
+	case cmdCompletion:
+		return "", nil, completionFor(rest)
 	case "run":
 		if len(rest) == 0 {
 			return "", nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
@@ -340,6 +342,7 @@ func settleZooKeeperAccess(s *Settings) error {
 		if !s.ZooKeeperTLS {
 			s.ZooKeeperTLS = true
 			s.Sources["zookeeper-tls"] = "implied by " + paramSource(s, name)
+			s.Values["zookeeper-tls"] = "true"
 		}
 	}
 
@@ -354,6 +357,9 @@ func settleZooKeeperAccess(s *Settings) error {
 	case s.ZooKeeperACL != aclOpen && !credentials:
 		return usagef("%s %q: needs credentials for ZooKeeper to know ballot by: --zookeeper-auth-file, or a client certificate (--zookeeper-tls-cert and --zookeeper-tls-key)",
 			paramSource(s, "zookeeper-acl"), s.ZooKeeperACL)
+	}
+	if s.Sources["zookeeper-acl"] == "default" {
+		s.Values["zookeeper-acl"] = s.ZooKeeperACL // as settled, for --debug
 	}
 
 	// The client library has no chroot: ballot applies it itself, so logs
@@ -381,6 +387,10 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 	env := p.env()
 	if len(flagVals) > 0 {
 		s.Sources[p.name] = "flag"
+		s.Values[p.name] = flagVals[len(flagVals)-1]
+		if p.kind == kindList {
+			s.Values[p.name] = strings.Join(flagVals, ",")
+		}
 		if p.kind == kindList {
 			s.ZooKeeperServers = nil
 			for _, v := range flagVals {
@@ -404,6 +414,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 
 	if v, env := p.lookupEnv(getenv); v != "" {
 		s.Sources[p.name] = "environment " + env
+		s.Values[p.name] = v
 		var err error
 		if p.kind == kindList {
 			s.ZooKeeperServers, s.ZooKeeperChroot, err = parseServerList(v)
@@ -418,10 +429,12 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 
 	if raw, ok := cfg.get(p.name); ok {
 		s.Sources[p.name] = "config file " + cfg.path
+		s.Values[p.name] = compactJSON(raw)
 		return cfg.apply(s, p, raw)
 	}
 
 	s.Sources[p.name] = "default"
+	s.Values[p.name] = p.def
 	if p.opt {
 		return nil
 	}

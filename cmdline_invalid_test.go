@@ -226,6 +226,10 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"not an object", infoCfg, nil, map[string]string{"c.json": `["output"]`}, a("c.json", "JSON object", "array")},
 		{"empty file", infoCfg, nil, map[string]string{"c.json": " \n"}, a("c.json", "empty")},
 		{"bad default file", a("info"), map[string]string{"HOME": "$DIR/home"}, map[string]string{"home/.config/ballot/ballot.json": `{"output": "xml"}`}, a("home/.config/ballot/ballot.json", `key "output" "xml"`)},
+		{"completion without a shell", a("completion"), nil, nil, a("completion:", "bash or zsh")},
+		{"completion for an unknown shell", a("completion", "fish"), nil, nil, a("completion:", "bash or zsh", `"fish"`)},
+		{"completion for two shells", a("completion", "bash", "zsh"), nil, nil, a("completion:", `"bash zsh"`)},
+		{"help --man with a topic", a("help", "--man", "run"), nil, nil, a(`help: unknown command "--man run"`)},
 	}
 	if len(tests) < 30 {
 		t.Fatalf("only %d invalid cases", len(tests))

@@ -110,7 +110,7 @@ var validDefaultCases = []validCase{
 				ZooKeeperACL:      aclOpen,
 			}
 			src := s.Sources
-			s.Sources = nil
+			s.Sources, s.Values = nil, nil
 			if !reflect.DeepEqual(s, want) {
 				t.Errorf("got  %+v\nwant %+v", s, want)
 			}

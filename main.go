@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -356,6 +357,13 @@ func logSources(log *slog.Logger, set *Settings) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		log.Debug("parameter", "name", k, "from", set.Sources[k])
+		v := set.Values[k]
+		if v == "" && set.Sources[k] == "default" {
+			v = "none"
+			if p := lookupParam(k); p != nil && p.shown != "" {
+				v = strings.Join(strings.Fields(p.shown), " ")
+			}
+		}
+		log.Debug("parameter", "name", k, "from", set.Sources[k], "value", redactValue(v))
 	}
 }
