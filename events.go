@@ -54,6 +54,8 @@ const (
 	logEvSessionLost     logEvent = "session-lost"      // the session expired while leading
 	logEvResigning       logEvent = "resigning"         // giving the leadership up: reason
 	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
+	logEvReleasedNote    logEvent = "released-note"     // our proposal was deleted: the command gone, a note says so to the successor
+	logEvNoteFound       logEvent = "note-found"        // the last holder left that note: the baton is taken at once, no wait
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

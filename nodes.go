@@ -15,6 +15,8 @@ package main
 //	<base>/once/<key>                 run once --once-key: one keyed run
 //	<base>/history/run-<seq>          every run and skipped time (history.go)
 //	<base>/pause, <base>/step-down    the operators' controls (controls.go)
+//	<base>/released/<proposal>        a note: that proposal's leadership ended,
+//	                                  its command gone (release.go)
 
 import (
 	"fmt"
@@ -46,6 +48,10 @@ const (
 	onceDirName  = "once"     // run once --once-key (once.go)
 	stepDownName = "step-down"
 	pauseName    = "pause"
+
+	// releasedDirName holds the notes of leaders whose proposal was
+	// deleted under them, once their command is gone (release.go).
+	releasedDirName = "released"
 )
 
 // handoverRecord.State values.
