@@ -68,8 +68,6 @@ func badInputs() []badInput {
 			want: []string{"--once-retry-unfinished", "needs --once-key"}},
 		{name: "retries without a once key", post: []string{"--retries", "2"},
 			want: []string{"--retries", "needs --once-key"}},
-		{name: "retry delay without a once key", post: []string{"--retry-delay", "1m"},
-			want: []string{"--retry-delay", "needs --once-key"}},
 		{name: "once key negative retries", post: []string{"--once-key", "k", "--retries", "-1"},
 			want: []string{`--retries "-1"`, "must not be negative"}},
 		{name: "timeout negative", post: []string{"--timeout", "-1s"},
