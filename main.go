@@ -290,6 +290,10 @@ func checkOnce(set *Settings) error {
 		if given("once-retry-unfinished") && set.OnceRetryUnfinished {
 			return errors.New("--once-retry-unfinished: needs --once-key")
 		}
+		if set.Command == cmdRunOnce && given("retries") && set.Retries > 0 {
+			// 0, as ballot.json.example has it, is no retries: fine.
+			return fmt.Errorf("--retries %d: with run once, needs --once-key (a run recorded per key is what is attempted again)", set.Retries)
+		}
 		return nil
 	}
 	for _, p := range []string{"on-child-success", "on-child-error"} {

@@ -189,6 +189,12 @@ type cronRecord struct {
 	Host          string    `json:"host,omitempty"`
 	Proposal      string    `json:"proposal"`
 	FencingToken  int64     `json:"fencingToken"`
+	// With --retries: the attempt at ScheduledTime (1, 2, …) out of
+	// Attempts, and how it ended ("": running, or lost with its leader).
+	Attempt  int        `json:"attempt,omitempty"`
+	Attempts int        `json:"attempts,omitempty"`
+	Ended    string     `json:"ended,omitempty"` // succeeded, failed
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
 }
 
 // onceRecord is the data of <base>/once/<key>.
@@ -200,7 +206,8 @@ type onceRecord struct {
 	Proposal     string     `json:"proposal"`
 	Session      string     `json:"session"`
 	FencingToken int64      `json:"fencingToken"`
-	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
+	Attempt      int        `json:"attempt"`            // 1, more with --once-retry-unfinished or --retries
+	Attempts     int        `json:"attempts,omitempty"` // --retries + 1 as its runner had it; 0 without --retries
 	StartedAt    time.Time  `json:"startedAt"`
 	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`
