@@ -287,7 +287,9 @@ func TestCrontabRecipeQuiet(t *testing.T) {
 func TestFailingRunWarns(t *testing.T) {
 	c := startZK(t, 1)
 	const T = 2 * time.Second // runArgs' session timeout
-	script := `echo "starting"; echo "disk full: /var/backups" >&2; exit 3`
+	// Both lines on one stream: ballot reads stdout and stderr apart, so
+	// which of two streams' lines comes last is not the command's order.
+	script := `echo "starting" >&2; echo "disk full: /var/backups" >&2; exit 3`
 	t.Run("once", func(t *testing.T) {
 		e := newElection(t, c)
 		p := startBallot(t, "once", ballotEnv(t), runArgs(c.Servers(), e.base, "once",
