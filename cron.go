@@ -171,6 +171,7 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 		var how outcome
 		if cl.cmd == nil {
 			cl.keepIdle()
+			wake = cl.restUntil(now, wake)
 		}
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
@@ -239,6 +240,45 @@ func (cl *cronLeader) dropIdle() {
 	cl.idle = nil
 }
 
+// restUntil lets the lease lapse between runs (lease.Rest): no write
+// while nothing runs. It is taken again armAhead before the next
+// scheduled time (cl.announced), so that its answer is in before the
+// run is due; wake is moved up to that moment.
+func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
+	l := cl.l
+	if l.takePending() {
+		return wake
+	}
+	at := cl.announced.Add(-cl.armAhead())
+	if cl.announced.IsZero() || !now.Before(at) {
+		l.Arm()
+		return wake
+	}
+	if !l.Resting() {
+		cl.r.log.Debug("nothing runs until the next scheduled time: the lease lapses meanwhile, and is taken again just before it",
+			"scheduled_time", cl.r.fmtTime(cl.announced), "taken_at", cl.r.fmtTime(at))
+		l.Rest()
+	}
+	if at.Before(wake) {
+		wake = at
+	}
+	return wake
+}
+
+// armAhead is how long before a scheduled time the lease is taken again:
+// T/16, or twice the largest round trip a renewal took if longer (a slow
+// link), at most T/4. The take is one quorum write; its answer, a round
+// trip later, must be in before the run is due, or the run starts late by
+// what is missing. Earlier would buy nothing (the lease is renewed every
+// T/8 from the take on, so a run starts with 9T/16 − ρ of lease before its
+// SIGTERM point however early it was taken) and cost a renewal more per
+// T/8.
+func (cl *cronLeader) armAhead() time.Duration {
+	t := cl.c.s.Timeout()
+	_, largest := cl.l.Renewals()
+	return min(max(t/16, 2*largest), t/4)
+}
+
 // startDue starts the latest scheduled time if it is due, not run yet and
 // not to be skipped. over reports that the leadership ends with end.
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
@@ -288,7 +328,13 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 // start records the scheduled time due, then runs it, on a fresh lease.
 func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
-	if l.awaitTake(); !l.Fresh() { // the record checks the baton: after a handover's take
+	// The lease lapses between runs (restUntil): take it again, one
+	// renewal, and wait for its answer. The record checks the baton:
+	// after a handover's take too.
+	if !l.AwaitFresh(r.stopping) {
+		if r.stopRequested() {
+			return endedBy(stopRequested, childExit{}), true
+		}
 		return endedBy(leaseLost, childExit{}), true
 	}
 	if err := r.record(c, &cl.st, due); err != nil {
@@ -317,6 +363,9 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 		return resignation("ballot-failed", exitWith(exitFailure)), true
 	}
 	cl.cmd, cl.runFor, cl.timedOut = cmd, due, false
+	// While it runs a handover may come (the run's end under reelect, the
+	// leader's death): its next in line proves its place meanwhile.
+	c.pub.update(func(d *proposalData) { d.HandoverMayCome = true })
 	cl.runDeadline = time.Time{}
 	if r.set.Timeout > 0 {
 		cl.runDeadline = time.Now().Add(r.set.Timeout)
@@ -373,6 +422,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
 	r.publishRunEnd(cl.c, ex)
+	cl.c.pub.update(func(d *proposalData) { d.HandoverMayCome = false })
 	cl.c.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	if cl.timedOut && ex.Code == 0 {
