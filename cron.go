@@ -254,11 +254,7 @@ func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 		l.Arm()
 		return wake
 	}
-	if !l.Resting() {
-		cl.r.log.Debug("nothing runs until the next scheduled time: the lease lapses meanwhile, and is taken again just before it",
-			"scheduled_time", cl.r.fmtTime(cl.announced), "taken_at", cl.r.fmtTime(at))
-		l.Rest()
-	}
+	l.Rest()
 	if at.Before(wake) {
 		wake = at
 	}

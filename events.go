@@ -54,6 +54,7 @@ const (
 	logEvSessionLost     logEvent = "session-lost"      // the session expired while leading
 	logEvResigning       logEvent = "resigning"         // giving the leadership up: reason
 	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
+	logEvLeaseAtRest     logEvent = "lease-at-rest"     // (debug) run cron between runs: no renewal until just before the next run
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

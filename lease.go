@@ -184,15 +184,11 @@ func (l *lease) renewLoop() {
 			return
 		}
 		if l.Resting() {
-			select { // until Arm: then renew at once
-			case <-l.wakeRenew:
-				next = 0
-				continue
-			case <-l.quit:
-				return
-			case <-l.c.s.lost:
+			if !l.atRest() {
 				return
 			}
+			next = 0 // armed: renew at once
+			continue
 		}
 		now := l.clock.now()
 		next = now + every
@@ -318,6 +314,37 @@ func (l *lease) Rest() {
 	l.mu.Lock()
 	l.resting = true
 	l.mu.Unlock()
+}
+
+// atRest waits, renewals stopped, until Arm; false when the lease ends.
+// It says so once the renewals in flight are answered: from then on this
+// leader writes nothing until its next run.
+func (l *lease) atRest() bool {
+	for {
+		l.mu.Lock()
+		drained := len(l.inFlight) == 0
+		l.mu.Unlock()
+		if drained {
+			break
+		}
+		select {
+		case <-l.answered:
+		case <-l.wakeRenew:
+			return true
+		case <-l.quit:
+			return false
+		case <-l.c.s.lost:
+			return false
+		}
+	}
+	l.c.log.Debug("lease at rest: nothing runs under it and no renewal is in flight; it lapses until taken again before the next run", logEvLeaseAtRest.attr())
+	select {
+	case <-l.wakeRenew:
+		return true
+	case <-l.quit:
+	case <-l.c.s.lost:
+	}
+	return false
 }
 
 // Arm resumes the renewals, the first at once (the lease's take before a
