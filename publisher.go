@@ -99,6 +99,17 @@ func (p *publisher) urgent(f func(*proposalData)) {
 	ping(p.hurried)
 }
 
+// delay is how long to wait before writing a change, the last write
+// sinceLast ago: none for an urgent one.
+func (p *publisher) delay(sinceLast time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hurry {
+		return 0
+	}
+	return max(publishFold, publishGap-sinceLast)
+}
+
 // stop ends the writes without waiting: a write held up by a lost
 // connection must not hold up a resignation, and a late write cannot
 // recreate a deleted node.
@@ -119,13 +130,7 @@ func (p *publisher) loop() {
 			return
 		case <-p.kick:
 		}
-		wait := max(publishFold, publishGap-time.Since(last))
-		p.mu.Lock()
-		if p.hurry {
-			wait = 0
-		}
-		p.mu.Unlock()
-		if wait > 0 {
+		if wait := p.delay(time.Since(last)); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-p.hurried:
