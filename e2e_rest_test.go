@@ -136,3 +136,49 @@ func TestWritesAtRest(t *testing.T) {
 		}
 	})
 }
+
+// TestCronLeaderCutOffBetweenRunsRunsNothing: a cron leader whose lease
+// lapses between runs is cut off from ZooKeeper right after a run; its
+// session expires, the next in line leads after W and runs the schedule.
+// The cut-off leader cannot take its lease again (a take is a write), so
+// it runs no scheduled time after the cut: never two runs at once, never
+// a time twice.
+func TestCronLeaderCutOffBetweenRunsRunsNothing(t *testing.T) {
+	zkc := startZK(t, 1)
+	e := newCronElection(t, zkc)
+	seedElection(t, zkc.Servers(), e.base)
+	proxy := newTCPProxy(t, zkc.Servers())
+	add := func(id, servers string) *ballotProc {
+		env := ballotEnv(t, "BALLOT_TEST_CHILD=run", "TICK_FILE="+e.ticks)
+		args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", e.base,
+			"--zookeeper-session-timeout", "2s", "run", "cron", "--candidate-id", id, "--schedule", "*/2 * * * * *",
+			"--on-child-success", "rerun", "--", selfExe(), e.runs, "100ms"}
+		p := startBallot(t, id, env, args...)
+		e.cands = append(e.cands, p)
+		return p
+	}
+	a := add("a", proxy.Addr())
+	a.WaitEvent(logEvElected, 10*time.Second)
+	b := add("b", zkc.ConnString())
+	b.WaitEvent(logEvStandingBy, 10*time.Second)
+	e.waitRuns(2, 15*time.Second)
+	// Right after one of a's runs ends: between runs, its lease lapsing.
+	ended := len(a.Events(logEvCommandEnded))
+	waitEvents(t, a, logEvCommandEnded, ended+1, 10*time.Second)
+	proxy.Blackhole(true)
+	cut := len(e.readRuns())
+	b.WaitEvent(logEvElected, 20*time.Second)
+	e.waitRuns(cut+2, 15*time.Second)
+	proxy.Blackhole(false)
+	for _, r := range e.readRuns()[cut:] {
+		if r.candidate != "b" {
+			t.Errorf("%s ran %s after a was cut off", r.candidate, r.scheduled)
+		}
+	}
+	e.checkOnce()
+	checkNoOverlap(t, e.ticks)
+	for _, p := range []*ballotProc{a, b} {
+		p.Signal(syscall.SIGTERM)
+		p.Wait(10 * time.Second)
+	}
+}
