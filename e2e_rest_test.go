@@ -138,16 +138,32 @@ func TestWritesAtRest(t *testing.T) {
 }
 
 // TestCronLeaderCutOffBetweenRunsRunsNothing: a cron leader whose lease
-// lapses between runs is cut off from ZooKeeper right after a run; its
-// session expires, the next in line leads after W and runs the schedule.
-// The cut-off leader cannot take its lease again (a take is a write), so
-// it runs no scheduled time after the cut: never two runs at once, never
-// a time twice.
+// lapses between runs is cut off from ZooKeeper right after a run (its
+// link blackholed; or its ZooKeeper member cut off from its peers, which
+// goes on answering its reads and pings for syncLimit × tickTime = 4 s
+// while the quorum expires its session after 2 s); the next in line
+// leads after T + W and runs the schedule. The cut-off leader cannot take
+// its lease again (a take is a write, which only a ZooKeeper leader with
+// its quorum commits), so it runs no scheduled time after the cut: never
+// two runs at once, never a time twice.
 func TestCronLeaderCutOffBetweenRunsRunsNothing(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Run("link blackholed", func(t *testing.T) {
+		zkc := startZK(t, 1)
+		proxy := newTCPProxy(t, zkc.Servers())
+		cronCutOff(t, zkc, proxy.Addr(), zkc.ConnString(), func() { proxy.Blackhole(true) }, func() { proxy.Blackhole(false) })
+	})
+	t.Run("member cut off from its peers", func(t *testing.T) {
+		zkc := startEnsemble(t)
+		m := aFollower(t, zkc)
+		cronCutOff(t, zkc, zkc.Servers()[m], strings.Join(others(zkc, m), ","), func() { zkc.CutOff(m) }, func() { whole(t, zkc) })
+	})
+}
+
+// cronCutOff runs a (on aServers) and b (on bServers), cuts a off after
+// one of its runs, and checks that only b runs from then on.
+func cronCutOff(t *testing.T, zkc *zkCluster, aServers, bServers string, cut, heal func()) {
 	e := newCronElection(t, zkc)
 	seedElection(t, zkc.Servers(), e.base)
-	proxy := newTCPProxy(t, zkc.Servers())
 	add := func(id, servers string) *ballotProc {
 		env := ballotEnv(t, "BALLOT_TEST_CHILD=run", "TICK_FILE="+e.ticks)
 		args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", e.base,
@@ -157,20 +173,20 @@ func TestCronLeaderCutOffBetweenRunsRunsNothing(t *testing.T) {
 		e.cands = append(e.cands, p)
 		return p
 	}
-	a := add("a", proxy.Addr())
+	a := add("a", aServers)
 	a.WaitEvent(logEvElected, 10*time.Second)
-	b := add("b", zkc.ConnString())
+	b := add("b", bServers)
 	b.WaitEvent(logEvStandingBy, 10*time.Second)
 	e.waitRuns(2, 15*time.Second)
 	// Right after one of a's runs ends: between runs, its lease lapsing.
 	ended := len(a.Events(logEvCommandEnded))
 	waitEvents(t, a, logEvCommandEnded, ended+1, 10*time.Second)
-	proxy.Blackhole(true)
-	cut := len(e.readRuns())
-	b.WaitEvent(logEvElected, 20*time.Second)
-	e.waitRuns(cut+2, 15*time.Second)
-	proxy.Blackhole(false)
-	for _, r := range e.readRuns()[cut:] {
+	cut()
+	since := len(e.readRuns())
+	b.WaitEvent(logEvElected, 30*time.Second)
+	e.waitRuns(since+2, 15*time.Second)
+	heal()
+	for _, r := range e.readRuns()[since:] {
 		if r.candidate != "b" {
 			t.Errorf("%s ran %s after a was cut off", r.candidate, r.scheduled)
 		}
