@@ -133,12 +133,12 @@ func (s *supervision) await() (how outcome, over bool) {
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
 	case <-r.health.Bad():
-		r.announceHandover(c)
+		s.announce()
 		r.unpublishLeader(c)
 		s.stop("unhealthy", s.killBy)
 		return unhealthy, true
 	case <-r.stopping:
-		r.announceHandover(c)
+		s.announce()
 		r.unpublishLeader(c)
 		if s.cmd != nil {
 			r.stopChild(s.cmd, s.killBy)
@@ -189,7 +189,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 	switch {
 	case ctl.SteppingDown():
 		r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
-		r.announceHandover(s.c)
+		s.announce()
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
@@ -212,7 +212,7 @@ func (s *supervision) preempting() (outcome, bool) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
-	s.r.announceHandover(s.c)
+	s.announce()
 	s.r.unpublishLeader(s.c)
 	s.stop("preempted", s.killBy)
 	return preempted, true
@@ -223,6 +223,16 @@ func (s *supervision) preempting() (outcome, bool) {
 // (standby.go), so that it may start on credit when handed the baton.
 func (r *runner) announceHandover(c *candidate) {
 	c.pub.urgent(func(d *proposalData) { d.HandoverMayCome = true })
+}
+
+// announce announces a handover before a command's stop (its grace
+// period leaves the next in line the time to prove its place); without a
+// command the resignation follows at once and announces itself
+// (transition.go, resigning).
+func (s *supervision) announce() {
+	if s.cmd != nil {
+		s.r.announceHandover(s.c)
+	}
 }
 
 // stop stops the command: SIGTERM, the grace period (never past killBy),
