@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -155,6 +156,9 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 			}
 		}
 		sent, taken, err := c.tryTake(h, &announced, stop)
+		if taken && dropped != "" {
+			go c.clearNotes() // the record they were for is replaced by ours
+		}
 		if err != nil || taken {
 			return leaseStart{end: sent + bootTime(batonWait(c.s.Timeout()))}, err
 		}
@@ -263,6 +267,10 @@ func (c *candidate) readElection() (*electionSeen, error) {
 type droppedWait struct {
 	take  string
 	until bootTime
+	// The note of the record's holder watched for (noteSubject), and its
+	// watch: set once per holder, it fires when the note is written.
+	noteFor string
+	note    <-chan zk.Event
 }
 
 // waitOutDrop waits, once the baton is seen gone, for whatever the
@@ -276,6 +284,13 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 	if held {
 		return false, c.waitHeld(announced, stop)
 	}
+	if ended, err := c.holderEnded(h, drop); err != nil {
+		return false, c.retryAfter(err, stop)
+	} else if ended {
+		c.log.Info("the baton's last holder lost its proposal and left a note that its command is gone: taking the baton at once", logEvNoteFound.attr(),
+			"holder", noteSubject(h))
+		return true, nil
+	}
 	if drop.take != dropped {
 		// The wait counts from the moment the baton is seen gone, which
 		// is no earlier than the moment it went.
@@ -287,14 +302,43 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		if !h.exists {
 			who = "nobody on record (the record is missing: a new election, or someone deleted it)"
 		}
-		c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease", logEvBatonWait.attr(),
-			"holder", who, "wait", wait.Round(time.Millisecond))
+		msg := "waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease"
+		if !h.exists {
+			// Most likely a first start: nothing was dropped; say what
+			// the wait is for, without alarm.
+			msg = fmt.Sprintf("a new election (no handover record yet): waiting %s once, in case the record was deleted under a leader that may still run something under its lease",
+				wait.Round(time.Millisecond))
+		}
+		c.log.Info(msg, logEvBatonWait.attr(), "holder", who, "wait", wait.Round(time.Millisecond))
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {
-		return false, c.waitDropped(drop.until, h.exists, stop)
+		return false, c.waitDropped(drop.until, h.exists, drop.note, stop)
 	}
 	return true, nil
+}
+
+// holderEnded reports that the holder the record h names left its note
+// (release.go): its leadership ended, its command is gone. The first look
+// for a holder's note watches for it, so that a note written during the
+// wait ends the wait.
+func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error) {
+	who := noteSubject(h)
+	if who == "" || c.slots > 1 {
+		return false, nil
+	}
+	note := releasedPath(c.basePath, path.Base(who))
+	if drop.noteFor == note && !fired(drop.note) {
+		ok, _, err := c.s.conn.Exists(note)
+		return ok, err
+	}
+	// Not watched yet, or the watch fired (a watch fires once): arm it.
+	ok, _, ev, err := c.s.conn.ExistsW(note)
+	if err != nil {
+		return false, err
+	}
+	drop.noteFor, drop.note = note, ev
+	return ok, nil
 }
 
 // tryTake creates the baton and marks the record taken, in one multi-op
@@ -428,8 +472,9 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 }
 
 // waitDropped sleeps until the end of the wait for a dropped baton, or
-// until the handover record changes (its holder released it after all).
-func (c *candidate) waitDropped(until bootTime, exists bool, stop <-chan struct{}) error {
+// until the handover record changes (its holder released it after all),
+// or the holder's note is written (noted).
+func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Event, stop <-chan struct{}) error {
 	var changed <-chan zk.Event
 	if exists {
 		_, _, ev, err := c.s.conn.GetW(c.handoverPath())
@@ -442,12 +487,23 @@ func (c *candidate) waitDropped(until bootTime, exists bool, stop <-chan struct{
 	select {
 	case <-t.C:
 	case <-changed:
+	case <-noted:
 	case <-c.s.lost:
 		return errSessionLost
 	case <-stop:
 		return errStopped
 	}
 	return nil
+}
+
+// fired reports a watch that has fired (its channel then closes).
+func fired(w <-chan zk.Event) bool {
+	select {
+	case <-w:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *candidate) batonHolder() (held bool, owner int64, err error) {

@@ -2,7 +2,7 @@
 
 package main
 
-// 12. Writes at rest: what an election writes while nothing changes, by
+// 13. Writes at rest: what an election writes while nothing changes, by
 // the zxid's advance over an idle window (every committed transaction
 // advances it, a next in line's check-only proof included; pings and
 // reads do not; no session is opened or closed in the window). A run once
@@ -88,7 +88,7 @@ func benchRest(t *testing.T, b *benchEnv) benchRestResult {
 
 func (r benchRestResult) section() string {
 	var s strings.Builder
-	s.WriteString("## 12. Writes at rest\n\n")
+	s.WriteString("## 13. Writes at rest\n\n")
 	fmt.Fprintf(&s, "What elections write while nothing changes, at the default T = 5 s: the advance of the ensemble's zxid over a %d s idle window "+
 		"(every committed transaction advances it, a next in line's check-only proof included; pings and reads do not; no session is opened or closed in the window). "+
 		"A run once leader renews its lease (8 per T, 96 a minute); its next in line proves its place only when a handover may come; "+

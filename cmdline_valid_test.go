@@ -104,13 +104,14 @@ var validDefaultCases = []validCase{
 				HookTimeout:       30 * time.Second,
 				PreemptAfter:      30 * time.Second,
 				Slots:             1,
+				RetryDelay:        10 * time.Second,
 				HealthInterval:    5 * time.Second,
 				HealthTimeout:     5 * time.Second,
 				HealthFailures:    3,
 				ZooKeeperACL:      aclOpen,
 			}
 			src := s.Sources
-			s.Sources = nil
+			s.Sources, s.Values = nil, nil
 			if !reflect.DeepEqual(s, want) {
 				t.Errorf("got  %+v\nwant %+v", s, want)
 			}
@@ -130,7 +131,8 @@ var validDefaultCases = []validCase{
 		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
 		check: func(t *testing.T, s *Settings, dir string) {
 			if s.Command != cmdRunCron || s.Schedule != "@hourly" || s.Timezone != time.UTC ||
-				s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
+				s.StartingDeadline != autoStartingDeadline || !s.CatchUpDefault || s.Timeout != 0 || s.Output != "" || s.Wait != 0 ||
+				s.Retries != 0 || s.RetryDelay != 10*time.Second || s.Overlap != overlapSkip {
 				t.Errorf("got %+v", s)
 			}
 			if len(s.Sources) != len(params)-11 { // all but output, wait, reason, the four run once flags and those of info, history and check
@@ -172,6 +174,24 @@ var validDefaultCases = []validCase{
 		},
 	},
 	{
+		name: "--version",
+		args: a("--version"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
+		name: "-v",
+		args: a("-v"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
 		name:  "version ignores a broken config file",
 		args:  a("version"),
 		env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},
@@ -182,15 +202,34 @@ var validDefaultCases = []validCase{
 // validSourceCases: each parameter by flag, environment and config file, and which wins.
 var validSourceCases = []validCase{
 	{
+		name: "starting-deadline 0 skips missed times",
+		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline", "0", "--", "job"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.StartingDeadline != 0 || s.CatchUpDefault {
+				t.Errorf("StartingDeadline = %s, CatchUpDefault = %v; want 0, false", s.StartingDeadline, s.CatchUpDefault)
+			}
+		},
+	},
+	{
+		name: "starting-deadline auto by environment",
+		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
+		env:  map[string]string{"BALLOT_STARTING_DEADLINE": "auto"},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.StartingDeadline != autoStartingDeadline || !s.CatchUpDefault {
+				t.Errorf("StartingDeadline = %s, CatchUpDefault = %v; want %s, true", s.StartingDeadline, s.CatchUpDefault, autoStartingDeadline)
+			}
+		},
+	},
+	{
 		name: "every parameter by flag",
 		args: a("--zookeeper-servers", "zk1/chroot", "--zookeeper-base-path=/x/y", "-zookeeper-session-timeout", "2s",
 			"--zookeeper-tls", "--zookeeper-tls-ca", "ca.pem", "--zookeeper-tls-cert", "c.pem", "--zookeeper-tls-key", "k.pem",
 			"--zookeeper-tls-server-name", "zk.example.com", "--zookeeper-auth-file", "auth", "--zookeeper-acl", "Creator-World-Read",
 			"--log-level", "TRACE", "--log-format", "json", "--debug",
 			"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
-			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
+			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false", "--quiet=false",
 			"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
-			"--starting-deadline", "1m", "--timeout", "1h",
+			"--starting-deadline", "1m", "--timeout", "1h", "--retries", "2", "--retry-delay", "30s", "--overlap", "replace",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
 			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3", "--", "cmd"),
@@ -202,7 +241,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
 				s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
-				s.StartingDeadline != time.Minute || s.Timeout != time.Hour ||
+				s.StartingDeadline != time.Minute || s.CatchUpDefault || s.Timeout != time.Hour || s.Retries != 2 || s.RetryDelay != 30*time.Second || s.Overlap != overlapReplace ||
 				!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 				s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
@@ -260,13 +299,13 @@ var validSourceCases = []validCase{
 			"zookeeper-tls-server-name": "zk", "zookeeper-auth-file": "auth", "zookeeper-acl": "creator",
 			"zookeeper-session-timeout": "4s", "log-level": "error", "log-format": "json", "debug": true,
 			"candidate-id": "filecand", "on-child-success": "ignore", "on-child-error": "rerun",
-			"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false,
+			"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false, "quiet": false,
 			"stop-grace-period": "2s", "schedule": "0 3 * * *", "timezone": "America/New_York",
 			"starting-deadline": "7s", "timeout": "8s", "output": "json", "wait": "9s",
 			"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
 			"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
-			"priority": 12, "preempt-after": "1m", "slots": 4}`,
+			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue"}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -276,7 +315,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
 				s.StopGracePeriod != 2*time.Second || s.Schedule != "0 3 * * *" || s.Timezone.String() != "America/New_York" ||
-				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second ||
+				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second || s.Retries != 3 || s.RetryDelay != 13*time.Second || s.Overlap != overlapQueue ||
 				!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
 				s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||

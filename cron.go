@@ -8,6 +8,11 @@ package main
 // session can write). A scheduled time is run only if it is later than the
 // recorded one, so neither a new leader nor a clock step can run it twice.
 // A leader that dies between recording and starting loses that run.
+//
+// With --retries N, a failed, timed-out or lost run of the latest scheduled
+// time is attempted again, up to N+1 attempts in all: the attempt number is
+// in the same fenced record (so a new leader goes on counting), each end is
+// recorded there too, and no attempt starts once the next time is due.
 
 import (
 	"encoding/json"
@@ -21,11 +26,48 @@ import (
 
 const onTimeTolerance = time.Second
 
+// --overlap: what a time due while the previous run goes on gets.
+const (
+	overlapSkip    = "skip"
+	overlapQueue   = "queue"
+	overlapReplace = "replace"
+)
+
+// autoStartingDeadline caps --starting-deadline auto, the default. A missed
+// time is only ever the latest one due, so it is run at the latest before
+// the next is due; the cap keeps a daily job missed through a long outage
+// from starting at an unexpected hour. It is far above what a failover
+// costs (T + 3T/4 after a host's death: 70 s at ZooKeeper's largest
+// default session timeout, 20 ticks of 2 s) and a rolling restart of the
+// candidates or of ZooKeeper (minutes).
+const autoStartingDeadline = time.Hour
+
 // cronState is what a cron leader knows of the record.
 type cronState struct {
 	path    string
 	last    time.Time // last recorded scheduled time; zero if none
 	version int32     // of the record node; -1 when it does not exist
+	rec     cronRecord
+}
+
+// How an attempt ended, in the record (--retries).
+const (
+	cronSucceeded = "succeeded"
+	cronFailed    = "failed"
+)
+
+// retryDelayCap bounds the growing delay between attempts: a nightly job
+// retried with --retry-delay 1m waits 1, 2, 4, 8, 10, 10 … minutes.
+const retryDelayCap = 10 * time.Minute
+
+// retryDelay is the wait after attempt k failed: d doubled k-1 times, at
+// most retryDelayCap (or d itself, if larger).
+func retryDelay(d time.Duration, k int) time.Duration {
+	limit := max(d, retryDelayCap)
+	for ; k > 1 && d < limit; k-- {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // readRecord reads <base>/cron, waiting out connection blips.
@@ -44,7 +86,7 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 					r.log.Warn("the cron record cannot be read; treating it as empty", "path", st.path, "error", err)
 				}
 			}
-			st.last, st.version = rec.ScheduledTime, stat.Version
+			st.last, st.version, st.rec = rec.ScheduledTime, stat.Version, rec
 			return st, nil
 		}
 		if err := c.retryAfter(err, r.stopping); err != nil {
@@ -56,16 +98,20 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 // record writes the scheduled time about to run, only if this leader's
 // proposal still exists and nobody wrote the record since it was read, and
 // only if the time is not ahead of ZooKeeper's clock (checkClock).
-func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
+func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) error {
 	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
+	if r.set.Retries > 0 {
+		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
+	}
 	data, _ := json.Marshal(rec)
 	if err := r.checkClock(c, t); err != nil {
 		return err
 	}
 	entry := c.newRunEntry(historyCron)
 	entry.ScheduledTime = timePtr(t)
+	entry.Attempt, entry.Attempts = rec.Attempt, rec.Attempts
 	for {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if st.version < 0 {
@@ -79,7 +125,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
 			c.created(res, 2, entry)
-			st.last = t
+			st.last, st.rec = t, rec
 			if st.version < 0 {
 				st.version = 0
 			} else {
@@ -97,10 +143,10 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		b, stat, gerr := c.s.conn.Get(st.path)
 		if gerr == nil {
 			var got cronRecord
-			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node {
-				st.last, st.version = t, stat.Version
+			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
+				st.last, st.version, st.rec = t, stat.Version, got
 				c.adoptOwnEntry(func(e historyEntry) bool {
-					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t)
+					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.Attempt == rec.Attempt
 				})
 				return nil
 			}
@@ -115,6 +161,7 @@ type cronWork struct {
 	r         *runner
 	sched     schedule
 	scheduled time.Time // the scheduled time of the run being started
+	attempt   int       // and its attempt, with --retries (0 without)
 }
 
 func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
@@ -211,7 +258,10 @@ type cronLeader struct {
 	announced   time.Time // the next time already logged
 	skipped     time.Time // the latest time already logged as skipped
 	idle        *idleKeeper
-	idleFailed  bool // the failure to start one is logged
+	idleFailed  bool      // the failure to start one is logged
+	lastEnd     time.Time // when the run recorded before this leadership ended (overlapped)
+	lastEndRead bool
+	queued      time.Time // --overlap queue: the time waiting for the run going on
 }
 
 // keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
@@ -241,16 +291,20 @@ func (cl *cronLeader) dropIdle() {
 }
 
 // restUntil lets the lease lapse between runs (lease.Rest): no write
-// while nothing runs. It is taken again armAhead before the next
-// scheduled time (cl.announced), so that its answer is in before the
-// run is due; wake is moved up to that moment.
+// while nothing runs. It is taken again armAhead before the next start:
+// the next scheduled time (cl.announced) or a retry's, so that its answer
+// is in before the run is due; wake is moved up to that moment.
 func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 	l := cl.l
 	if l.takePending() {
 		return wake
 	}
-	at := cl.announced.Add(-cl.armAhead())
-	if cl.announced.IsZero() || !now.Before(at) {
+	next := cl.announced
+	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
+		next = retry
+	}
+	at := next.Add(-cl.armAhead())
+	if next.IsZero() || !now.Before(at) {
 		l.Arm()
 		return wake
 	}
@@ -280,24 +334,58 @@ func (cl *cronLeader) armAhead() time.Duration {
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	r, l := cl.r, cl.l
 	due, err := r.cron().sched.Latest(now)
+	if err == nil && cl.cmd == nil && due.Equal(cl.st.last) {
+		return cl.retryDue(now, due)
+	}
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
 	late := now.Sub(due)
 	switch {
+	case cl.cmd != nil && r.set.Overlap == overlapQueue:
+		if due.Equal(cl.queued) {
+			break
+		}
+		if !cl.queued.IsZero() {
+			r.log.Info("scheduled run skipped: a later time is queued in its place", logEvRunSkipped.attr(), "skip", "overlap",
+				"scheduled_time", r.fmtTime(cl.queued), "queued", r.fmtTime(due))
+			r.metrics.CronSkipped("overlap")
+			cl.c.skippedWhileRunning(cl.queued, "a later time was queued in its place")
+		}
+		r.log.Info("scheduled run queued: it starts when the previous run ends (--overlap queue)", logEvRunQueued.attr(),
+			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
+		cl.queued = due
+	case cl.cmd != nil && r.set.Overlap == overlapReplace:
+		return cl.replace(due)
 	case cl.cmd != nil:
 		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 		r.metrics.CronSkipped("overlap")
 		cl.c.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
-	case late >= onTimeTolerance && late >= r.set.StartingDeadline && cl.st.last.IsZero():
+	case l.ctl.Paused() == nil && (due.Equal(cl.queued) || (r.set.Overlap == overlapQueue && cl.overlapped(due))):
+		// Queued behind a run (this leader's, or its predecessor's
+		// when that one resigned after it): however late, it was not
+		// missed.
+		r.log.Info("queued scheduled run starting", "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+		cl.queued = time.Time{}
+		return cl.start(due, 1)
+	case r.set.Overlap != overlapQueue && cl.overlapped(due):
+		// The last recorded run, an earlier leader's, was still going at
+		// due: that leader skipped due as an overlap (its history says so,
+		// with the run's end). A missed time it is not.
+		cl.skipped = due
+	case late >= onTimeTolerance && cl.st.last.IsZero() && (late >= r.set.StartingDeadline || r.set.CatchUpDefault):
 		// Nothing was ever recorded: this time was not missed by a
-		// failover, the election is simply new.
+		// failover, the election is simply new. (An explicit deadline
+		// runs it, as it always did.)
 		cl.skipped = due
 	case late >= onTimeTolerance && late >= r.set.StartingDeadline:
-		reason := "missed and no starting-deadline is set"
-		if r.set.StartingDeadline > 0 {
+		reason := "missed and --starting-deadline 0 skips missed times"
+		switch {
+		case r.set.CatchUpDefault:
+			reason = "missed by more than the default starting-deadline (1h)"
+		case r.set.StartingDeadline > 0:
 			reason = "missed by more than the starting-deadline"
 		}
 		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
@@ -316,13 +404,81 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
 			cl.recordMissed(due, "")
 		}
-		return cl.start(due)
+		return cl.start(due, 1)
 	}
 	return end, false
 }
 
-// start records the scheduled time due, then runs it, on a fresh lease.
-func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
+// overlapped reports whether the last recorded run ended after due (read
+// once per leadership, from the record with --retries, else from the run's
+// history entry): due came while it was going.
+func (cl *cronLeader) overlapped(due time.Time) bool {
+	if cl.st.last.IsZero() {
+		return false
+	}
+	if !cl.lastEndRead {
+		cl.lastEndRead = true
+		if e := cl.st.rec.EndedAt; e != nil {
+			cl.lastEnd = *e
+		} else {
+			cl.lastEnd = cl.c.runEndOf(cl.st.last)
+		}
+	}
+	return cl.lastEnd.After(due)
+}
+
+// retryAt is when the recorded scheduled time may be attempted again
+// (--retries); ok is false when it may not: it succeeded, it runs here, it
+// had all its attempts, or it was recorded without --retries (no end was
+// recorded then, so a lost run cannot be told from a finished one).
+func (cl *cronLeader) retryAt() (at time.Time, ok bool) {
+	rec, n := cl.st.rec, cl.r.set.Retries
+	if n == 0 || cl.cmd != nil || rec.Attempts == 0 || rec.Attempt >= n+1 || rec.Ended == cronSucceeded ||
+		cl.st.last.IsZero() || cl.skipped.Equal(cl.st.last) {
+		return at, false
+	}
+	if rec.Ended == "" || rec.EndedAt == nil {
+		return at, true // lost with its leader (or stopped with the lead): at once
+	}
+	return rec.EndedAt.Add(retryDelay(cl.r.set.RetryDelay, rec.Attempt)), true
+}
+
+// retryDue starts the next attempt of the recorded time due (still the
+// latest: the next time is not due) once its delay has passed.
+func (cl *cronLeader) retryDue(now, due time.Time) (end leaderEnd, over bool) {
+	r := cl.r
+	at, ok := cl.retryAt()
+	if !ok || now.Before(at) || cl.l.ctl.Paused() != nil {
+		return end, false
+	}
+	prev := cl.st.rec
+	why := "the previous attempt failed"
+	if prev.Ended == "" {
+		why = "the previous attempt was lost with its leader"
+	}
+	r.log.Info("retrying the scheduled time: "+why, logEvRetrying.attr(), "scheduled_time", r.fmtTime(due),
+		"attempt", prev.Attempt+1, "of", r.set.Retries+1, "previous_by", prev.CandidateID)
+	return cl.start(due, prev.Attempt+1)
+}
+
+// replace stops the run going on (--overlap replace: SIGTERM, the grace
+// period, SIGKILL; everything reaped), records its end, and starts due.
+func (cl *cronLeader) replace(due time.Time) (end leaderEnd, over bool) {
+	r, c := cl.r, cl.c
+	c.endAs(endStopped, "replaced by the run of "+r.fmtTime(due)+" (--overlap replace)")
+	ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
+	r.log.Info("scheduled run replaced: the previous run is stopped for the next (--overlap replace)", logEvCommandStopped.attr(),
+		"reason", "overlap-replace", "how", how, "scheduled_time", r.fmtTime(cl.runFor), "next", r.fmtTime(due), "exit_code", ex.Code)
+	r.forget(cl.cmd)
+	r.publishRunEnd(c, ex)
+	c.writeRunEnd(ex)
+	cl.cmd, cl.runDeadline = nil, time.Time{}
+	return cl.start(due, 1)
+}
+
+// start records the scheduled time due (its attempt-th attempt), then runs
+// it, on a fresh lease.
+func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
 	// The lease lapses between runs (restUntil): take it again, one
 	// renewal, and wait for its answer. The record checks the baton:
@@ -333,7 +489,7 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 		}
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if err := r.record(c, &cl.st, due); err != nil {
+	if err := r.record(c, &cl.st, due, attempt); err != nil {
 		if errors.Is(err, errStopped) {
 			return endedBy(stopRequested, childExit{}), true
 		}
@@ -353,7 +509,7 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	// never two.
 	r.setSpare(cl.idle)
 	cl.idle = nil
-	cmd, err := r.startScheduled(c, l, due)
+	cmd, err := r.startScheduled(c, l, due, cl.st.rec.Attempt)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return resignation("ballot-failed", exitWith(exitFailure)), true
@@ -392,6 +548,9 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 	if d := now.Add(5 * time.Second); d.Before(wake) {
 		wake = d
 	}
+	if at, ok := cl.retryAt(); ok && cl.l.ctl.Paused() == nil && at.Before(wake) {
+		wake = laterOf(at, now)
+	}
 	if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
 		wake = cl.runDeadline
 	}
@@ -425,8 +584,14 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 		ex.Code = exitFailure
 	}
 	if ex.Started {
-		r.log.Info("scheduled run ended", logEvCommandEnded.attr(), "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
-			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut)
+		attrs := []any{logEvCommandEnded.attr(), "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
+			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut}
+		if ex.Code == 0 {
+			r.log.Info("scheduled run ended", attrs...)
+		} else {
+			// A failure stands out at a glance, and in --quiet.
+			r.log.Warn("scheduled run ended", append(attrs, lastLineAttr(ex)...)...)
+		}
 	}
 	if cl.timedOut {
 		ex.Started = false // a timed-out run is an error, whatever its status
@@ -434,6 +599,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	if ex.Success() {
 		r.metrics.CronSucceeded(cl.runFor)
 	}
+	cl.recordEnd(ex.Success())
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
 		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
@@ -445,9 +611,61 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	return end, false
 }
 
-func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
-	r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
-	r.cron().scheduled = t
+// recordEnd writes how the attempt ended into the record (--retries only):
+// a new leader must tell a failed attempt (retried after its delay) from
+// a successful one (never retried) and from one lost with its leader (no
+// end: retried at once). Fenced like the record itself.
+func (cl *cronLeader) recordEnd(ok bool) {
+	r, c, st := cl.r, cl.c, &cl.st
+	if r.set.Retries == 0 || st.rec.Attempts == 0 {
+		return
+	}
+	now := time.Now().UTC()
+	st.rec.Ended, st.rec.EndedAt = cronFailed, &now
+	if ok {
+		st.rec.Ended = cronSucceeded
+	}
+	data, _ := json.Marshal(st.rec)
+	for try := 0; ; try++ {
+		_, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+			&zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
+		if err == nil {
+			st.version++
+			break
+		}
+		if retryable(err) && try < 3 && c.s.waitOnline(r.stopping) == nil {
+			// The answer was lost: the write may have happened.
+			if b, stat, gerr := c.s.conn.Get(st.path); gerr == nil {
+				var got cronRecord
+				if json.Unmarshal(b, &got) == nil && got.Ended == st.rec.Ended && got.Attempt == st.rec.Attempt && got.ScheduledTime.Equal(st.last) {
+					st.version = stat.Version
+					break
+				}
+			}
+			continue
+		}
+		r.log.Warn("cannot record how the attempt ended; the next leader counts it as lost and retries it",
+			"scheduled_time", r.fmtTime(st.last), "attempt", st.rec.Attempt, "error", err)
+		break
+	}
+	switch {
+	case ok:
+	case st.rec.Attempt < r.set.Retries+1:
+		r.log.Info("scheduled run failed; it will be retried", "scheduled_time", r.fmtTime(st.last),
+			"attempt", st.rec.Attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, st.rec.Attempt))
+	default:
+		r.log.Warn("scheduled run failed; no attempt left", "scheduled_time", r.fmtTime(st.last), "attempts", st.rec.Attempt)
+	}
+}
+
+func (r *runner) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
+	if attempt > 0 {
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond),
+			"attempt", attempt, "of", r.set.Retries+1)
+	} else {
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
+	}
+	r.cron().scheduled, r.cron().attempt = t, attempt
 	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
 }

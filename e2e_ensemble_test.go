@@ -294,14 +294,52 @@ func TestEnsembleSafety(t *testing.T) {
 	})
 
 	// An operator deletes the leader's proposal: the next candidate is the
-	// lowest at once, but waits for the baton, which the old leader gives
-	// back only once its command is gone.
+	// lowest at once, but waits for the baton, which the old leader holds
+	// until its command is gone; it then leaves its note, and the next
+	// candidate takes at once on it, without waiting W.
 	t.Run("proposal deleted", func(t *testing.T) {
 		e, a, b := ensembleElection(t, c, nil, nil)
-		deleteNode(t, c, e.base+"/"+e.proposals()[0])
+		proposal := e.base + "/" + e.proposals()[0]
+		deleteNode(t, c, proposal)
 		deleted := time.Now()
 		takeover(t, e, b, "the leader's proposal deleted by another client", deleted, 20*time.Second)
 		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
+		a.WaitEvent(logEvReleasedNote, 5*time.Second)
+		b.WaitEvent(logEvNoteFound, time.Second, "holder", proposal)
+		if b.Logged("dropped it without releasing") {
+			t.Errorf("b waited W for the baton although a left its note")
+		}
+	})
+
+	// The same delete while the leader's member is cut off from its peers:
+	// the delete commits at the quorum, the leader hears nothing, its
+	// renewals cannot commit and its lease runs out. Its note, a write,
+	// cannot commit through that member: the successor waits W after the
+	// session's expiry, as for any cut-off leader. Never two commands.
+	t.Run("proposal deleted, the leader's member cut off", func(t *testing.T) {
+		m := aFollower(t, c)
+		e, a, b := ensembleElection(t, c, []string{c.Servers()[m]}, others(c, m))
+		proposal := e.base + "/" + e.proposals()[0]
+		c.CutOff(m)
+		t.Cleanup(func() { c.HealAll() }) // should it fail: the ensemble is shared
+		cut := time.Now()
+		// Through the quorum's members: a session on the cut-off one
+		// could not be made (it would cost the client's timeouts, and a's
+		// session could expire first).
+		conn := zkConnect(t, others(c, m), ensembleSession)
+		if err := conn.Delete(proposal, -1); err != nil {
+			t.Fatalf("delete %s: %v", proposal, err)
+		}
+		conn.Close()
+		takeover(t, e, b, "the leader's proposal deleted while its member is cut off from its peers", cut, 30*time.Second)
+		if len(b.Events(logEvNoteFound)) > 0 {
+			t.Errorf("b took on a note that a cut-off leader could not have written")
+		}
+		if !b.Logged("dropped it without releasing") {
+			t.Errorf("b did not wait for the dropped baton")
+		}
+		_ = a
+		whole(t, c)
 	})
 
 	t.Run("slots", func(t *testing.T) { slotsOnEnsemble(t, c) })

@@ -117,13 +117,16 @@ const fSetPipeSize = 1031
 // over at once.
 func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 	e := newElection(t, startZK(t, 1))
+	// Each run lasts just over the 1 s under which a run counts as
+	// quick (backoffFor): quick runs, successful or not, are backed off.
+	const runFor = 1100 * time.Millisecond
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	args := runArgs(e.zk.Servers(), e.base, "a", "--on-child-success", "rerun", "--log-level", "debug", "--wrap-child-logs",
-		"--", selfExe(), "0", "30ms")
+		"--", selfExe(), "0", runFor.String())
 	cmd := exec.Command(ballotBin, args...)
 	cmd.Env = ballotEnv(t, "BALLOT_TEST_CHILD=exit", "TICK_FILE="+e.ticks)
 	cmd.Stdout, cmd.Stderr = w, w
@@ -156,11 +159,13 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 		}
 		return n
 	}
-	// Each run logs about 1 KiB at debug level: 30 runs are several
-	// times what the pipe holds.
+	// Each run logs about 1 KiB at debug level: 12 runs are three times
+	// what the pipe holds. Each takes runFor plus a rerun's start (well
+	// under a second); 3 s a run leaves room for a busy machine.
+	const more = 12
 	before := runs()
-	deadline := time.Now().Add(30 * time.Second)
-	for runs() < before+30 {
+	deadline := time.Now().Add(more * 3 * time.Second)
+	for runs() < before+more {
 		if time.Now().After(deadline) {
 			t.Fatalf("the command stopped being run once stderr was blocked: %d runs, then %d", before, runs())
 		}

@@ -43,6 +43,8 @@ const (
 	logEvRunStarting     logEvent = "run-starting"      // run cron: a scheduled time is run
 	logEvMissedRun       logEvent = "missed-run"        // run cron: a missed time is run, within --starting-deadline
 	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
+	logEvRunQueued       logEvent = "run-queued"        // run cron --overlap queue: a time waits for the run going on
+	logEvRetrying        logEvent = "retrying"          // run cron, --once-key: a further attempt of a failed or lost run: attempt, of
 	logEvStepDown        logEvent = "step-down"         // ballot step-down named this leader
 	logEvPreemptPlanned  logEvent = "preempt-planned"   // a higher --priority is in line: successor, at
 	logEvPreempting      logEvent = "preempting"        // handing over to it (--preempt-after)
@@ -54,6 +56,8 @@ const (
 	logEvSessionLost     logEvent = "session-lost"      // the session expired while leading
 	logEvResigning       logEvent = "resigning"         // giving the leadership up: reason
 	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
+	logEvReleasedNote    logEvent = "released-note"     // our proposal was deleted: the command gone, a note says so to the successor
+	logEvNoteFound       logEvent = "note-found"        // the last holder left that note: the baton is taken at once, no wait
 	logEvLeaseAtRest     logEvent = "lease-at-rest"     // (debug) run cron between runs: no renewal until just before the next run
 )
 

@@ -76,6 +76,8 @@ type historyEntry struct {
 	Reason        string     `json:"reason,omitempty"`   // why it was skipped or stopped
 	ClosedBy      string     `json:"closedBy,omitempty"` // a successor that closed it: its candidate id
 	Slot          int        `json:"slot,omitempty"`     // --slots: the slot that ran it
+	Attempt       int        `json:"attempt,omitempty"`  // --retries: this attempt (1, 2, …) of Attempts
+	Attempts      int        `json:"attempts,omitempty"` // --retries + 1
 }
 
 // succeeded: a run that exited 0 by itself.
@@ -188,6 +190,25 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 		return &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
 	}
 	return nil
+}
+
+// runEndOf is when the newest run of scheduled time t (this slot's) ended,
+// as its history entry says: among the newest five entries (the skips of
+// that run are written after it); zero if not found or unfinished.
+func (c *candidate) runEndOf(t time.Time) time.Time {
+	dir := historyDir(c.basePath)
+	for i, looked := len(c.history.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
+		raw, _, err := c.s.conn.Get(dir + "/" + c.history.names[i])
+		var e historyEntry
+		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
+			continue
+		}
+		if e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.EndedAt != nil {
+			return *e.EndedAt
+		}
+		return time.Time{}
+	}
+	return time.Time{}
 }
 
 // endAs says how the run going on ended when it was stopped (not for a run

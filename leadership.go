@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"errors"
+	"path"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -56,7 +57,7 @@ type leaderEnd struct {
 	// With leaderResigns:
 	reason  string  // command-exited, promote-failed, once-key-run, ...
 	then    verdict // stand again or exit
-	backoff bool    // before standing again, back off if ex failed quickly
+	backoff bool    // before standing again, back off if ex ended quickly
 }
 
 // endedBy is a leadership ended by something else than the leader's
@@ -69,7 +70,7 @@ func resignation(reason string, then verdict) leaderEnd {
 }
 
 // reelection is a resignation to stand again, after backing off if ex
-// (the run that made the leader resign) failed quickly.
+// (the run that made the leader resign) ended quickly.
 func reelection(reason string, ex childExit) leaderEnd {
 	return leaderEnd{how: leaderResigns, reason: reason, then: rejoin(), ex: ex, backoff: true}
 }
@@ -347,7 +348,7 @@ type endPlan struct {
 	resigns bool    // resign in order; otherwise the leadership is lost
 	reason  string  // in the resigning or leadership-lost line, and to the demote hook
 	then    verdict // after resigning: stand again, or exit with a code
-	backoff bool    // after resigning, back off if the last run failed quickly
+	backoff bool    // after resigning, back off if the last run ended quickly
 
 	preempted bool // counted in ballot_preemptions_total first
 	// finishOnce: a once key's run cut short by a step-down is finished:
@@ -482,25 +483,57 @@ func afterLoss(stopping bool, onLoss lossPolicy, onceClaimed bool) afterLossStep
 	return lossRejoins
 }
 
-// releaseLost gives the baton back after a lost leadership, if the session
-// still answers soon: the command is gone, so a successor need not wait
-// for this leader's lease to run out. Otherwise the session is closed
-// below and the baton goes with it, dropped.
+// releaseLost gives the baton back after a lost leadership, on the session
+// that holds it, if that session still answers: the command is gone, so a
+// successor need not wait for this leader's lease to run out, nor for the
+// session's expiry. A session that is reconnecting — ballot resumed from a
+// stop, or its machine from a suspend, past its lease but before ZooKeeper
+// expired the session; a reconnect keeps the session's id or the session
+// counts as lost — is waited for, up to T/2: a lease that ran out leaves
+// the session little more than that. The release is fenced as any
+// (releaseOps); if it cannot be made because someone else deleted our
+// proposal, a note says the leadership ended instead (leaveReleasedNote).
+// Otherwise the session is closed below and the baton goes with it,
+// dropped.
 func (r *runner) releaseLost(c *candidate) {
 	if !c.baton.held() || c.s.isLost() {
 		return
 	}
+	version := c.baton.version // of our take: the note is only for a record still at it
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The proposal goes too: the session is about to end anyway.
-		if released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...)); err == nil && released {
-			r.log.Info("baton given back", "proposal", c.node)
+		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
+			// The proposal goes too: the session is about to end anyway.
+			released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
+			switch {
+			case err == nil && released:
+				r.log.Info("baton given back", "proposal", c.node)
+				return
+			case err == nil:
+				// Our proposal was gone (or the record changed): no
+				// release; the note, if the record is still ours.
+				if ok, err := c.leaveReleasedNote(version); ok {
+					r.log.Info("our proposal was deleted: the command is gone, left a note so that the next leader need not wait for the baton",
+						logEvReleasedNote.attr(), "note", releasedPath(c.basePath, path.Base(c.node)))
+				} else if err != nil {
+					r.log.Warn("cannot leave the note that this leadership ended; the next leader waits for the dropped baton", "error", err)
+				}
+				return
+			case !retryable(err):
+				return
+			}
+			if c.s.waitOnline(nil) != nil {
+				return
+			}
 		}
 	}()
+	t := time.NewTimer(c.s.Timeout() / 2)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(c.s.Timeout() / 4):
+	case <-t.C:
+	case <-r.hurry:
 	}
 }
 

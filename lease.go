@@ -178,7 +178,7 @@ func (l *lease) renewLoop() {
 	// From the take's send, not its answer: on a slow link the first
 	// renewal must not trail the lease by a round trip more than the rest.
 	next := l.sent + every
-	stuck := false
+	stuck, excused := false, false
 	for {
 		if !l.sleepUntil(next) {
 			return
@@ -187,13 +187,23 @@ func (l *lease) renewLoop() {
 			if !l.atRest() {
 				return
 			}
-			next = 0 // armed: renew at once
+			next = l.clock.now() // armed: renew at once (not a resumed loop)
 			continue
 		}
 		now := l.clock.now()
+		// Woken a whole round late: this loop was stopped too (ballot
+		// SIGSTOPped, the machine suspended), and supervision with it. It
+		// gets a round to check in before it counts as stuck: otherwise a
+		// resumed ballot would end its session here, abandoning the baton
+		// to expire, instead of giving it back (releaseLost).
+		resumed := now-next >= every
 		next = now + every
 		l.reportSlow(now)
 		if !l.supervised(now) {
+			if resumed && !excused {
+				excused = true
+				continue
+			}
 			// Stop vouching: the lease runs out, the keeper kills the
 			// command at its end. Then end the session, or the baton
 			// would stay held by a leader that runs nothing.
@@ -209,6 +219,7 @@ func (l *lease) renewLoop() {
 			}
 			continue
 		}
+		excused = false
 		if stuck {
 			stuck = false
 			l.c.log.Info("supervision checks in again; renewals vouch again")

@@ -15,6 +15,8 @@ package main
 //	<base>/once/<key>                 run once --once-key: one keyed run
 //	<base>/history/run-<seq>          every run and skipped time (history.go)
 //	<base>/pause, <base>/step-down    the operators' controls (controls.go)
+//	<base>/released/<proposal>        a note: that proposal's leadership ended,
+//	                                  its command gone (release.go)
 
 import (
 	"fmt"
@@ -46,6 +48,10 @@ const (
 	onceDirName  = "once"     // run once --once-key (once.go)
 	stepDownName = "step-down"
 	pauseName    = "pause"
+
+	// releasedDirName holds the notes of leaders whose proposal was
+	// deleted under them, once their command is gone (release.go).
+	releasedDirName = "released"
 )
 
 // handoverRecord.State values.
@@ -187,6 +193,12 @@ type cronRecord struct {
 	Host          string    `json:"host,omitempty"`
 	Proposal      string    `json:"proposal"`
 	FencingToken  int64     `json:"fencingToken"`
+	// With --retries: the attempt at ScheduledTime (1, 2, …) out of
+	// Attempts, and how it ended ("": running, or lost with its leader).
+	Attempt  int        `json:"attempt,omitempty"`
+	Attempts int        `json:"attempts,omitempty"`
+	Ended    string     `json:"ended,omitempty"` // succeeded, failed
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
 }
 
 // onceRecord is the data of <base>/once/<key>.
@@ -198,7 +210,8 @@ type onceRecord struct {
 	Proposal     string     `json:"proposal"`
 	Session      string     `json:"session"`
 	FencingToken int64      `json:"fencingToken"`
-	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
+	Attempt      int        `json:"attempt"`            // 1, more with --once-retry-unfinished or --retries
+	Attempts     int        `json:"attempts,omitempty"` // --retries + 1 as its runner had it; 0 without --retries
 	StartedAt    time.Time  `json:"startedAt"`
 	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`

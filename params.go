@@ -97,7 +97,8 @@ func zookeeperParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.ZooKeeperACL, err = oneOf(v, "", aclValues...)
 				return err
-			}},
+			},
+			choices: aclValues},
 	}
 }
 
@@ -114,13 +115,15 @@ func logParams() []*param {
 					}
 				}
 				return fmt.Errorf("not a log level; use one of %s", strings.Join(logLevelNames, ", "))
-			}},
+			},
+			choices: logLevelNames},
 		{name: "log-format", scope: scopeGlobal, arg: "FORMAT", def: "human",
 			help: "human, json or raw",
 			apply: func(s *Settings, v string) (err error) {
 				s.LogFormat, err = oneOf(v, "not a log format; ", "human", "json", "raw")
 				return err
-			}},
+			},
+			choices: []string{"human", "json", "raw"}},
 		{name: "debug", scope: scopeGlobal, kind: kindBool, def: "false",
 			help: "log debugging details, such as where each setting came from",
 			apply: func(s *Settings, v string) (err error) {
@@ -151,19 +154,22 @@ func runParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
 				return err
-			}},
+			},
+			choices: names(policyValues)},
 		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: string(policyReelect),
 			help: "when the command fails: rerun, reelect, exit or ignore",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildError, err = oneOf(v, "", policyValues...)
 				return err
-			}},
+			},
+			choices: names(policyValues)},
 		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: string(electionRetry),
 			help: "when the election cannot be held: retry, run-anyway or exit",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnElectionFailure, err = oneOf(v, "", electionValues...)
 				return err
-			}},
+			},
+			choices: names(electionValues)},
 		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: string(lossReelect),
 			help: "when the connection to ZooKeeper is lost while leading: reelect = stop the command\n" +
 				"before the session can expire, then stand again; exit = the same stop, then exit 125;\n" +
@@ -172,11 +178,20 @@ func runParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.OnConnectionLoss, err = oneOf(v, "", lossValues...)
 				return err
-			}},
+			},
+			choices: names(lossValues)},
 		{name: "wrap-child-logs", scope: scopeRun, kind: kindBool, def: "true",
 			help: "log the command's output lines in ballot's log format; =false passes them through",
 			apply: func(s *Settings, v string) (err error) {
 				s.WrapChildLogs, err = parseBool(v)
+				return err
+			}},
+		{name: "quiet", scope: scopeRun, kind: kindBool, def: "false",
+			help: "for crontab: ballot logs only warnings and errors, and the command's output\n" +
+				"passes through unchanged (implies --wrap-child-logs=false); a host that finds\n" +
+				"its --once-key run already prints nothing",
+			apply: func(s *Settings, v string) (err error) {
+				s.Quiet, err = parseBool(v)
 				return err
 			}},
 		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
@@ -386,11 +401,55 @@ func cronParams() []*param {
 				s.Timezone = loc
 				return nil
 			}},
-		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
-			help: "a scheduled time missed (no leader at that moment) is still run by a new leader\n" +
-				"if it is less than this late; 0: missed times are skipped and logged",
+		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "auto",
+			help: "a scheduled time missed (no leader at that moment) is still run once by the next\n" +
+				"leader if it is less than this late; auto: until the next time is due, at most 1h;\n" +
+				"0: missed times are skipped and logged",
 			apply: func(s *Settings, v string) (err error) {
-				s.StartingDeadline, err = parseDuration(v, false)
+				if v == "auto" {
+					s.StartingDeadline, s.CatchUpDefault = autoStartingDeadline, true
+					return nil
+				}
+				s.CatchUpDefault = false
+				if s.StartingDeadline, err = parseDuration(v, false); err != nil {
+					return fmt.Errorf("%v; or auto (the default: catch up, at most 1h late)", err)
+				}
+				return nil
+			}},
+		{name: "overlap", scope: scopeCron, arg: "POLICY", def: overlapSkip,
+			help: "a scheduled time due while the previous run is still going: skip it; queue it\n" +
+				"(it starts when the previous run ends; at most one waits, the latest); or replace\n" +
+				"(the previous run is stopped with the grace period, then the new one starts)",
+			apply: func(s *Settings, v string) (err error) {
+				if v == "allow" {
+					return errors.New("allow (runs side by side) is not supported yet; use skip, queue or replace")
+				}
+				s.Overlap, err = oneOf(v, "not an overlap policy; ", overlapSkip, overlapQueue, overlapReplace)
+				return err
+			},
+			choices: []string{overlapSkip, overlapQueue, overlapReplace}},
+		{name: "retries", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
+			help: "run cron, and run once with --once-key: attempt a failed, timed-out or lost run\n" +
+				"again, up to N more times (N+1 in all, across failovers); cron: never once the\n" +
+				"next scheduled time is due; >= 0",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use 0 (no retries) or a count such as 3")
+				case n < 0:
+					return errors.New("must not be negative; use 0 for no retries")
+				case n > 100:
+					return errors.New("too many; use at most 100")
+				}
+				s.Retries = n
+				return nil
+			}},
+		{name: "retry-delay", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
+			help: "wait before the 2nd attempt; it doubles for each further one, up to 10m\n" +
+				"(or DURATION itself, if longer); a run lost with its leader is retried at once",
+			apply: func(s *Settings, v string) (err error) {
+				s.RetryDelay, err = parseDuration(v, false)
 				return err
 			}},
 	}
@@ -404,7 +463,8 @@ func readerParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.Output, err = oneOf(v, "not an output format; ", "human", "json")
 				return err
-			}},
+			},
+			choices: []string{"human", "json"}},
 
 		{name: "verbose", scope: scopeInfo, kind: kindBool, def: "false",
 			help: "human output: after the summary, every detail (the candidates' own reports, the\n" +

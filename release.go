@@ -6,6 +6,7 @@ package main
 
 import (
 	"errors"
+	"path"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -137,4 +138,89 @@ func failedOp(res []zk.MultiResponse) int {
 		}
 	}
 	return -1
+}
+
+// The released note. A leader whose proposal someone else deleted cannot
+// give the baton back: the release is fenced by the proposal's delete
+// (releaseOps), and its own session's end would leave the baton dropped,
+// for the successor to wait W. Once its command's whole tree is gone
+// (the keeper reported it reaped), it writes <base>/released/<proposal>
+// instead: "the leadership of this proposal has ended: its command is gone,
+// and it runs nothing again" (its candidacy is over, its proposal gone). That is
+// true forever, whenever the note is written, written twice or read. A
+// successor that finds the baton gone trusts it only when the handover
+// record says the baton was taken by, or handed to, that very proposal
+// (noteSubject): then nothing of the record's holder can run, and it takes
+// at once. README, "Handovers in one write", derives why no command can
+// overlap.
+
+// releasedPath is the note of the proposal named name (the last element of
+// its path: a random id and a sequence number, never reused).
+func releasedPath(base, name string) string {
+	return base + "/" + releasedDirName + "/" + name
+}
+
+// leaveReleasedNote writes the note of this candidate's proposal, which is
+// gone, with its command: only while the handover record is still at the
+// version of our take (version), or the note would be needed by nobody and
+// left behind. written reports that it exists (written before, and its
+// answer lost: it exists too).
+func (c *candidate) leaveReleasedNote(version int32) (written bool, err error) {
+	if c.slots > 1 {
+		return false, nil // a slot's successor reads no note (slots.go): a dropped slot waits W
+	}
+	note := releasedPath(c.basePath, path.Base(c.node))
+	ops := []any{&zk.CheckVersionRequest{Path: c.handoverPath(), Version: version},
+		&zk.CreateRequest{Path: note, Data: c.handoverData(handoverReleased), Acl: c.s.acl}}
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err := c.s.conn.Multi(ops...)
+		switch i := failedOp(res); {
+		case err == nil:
+			return true, nil
+		case i == 0:
+			return false, nil // the record changed: a successor took the baton, nobody needs the note
+		case i == 1 && errors.Is(res[1].Error, zk.ErrNodeExists):
+			return true, nil
+		case i == 1 && errors.Is(res[1].Error, zk.ErrNoNode):
+			// The first note of this election: its directory, once.
+			if _, err := c.s.conn.Create(path.Dir(note), nil, 0, c.s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return false, err
+			}
+		default:
+			return false, err
+		}
+	}
+	return false, errors.New("giving up after 3 attempts")
+}
+
+// noteSubject is the proposal whose note a successor may trust for the
+// record h: the holder of a take, or the successor a release named (a
+// handover, revoked or not, whose successor is gone). "" for anything
+// else: a release, an unknown or missing record.
+func noteSubject(h *handoverSeen) string {
+	if !h.parsed {
+		return ""
+	}
+	switch h.rec.State {
+	case handoverTaken:
+		return h.rec.Proposal
+	case handoverHanded, handoverRevoked:
+		return h.rec.Successor
+	}
+	return ""
+}
+
+// clearNotes deletes the notes left in the election, once our take has
+// replaced the record they were for: a note is only ever needed while the
+// record names its proposal. Off the critical path; one that fails to go
+// stays until the next take after a dropped baton.
+func (c *candidate) clearNotes() {
+	dir := c.basePath + "/" + releasedDirName
+	names, _, err := c.s.conn.Children(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		_ = c.s.conn.Delete(dir+"/"+n, -1)
+	}
 }

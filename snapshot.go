@@ -155,6 +155,8 @@ func (s *electionSnapshot) file(n *snapNode) {
 		slotFile(n, leaderName, &s.slotAcks), slotFile(n, cronName, &s.slotCrons):
 	case n.name == stepDownName:
 		s.stepDown = n
+	case n.name == releasedDirName:
+		// Notes of ended leaderships, for the next take (release.go).
 	case strings.HasPrefix(n.name, infoClockPrefix):
 		// Another reader's clock node (this is the parent of an election
 		// path): gone in a moment.

@@ -1,0 +1,313 @@
+package main
+
+// Fast, fenced failovers on the release path (issue 37): a leader whose
+// proposal an operator deleted leaves a note once its command is gone, and
+// the successor takes at once instead of waiting W; a leader resumed past
+// its lease gives the baton back on the session that still holds it
+// instead of leaving that session to expire.
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestResumedLeaderReleasesOnItsSession: the leader's ballot is stopped
+// past its lease and resumed before ZooKeeper can expire its session:
+// SIGSTOP to ballot alone (its keeper kills the command at the lease's
+// kill time), or to ballot, its keeper and the command together (a VM
+// pause: the keeper's alarm kills the command first thing on resume). It
+// must give the baton back on that session and close it, so that the
+// successor takes at once, not after the session's expiry and W.
+//
+// The stop's length, from T = 8 s (tickTime 500 ms allows up to 10 s):
+// renewals go out every T/8 and each touches the session, so the last
+// touch before the stop is at most T/8 before it and ZooKeeper expires the
+// session no earlier than stop + 7T/8 (7 s). The command must be dead by
+// the last renewal's send + W − T/16 ≤ stop + 11T/16 (5.5 s). ballot is
+// resumed at stop + 25T/32 (6.25 s): T/10 from either end.
+func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
+	const T = 8 * time.Second
+	c := startZKWith(t, zkOptions{TickTime: 500 * time.Millisecond})
+	for _, whole := range []bool{false, true} {
+		name := map[bool]string{false: "ballot alone", true: "ballot keeper and command"}[whole]
+		t.Run(name, func(t *testing.T) {
+			e := newElection(t, c)
+			flags := []string{"--zookeeper-session-timeout", T.String()}
+			a := e.add("a", flags, nil, "tick")
+			e.leader(20 * time.Second)
+			b := e.add("b", flags, nil, "tick")
+			b.WaitEvent(logEvStandingBy, 20*time.Second)
+			waitTenures(t, e.ticks, 1, 10*time.Second)
+			cpid := commandPid(t, a)
+			keeper := parentPid(cpid)
+			signal := func(sig syscall.Signal) {
+				a.Signal(sig)
+				if whole {
+					_ = syscall.Kill(keeper, sig)
+					_ = syscall.Kill(-cpid, sig)
+				}
+			}
+
+			signal(syscall.SIGSTOP)
+			stopped := time.Now()
+			defer signal(syscall.SIGCONT)
+			for !whole && processAlive(cpid) {
+				if time.Since(stopped) > T {
+					t.Fatalf("the keeper did not kill the stopped ballot's command within T")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if d := T*25/32 - time.Since(stopped); d > 0 {
+				time.Sleep(d)
+			}
+			if b.Logged("command started") {
+				t.Fatalf("b started while a was stopped, %s after the stop: a's session expired sooner than derived", time.Since(stopped))
+			}
+			signal(syscall.SIGCONT)
+			resumed := time.Now()
+			b.WaitEvent(logEvCommandStarted, 2*T)
+			a.WaitEvent(logEvRejoining, T)
+			t.Logf("ballot resumed %s after the stop; b's command started %s after the resume",
+				resumed.Sub(stopped).Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond))
+
+			if !a.Logged("baton given back") {
+				t.Errorf("a did not give the baton back on its session:\n%s", a.out.String())
+			}
+			if b.Logged("dropped it without releasing") {
+				t.Errorf("b waited for a dropped baton: a left its session to expire\n%s", b.out.String())
+			}
+			waitTenures(t, e.ticks, 2, 10*time.Second)
+			gaps := checkNoOverlap(t, e.ticks)
+			e.checkTokensGrow()
+			report(t, name+" SIGSTOPped past its lease, resumed before its session expired", gaps, overlapOf(t, e.ticks))
+		})
+	}
+}
+
+// TestDeletedProposalFailsOverAtOnce: an operator deletes the leader's
+// proposal (with the baton, or the handover record, in the same multi-op,
+// as a careless cleanup might). The leader kills its command and, once its
+// keeper reports the tree reaped, leaves a note that its leadership ended;
+// the successor, finding the baton gone and the record naming that
+// proposal, takes at once instead of waiting W. Without a record to name
+// the holder (deleted too), a note would prove nothing: the leader writes
+// none and the successor waits the W any dropped baton gets. Never two
+// commands; no note is left once the successor took.
+func TestDeletedProposalFailsOverAtOnce(t *testing.T) {
+	c := startZK(t, 1)
+	for _, tc := range []struct {
+		name       string
+		also       []string // deleted with the proposal, in one multi-op
+		stopKeeper bool     // the leader's keeper SIGSTOPped first: ballot kills the tree itself
+		atOnce     bool
+	}{
+		{name: "proposal", atOnce: true},
+		{name: "proposal and baton", also: []string{batonName}, atOnce: true},
+		{name: "proposal and handover record", also: []string{handoverName}},
+		{name: "proposal (its keeper stopped)", stopKeeper: true, atOnce: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newElection(t, c)
+			a := e.add("a", nil, nil, "tick")
+			e.leader(10 * time.Second)
+			b := e.add("b", nil, nil, "tick")
+			b.WaitEvent(logEvStandingBy, 10*time.Second)
+			waitTenures(t, e.ticks, 1, 10*time.Second)
+			proposal := e.base + "/" + e.proposals()[0]
+			if tc.stopKeeper {
+				keeper := parentPid(commandPid(t, a))
+				_ = syscall.Kill(keeper, syscall.SIGSTOP)
+				defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
+			}
+
+			ops := []any{&zk.DeleteRequest{Path: proposal, Version: -1}}
+			for _, n := range tc.also {
+				ops = append(ops, &zk.DeleteRequest{Path: e.base + "/" + n, Version: -1})
+			}
+			conn := zkConnect(t, c.Servers(), 2*time.Second)
+			if _, err := conn.Multi(ops...); err != nil {
+				t.Fatalf("delete %v: %v", ops, err)
+			}
+			conn.Close()
+			deleted := time.Now()
+
+			b.WaitEvent(logEvCommandStarted, 10*time.Second)
+			a.WaitEvent(logEvRejoining, 5*time.Second) // after its release path
+			if !tc.atOnce {
+				if len(a.Events(logEvReleasedNote)) > 0 {
+					t.Errorf("a left a note although the record naming it was deleted")
+				}
+				b.WaitEvent(logEvBatonWait, time.Second)
+				if !b.Logged("the record is missing") || len(b.Events(logEvNoteFound)) > 0 {
+					t.Errorf("b did not wait W for a baton whose holder nobody recorded:\n%s", b.out.String())
+				}
+			} else {
+				note := a.WaitEvent(logEvReleasedNote, time.Second)
+				if want := releasedPath(e.base, path.Base(proposal)); note["note"] != want {
+					t.Errorf("a left the note %q, want %q", note["note"], want)
+				}
+				// The order of events, not a time: b took the baton on the
+				// note, right after finding it, not after a wait of W.
+				b.WaitEvent(logEvNoteFound, time.Second, "holder", proposal)
+				if seq := eventsIn(b, logEvBatonWait, logEvNoteFound, logEvBatonTaken); !endsWith(seq, logEvNoteFound, logEvBatonTaken) {
+					t.Errorf("b did not take the baton on a's note: its events %v", seq)
+				}
+				if len(tc.also) == 0 && b.Logged("dropped it without releasing") {
+					// a's session, and the baton, end after the note is written.
+					t.Errorf("b waited for a dropped baton although a's note came first:\n%s", b.out.String())
+				}
+			}
+			ts := waitTenures(t, e.ticks, 2, 10*time.Second)
+			gaps := checkNoOverlap(t, e.ticks)
+			e.checkTokensGrow()
+			t.Logf("RELIABILITY fault=%q fault→new command=%s gap=%s", "the leader's "+tc.name+" deleted by another client",
+				ts[1].first.Sub(deleted).Round(time.Millisecond), gaps[0].Round(time.Millisecond))
+
+			// No note is left behind once b's take replaced the record.
+			conn = zkConnect(t, c.Servers(), 2*time.Second)
+			defer conn.Close()
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				notes, _, err := conn.Children(e.base + "/" + releasedDirName)
+				if err != nil && !errors.Is(err, zk.ErrNoNode) {
+					t.Fatal(err)
+				}
+				if len(notes) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("notes left behind after b's take: %v", notes)
+				}
+			}
+		})
+	}
+}
+
+// eventsIn lists, in order, the events of p's log among evs.
+func eventsIn(p *ballotProc, evs ...logEvent) []logEvent {
+	out := p.out.String()
+	var seq []logEvent
+	for _, line := range strings.Split(out[:strings.LastIndexByte(out, '\n')+1], "\n") {
+		attrs, ok := parseLogLine(line)
+		if !ok {
+			continue
+		}
+		for _, ev := range evs {
+			if attrs["event"] == string(ev) {
+				seq = append(seq, ev)
+			}
+		}
+	}
+	return seq
+}
+
+// endsWith reports that seq ends with tail.
+func endsWith(seq []logEvent, tail ...logEvent) bool {
+	return len(seq) >= len(tail) && slices.Equal(seq[len(seq)-len(tail):], tail)
+}
+
+// TestReleasedNoteIsForItsRecordOnly: the note is written only while the
+// handover record is still at the version of the writer's take (late, the
+// record replaced or deleted, it would be needed by nobody and left
+// behind); written twice, it is written; and a successor trusts it only
+// for a record that names its proposal, never another's.
+func TestReleasedNoteIsForItsRecordOnly(t *testing.T) {
+	zkc := startZK(t, 1)
+	other := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer other.Close()
+	take := func(t *testing.T, p *inProcess, id string) *candidate {
+		t.Helper()
+		c := p.join(p.session(), id)
+		if _, err := c.takeBaton(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Delete(c.node, -1); err != nil { // the operator's delete
+			t.Fatal(err)
+		}
+		return c
+	}
+	exists := func(t *testing.T, path string) bool {
+		t.Helper()
+		ok, _, err := other.Exists(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+
+	t.Run("record still ours", func(t *testing.T) {
+		base := "/ballot/test/" + strings.ReplaceAll(t.Name(), "/", "-")
+		seedElection(t, zkc.Servers(), base)
+		p := newInProcess(t, zkc, base)
+		c := take(t, p, "a")
+		for i := 0; i < 2; i++ { // written twice: the second finds it
+			if ok, err := c.leaveReleasedNote(c.baton.version); !ok || err != nil {
+				t.Fatalf("note %d: written %v, %v", i+1, ok, err)
+			}
+		}
+		note := releasedPath(base, path.Base(c.node))
+		if !exists(t, note) {
+			t.Fatalf("no note at %s", note)
+		}
+
+		// A successor trusts it for the record naming a's proposal only.
+		s := p.join(p.session(), "s")
+		h, err := s.readHandover()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ended, err := s.holderEnded(h, &droppedWait{}); !ended || err != nil {
+			t.Errorf("the record names a, whose note exists: ended %v, %v", ended, err)
+		}
+		h.rec.Proposal = base + "/_c_00000000000000000000000000000000-proposal-0000000099"
+		if ended, err := s.holderEnded(h, &droppedWait{}); ended || err != nil {
+			t.Errorf("a's note was trusted for another proposal's take: ended %v, %v", ended, err)
+		}
+		h.rec.State = handoverReleased
+		h.rec.Proposal = c.node
+		if noteSubject(h) != "" {
+			t.Errorf("a released record has a note subject")
+		}
+
+		// The next take after a dropped baton clears the notes.
+		s.clearNotes()
+		if exists(t, note) {
+			t.Errorf("the note outlived clearNotes")
+		}
+	})
+
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, c *candidate)
+	}{
+		{"record replaced by a successor's take", func(t *testing.T, c *candidate) {
+			if _, err := other.Set(c.handoverPath(), []byte(`{"state":"taken","candidateId":"b"}`), -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"record deleted", func(t *testing.T, c *candidate) {
+			if err := other.Delete(c.handoverPath(), -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := "/ballot/test/" + strings.ReplaceAll(t.Name(), "/", "-")
+			seedElection(t, zkc.Servers(), base)
+			c := take(t, newInProcess(t, zkc, base), "a")
+			tc.change(t, c)
+			if ok, err := c.leaveReleasedNote(c.baton.version); ok || err != nil {
+				t.Errorf("a note for a record no longer a's: written %v, %v", ok, err)
+			}
+			if exists(t, releasedPath(base, path.Base(c.node))) {
+				t.Errorf("the note was written")
+			}
+		})
+	}
+}
