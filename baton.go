@@ -437,8 +437,10 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		return nil
 	}
 	// First in line behind a leader (a higher --priority went ahead of
-	// it): its release will name us.
+	// it): its release will name us. It proves its place all along: the
+	// leader hands over for --preempt-after only to one ready (preempt.go).
 	c.standBy()
+	c.proveWhile(true)
 	if *announced != "held "+sessionHex(owner) {
 		*announced = "held " + sessionHex(owner)
 		holder := "session " + sessionHex(owner)

@@ -206,6 +206,7 @@ func TestBench(t *testing.T) {
 	t.Run("herd", func(t *testing.T) { rep.set("herd", benchHerdSection(benchHerd(t, b))) })
 	t.Run("steady", func(t *testing.T) { rep.set("steady", benchSteady(t, b).section()) })
 	t.Run("writes", func(t *testing.T) { rep.set("writes", benchLoad(t, b).section()) })
+	t.Run("rest", func(t *testing.T) { rep.set("rest", benchRest(t, b).section()) })
 	t.Run("history", func(t *testing.T) { rep.set("history", benchHistorySection(benchHistory(t, b))) })
 	t.Run("prefs", func(t *testing.T) { rep.set("prefs", benchPrefsSection(benchPreempt(t, b), benchSlots(t, b))) })
 	t.Run("cron", func(t *testing.T) { rep.set("cron", benchCron(t, b).section()) })

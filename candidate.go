@@ -53,6 +53,8 @@ type candidate struct {
 	standbyOnce sync.Once
 	standbyEnd  chan struct{} // closed when proofs are no longer needed
 	standbyStop sync.Once
+	proving     atomic.Bool   // proofs wanted now: a handover may come (proveWhile)
+	proofKick   chan struct{} // pinged when proving changes
 
 	ops     chan func() // leader-node writes, in order (leader.go)
 	opsOnce sync.Once
@@ -191,6 +193,8 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			if f.namesUs() {
 				return nil
 			}
+		} else {
+			c.proveWhile(false) // further back: no handover comes to us
 		}
 		pred, watch, err := f.watchAhead(line, me, stop)
 		if err != nil {
@@ -256,7 +260,7 @@ func (f *followWatches) namesUs() bool {
 func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) (pred string, watch <-chan zk.Event, err error) {
 	c := f.c
 	pred = c.basePath + "/" + line[me-1]
-	exists, _, watch, err := c.s.conn.ExistsW(pred)
+	exists, watch, err := f.watchPredecessor(pred, me)
 	if err != nil {
 		return pred, nil, c.retryAfter(err, stop)
 	}
@@ -279,6 +283,26 @@ func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) 
 		f.lowest, f.lowestGone = "", nil
 	}
 	return pred, watch, nil
+}
+
+// watchPredecessor watches pred (exists, and its data): next in line,
+// it reads the leader's data too, and proves its place while that says a
+// handover may come (standby.go).
+func (f *followWatches) watchPredecessor(pred string, me int) (exists bool, watch <-chan zk.Event, err error) {
+	c := f.c
+	if me != 1 {
+		exists, _, watch, err = c.s.conn.ExistsW(pred)
+		return exists, watch, err
+	}
+	raw, _, watch, err := c.s.conn.GetW(pred)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	c.proveWhile(handoverMayCome(raw, c.node))
+	return true, watch, nil
 }
 
 // announce logs our place in line when it changed.
@@ -317,7 +341,7 @@ func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAm
 			case predecessorWent:
 				return true, nil
 			case predecessorStays:
-				ok, _, w, err := c.s.conn.ExistsW(pred)
+				ok, w, err := f.watchPredecessor(pred, me)
 				if err == nil && ok {
 					watch = w
 					continue

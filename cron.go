@@ -218,6 +218,7 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 		var how outcome
 		if cl.cmd == nil {
 			cl.keepIdle()
+			wake = cl.restUntil(now, wake)
 		}
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
@@ -287,6 +288,45 @@ func (cl *cronLeader) keepIdle() {
 func (cl *cronLeader) dropIdle() {
 	cl.idle.stop()
 	cl.idle = nil
+}
+
+// restUntil lets the lease lapse between runs (lease.Rest): no write
+// while nothing runs. It is taken again armAhead before the next start:
+// the next scheduled time (cl.announced) or a retry's, so that its answer
+// is in before the run is due; wake is moved up to that moment.
+func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
+	l := cl.l
+	if l.takePending() {
+		return wake
+	}
+	next := cl.announced
+	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
+		next = retry
+	}
+	at := next.Add(-cl.armAhead())
+	if next.IsZero() || !now.Before(at) {
+		l.Arm()
+		return wake
+	}
+	l.Rest()
+	if at.Before(wake) {
+		wake = at
+	}
+	return wake
+}
+
+// armAhead is how long before a scheduled time the lease is taken again:
+// T/16, or twice the largest round trip a renewal took if longer (a slow
+// link), at most T/4. The take is one quorum write; its answer, a round
+// trip later, must be in before the run is due, or the run starts late by
+// what is missing. Earlier would buy nothing (the lease is renewed every
+// T/8 from the take on, so a run starts with 9T/16 − ρ of lease before its
+// SIGTERM point however early it was taken) and cost a renewal more per
+// T/8.
+func (cl *cronLeader) armAhead() time.Duration {
+	t := cl.c.s.Timeout()
+	_, largest := cl.l.Renewals()
+	return min(max(t/16, 2*largest), t/4)
 }
 
 // startDue starts the latest scheduled time if it is due, not run yet and
@@ -440,7 +480,13 @@ func (cl *cronLeader) replace(due time.Time) (end leaderEnd, over bool) {
 // it, on a fresh lease.
 func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
-	if l.awaitTake(); !l.Fresh() { // the record checks the baton: after a handover's take
+	// The lease lapses between runs (restUntil): take it again, one
+	// renewal, and wait for its answer. The record checks the baton:
+	// after a handover's take too.
+	if !l.AwaitFresh(r.stopping) {
+		if r.stopRequested() {
+			return endedBy(stopRequested, childExit{}), true
+		}
 		return endedBy(leaseLost, childExit{}), true
 	}
 	if err := r.record(c, &cl.st, due, attempt); err != nil {
@@ -469,6 +515,9 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 		return resignation("ballot-failed", exitWith(exitFailure)), true
 	}
 	cl.cmd, cl.runFor, cl.timedOut = cmd, due, false
+	// While it runs a handover may come (the run's end under reelect, the
+	// leader's death): its next in line proves its place meanwhile.
+	c.pub.update(func(d *proposalData) { d.HandoverMayCome = true })
 	cl.runDeadline = time.Time{}
 	if r.set.Timeout > 0 {
 		cl.runDeadline = time.Now().Add(r.set.Timeout)
@@ -528,6 +577,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
 	r.publishRunEnd(cl.c, ex)
+	cl.c.pub.update(func(d *proposalData) { d.HandoverMayCome = false })
 	cl.c.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	if cl.timedOut && ex.Code == 0 {

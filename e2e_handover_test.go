@@ -30,7 +30,11 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	// of 3 s, so that a handover finds credit even on a machine so busy
 	// that a proof is late by half a second (at 2 s, by a quarter).
 	slow := []string{"--zookeeper-session-timeout", "4s"}
-	a := e.add("a", slow, nil, "tick")
+	// The next in line proves its place only once a handover may come
+	// (standby.go): a's stop announces it, and a's command takes T/8 to
+	// stop (a service's graceful shutdown), a few round trips for b's
+	// proof to be answered before the release.
+	a := e.add("a", slow, nil, "slowstop", "500ms")
 	e.leader(10 * time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
 	b := e.add("b", append([]string{"--log-level", "debug"}, slow...), nil, "tick")
@@ -73,6 +77,8 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	}
 	next := join(dial(), "next")
 	next.standBy()
+	// A handover may come: as the leader's announcement says (standby.go).
+	next.proveWhile(true)
 	for next.proof.Load() == 0 {
 		time.Sleep(5 * time.Millisecond) // the first proof is sent at once
 	}
@@ -225,7 +231,7 @@ func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 	c := startZK(t, 1)
 	e := newFreshElection(t, c)
 	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit
-	a := e.add("a", slow, nil, "tick")
+	a := e.add("a", slow, nil, "slowstop", "500ms")
 	a.WaitEvent(logEvBatonWait, 10*time.Second) // no record yet: a waits W
 	b := e.add("b", slow, nil, "tick")          // reads the election's record meanwhile
 	waitTenures(t, e.ticks, 1, 10*time.Second)

@@ -72,7 +72,10 @@ func TestPreferredLeaders(t *testing.T) {
 		proxy := newTCPProxy(t, zkc.Servers())
 		proxy.SetDelay(30 * time.Millisecond)
 		slow := []string{"--zookeeper-session-timeout", "4s"}
-		a := e.add("a", append([]string{"--priority", "10"}, slow...), nil, "tick")
+		// a's command takes T/8 to stop: b, which proves its place only
+		// once a announces the step-down (standby.go), has its proof
+		// answered before the release, as in TestCleanHandoverStartsOnCredit.
+		a := e.add("a", append([]string{"--priority", "10"}, slow...), nil, "slowstop", "500ms")
 		waitTenures(t, e.ticks, 1, 10*time.Second)
 		b := e.add("b", append([]string{"--preempt-after", "0"}, slow...), []string{proxy.Addr()}, "tick")
 		b.WaitEvent(logEvStandingBy, 10*time.Second)
@@ -174,6 +177,8 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			}
 			named := p.join(p.session(), "named")
 			named.standBy()
+			// A handover may come: as the leader's announcement says (standby.go).
+			named.proveWhile(true)
 			waitProof(t, named, 0) // the first proof is sent at once
 			if _, err := named.readElection(); err != nil {
 				t.Fatal(err)

@@ -57,7 +57,7 @@ func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, p
 		return nil, err
 	}
 	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1),
-		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1)}
+		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1), proofKick: make(chan struct{}, 1)}
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	if c.token, err = proposalToken(s, node, stop); err != nil {
 		return nil, err

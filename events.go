@@ -21,7 +21,7 @@ const (
 	logEvUnhealthy       logEvent = "unhealthy"         // the health check failed: withdrawing
 	logEvJoined          logEvent = "joined"            // a proposal is made: in line, with a fencing token
 	logEvFollowing       logEvent = "following"         // waiting in line; place_in_line, predecessor
-	logEvStandingBy      logEvent = "standing-by"       // next in line, ready to start at a handover
+	logEvStandingBy      logEvent = "standing-by"       // next in line: proves its place whenever a handover may come
 	logEvKeeperReady     logEvent = "keeper-ready"      // (debug) a keeper started ahead of its command
 	logEvBatonWait       logEvent = "baton-wait"        // first in line, waiting for the last holder's baton
 	logEvNamedWait       logEvent = "named-wait"        // the baton was handed to another candidate in line: waiting for its take
@@ -58,6 +58,7 @@ const (
 	logEvRejoining       logEvent = "rejoining"         // standing again as a new candidate: reason
 	logEvReleasedNote    logEvent = "released-note"     // our proposal was deleted: the command gone, a note says so to the successor
 	logEvNoteFound       logEvent = "note-found"        // the last holder left that note: the baton is taken at once, no wait
+	logEvLeaseAtRest     logEvent = "lease-at-rest"     // (debug) run cron between runs: no renewal until just before the next run
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

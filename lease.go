@@ -98,6 +98,11 @@ type lease struct {
 
 	ctl *controls // ballot pause and step-down, for this leadership
 
+	// resting: a cron leader between runs, nothing running under the
+	// lease, sends no renewals and lets the lease lapse (Rest, Arm).
+	resting   bool
+	wakeRenew chan struct{} // pinged by Arm: renew at once
+
 	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
 	taken   chan struct{} // closed once no take is pending (the candidate's baton state settled)
 	release *handoff      // after a handover's take: what the keeper needs to give the baton back
@@ -122,6 +127,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 		busy:       busy,
 		enforced:   enforced,
 		renewed:    make(chan struct{}, 1),
+		wakeRenew:  make(chan struct{}, 1),
 		answered:   make(chan struct{}, 1),
 		gone:       make(chan struct{}),
 		ended:      ended,
@@ -176,6 +182,13 @@ func (l *lease) renewLoop() {
 	for {
 		if !l.sleepUntil(next) {
 			return
+		}
+		if l.Resting() {
+			if !l.atRest() {
+				return
+			}
+			next = l.clock.now() // armed: renew at once (not a resumed loop)
+			continue
 		}
 		now := l.clock.now()
 		// Woken a whole round late: this loop was stopped too (ballot
@@ -281,7 +294,8 @@ func (l *lease) awaitTake() {
 	}
 }
 
-// sleepUntil waits until t on the boot clock; false when the lease ends.
+// sleepUntil waits until t on the boot clock, or an Arm; false when the
+// lease ends.
 func (l *lease) sleepUntil(t bootTime) bool {
 	d := time.Duration(t - l.clock.now())
 	if d <= 0 {
@@ -292,10 +306,108 @@ func (l *lease) sleepUntil(t bootTime) bool {
 	select {
 	case <-tm.C:
 		return true
+	case <-l.wakeRenew:
+		return true
 	case <-l.quit:
 	case <-l.c.s.lost:
 	}
 	return false
+}
+
+// Rest stops the renewals once nothing runs under the lease (a cron
+// leader between runs): the lease lapses, by the same bound as any lease
+// (its end is the last answered renewal's send + W), and the leader starts
+// nothing until Arm and an answered renewal make it fresh again
+// (AwaitFresh). The baton stays held by the session meanwhile; a
+// successor that finds it dropped waits W, which covers a lapsed lease
+// all the more. No write at all while nothing runs.
+func (l *lease) Rest() {
+	l.mu.Lock()
+	l.resting = true
+	l.mu.Unlock()
+}
+
+// atRest waits, renewals stopped, until Arm; false when the lease ends.
+// It says so once the renewals in flight are answered: from then on this
+// leader writes nothing until its next run.
+func (l *lease) atRest() bool {
+	for {
+		l.mu.Lock()
+		drained := len(l.inFlight) == 0
+		l.mu.Unlock()
+		if drained {
+			break
+		}
+		select {
+		case <-l.answered:
+		case <-l.wakeRenew:
+			return true
+		case <-l.quit:
+			return false
+		case <-l.c.s.lost:
+			return false
+		}
+	}
+	l.c.log.Debug("lease at rest: nothing runs under it and no renewal is in flight; it lapses until taken again before the next run", logEvLeaseAtRest.attr())
+	select {
+	case <-l.wakeRenew:
+		return true
+	case <-l.quit:
+	case <-l.c.s.lost:
+	}
+	return false
+}
+
+// Arm resumes the renewals, the first at once (the lease's take before a
+// run), then every T/8 from it.
+func (l *lease) Arm() {
+	l.mu.Lock()
+	was := l.resting
+	l.resting = false
+	l.mu.Unlock()
+	if was {
+		ping(l.wakeRenew)
+	}
+}
+
+// Resting reports that the renewals are stopped (Rest).
+func (l *lease) Resting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resting
+}
+
+// AwaitFresh arms the lease and waits until it is fresh (Fresh): at once
+// if renewals answered lately leave it so, otherwise after the answer of
+// the renewal Arm sends. false when the leadership ends (the lease's
+// ended), the session is lost, or stop closes first. Only the supervising
+// goroutine calls it (it consumes renewed).
+func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
+	l.awaitTake()
+	l.Arm()
+	for {
+		if l.Fresh() {
+			return true
+		}
+		if isClosed(l.gone) || l.c.s.isLost() {
+			return false
+		}
+		t := time.NewTimer(l.renewEvery())
+		select {
+		case <-l.renewed:
+		case <-t.C: // look again: a renewal answered while we looked
+		case <-l.ended.Done():
+			t.Stop()
+			return false
+		case <-l.c.s.lost:
+			t.Stop()
+			return false
+		case <-stop:
+			t.Stop()
+			return false
+		}
+		t.Stop()
+	}
 }
 
 // nodeLostError says the proposal or the baton is gone or not ours.
@@ -546,8 +658,14 @@ func (l *lease) fresh() bool {
 }
 
 // Vouches reports, for systemd's watchdog, that the lease is fresh and
-// supervision alive.
-func (l *lease) Vouches() bool { return l.fresh() && l.supervised(l.clock.now()) }
+// supervision alive; a lease at rest (Rest: nothing runs under it) vouches
+// while the session is connected, as a follower does.
+func (l *lease) Vouches() bool {
+	if l.Resting() {
+		return !isClosed(l.gone) && !l.c.s.isLost() && l.c.s.connected.Load()
+	}
+	return l.fresh() && l.supervised(l.clock.now())
+}
 
 // String is the lease as a log attribute.
 func (l *lease) String() string {

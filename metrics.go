@@ -169,7 +169,7 @@ func (m *metrics) render() string {
 	}
 	seconds("ballot_lease_renewal_seconds", "Round trip of the last lease renewal (a quorum write), while leading", last, l != nil)
 	seconds("ballot_lease_renewal_max_seconds", "The largest lease renewal round trip since ballot started", m.largestRenewal, m.largestRenewal > 0)
-	seconds("ballot_lease_remaining_seconds", "While leading: how long the command may still run should no renewal succeed from now on", left.Round(100*time.Millisecond), l != nil)
+	seconds("ballot_lease_remaining_seconds", "While leading: how long the command may still run should no renewal succeed from now on (run cron between runs: 0, the lease lapses while nothing runs)", left.Round(100*time.Millisecond), l != nil)
 	stamp := func(name, help string, t time.Time) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 		if !t.IsZero() {

@@ -94,6 +94,10 @@ type proposalData struct {
 	Health       *healthStatus  `json:"health,omitempty"`       // with --health-check
 	Standby      bool           `json:"standby,omitempty"`      // first in line after the leader, proving it (standby.go)
 	Preempt      *preemptStatus `json:"preempt,omitempty"`      // the leader: whom it hands over to, when (preempt.go)
+	// The leader: a handover may come (a run cron command runs; a stop,
+	// a step-down or a preemption is under way): its next in line proves
+	// its place meanwhile (standby.go), and only then.
+	HandoverMayCome bool `json:"handoverMayCome,omitempty"`
 }
 
 // A candidate's states, as its proposal node says.

@@ -47,8 +47,10 @@ type publisher struct {
 
 	mu     sync.Mutex
 	status proposalData
+	hurry  bool // an urgent change waits: write it without folding or spacing
 
 	kick     chan struct{}
+	hurried  chan struct{} // pinged by urgent: cut a fold or a gap short
 	quit     chan struct{}
 	quitOnce sync.Once
 }
@@ -62,7 +64,7 @@ const (
 )
 
 func newPublisher(c *candidate, status proposalData) *publisher {
-	p := &publisher{c: c, status: status, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	p := &publisher{c: c, status: status, kick: make(chan struct{}, 1), hurried: make(chan struct{}, 1), quit: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -79,6 +81,33 @@ func (p *publisher) update(f func(*proposalData)) {
 	case p.kick <- struct{}{}:
 	default:
 	}
+}
+
+// urgent is update for news the next in line must have at once: that a
+// handover may come (standby.go), so that it proves its place before the
+// release, while the command's grace period runs. It is written without
+// the fold and the gap, which bound a flapping state; these announcements
+// come at most a few times per leadership, never on a timer.
+func (p *publisher) urgent(f func(*proposalData)) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.hurry = true
+	p.mu.Unlock()
+	p.update(f)
+	ping(p.hurried)
+}
+
+// delay is how long to wait before writing a change, the last write
+// sinceLast ago: none for an urgent one.
+func (p *publisher) delay(sinceLast time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hurry {
+		return 0
+	}
+	return max(publishFold, publishGap-sinceLast)
 }
 
 // stop ends the writes without waiting: a write held up by a lost
@@ -101,20 +130,27 @@ func (p *publisher) loop() {
 			return
 		case <-p.kick:
 		}
-		wait := max(publishFold, publishGap-time.Since(last))
-		select {
-		case <-time.After(wait):
-		case <-p.quit:
-			return
-		case <-p.c.s.lost:
-			return
+		if wait := p.delay(time.Since(last)); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-p.hurried:
+			case <-p.quit:
+				return
+			case <-p.c.s.lost:
+				return
+			}
 		}
 		select {
 		case <-p.kick: // folded into this write
 		default:
 		}
+		select {
+		case <-p.hurried:
+		default:
+		}
 		p.mu.Lock()
 		data := p.status.encode()
+		p.hurry = false
 		p.mu.Unlock()
 		_, err := p.c.s.conn.Set(p.c.node, data, -1)
 		switch {

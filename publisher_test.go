@@ -62,3 +62,27 @@ func TestPublisherUpdatesFold(t *testing.T) {
 	none.update(func(*proposalData) { t.Error("a nil publisher applied an update") })
 	none.stop()
 }
+
+// TestPublisherUrgentSkipsFoldAndGap: a change that says a handover may
+// come is written at once, not folded nor spaced from the last write
+// (standby.go: the next in line proves its place on seeing it); other
+// changes wait out the fold and the gap.
+func TestPublisherUrgentSkipsFoldAndGap(t *testing.T) {
+	p := &publisher{kick: make(chan struct{}, 1), hurried: make(chan struct{}, 1), quit: make(chan struct{})}
+	p.update(func(d *proposalData) { d.State = stateLeading })
+	if got := p.delay(0); got != publishGap {
+		t.Errorf("a change right after a write waits %s, want the gap %s", got, publishGap)
+	}
+	if got := p.delay(time.Hour); got != publishFold {
+		t.Errorf("a change long after a write waits %s, want the fold %s", got, publishFold)
+	}
+	p.urgent(func(d *proposalData) { d.HandoverMayCome = true })
+	if got := p.delay(0); got != 0 {
+		t.Errorf("an urgent change waits %s, want 0", got)
+	}
+	if len(p.kick) != 1 || len(p.hurried) != 1 || !p.status.HandoverMayCome {
+		t.Errorf("urgent: %d writes pending, hurried %d, status %+v", len(p.kick), len(p.hurried), p.status)
+	}
+	var none *publisher
+	none.urgent(func(*proposalData) { t.Error("a nil publisher applied an urgent update") })
+}

@@ -29,7 +29,11 @@ type supervision struct {
 // until wake) and returns why it stopped. Whatever it returns, the command
 // is gone and reaped, unless it returns wakeUp.
 func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) outcome {
-	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore}
+	// A cron leader between runs runs nothing under its lease, which
+	// lapses (lease.Rest): nothing to stop when it ends, and the next run
+	// starts only on a fresh one (cronLeader.start, lease.AwaitFresh).
+	between := cmd == nil && r.cron() != nil
+	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore && !between}
 	if s.guard {
 		s.killBy = l.supervisedKillBy
 	}
@@ -129,10 +133,12 @@ func (s *supervision) await() (how outcome, over bool) {
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
 	case <-r.health.Bad():
+		s.announce()
 		r.unpublishLeader(c)
 		s.stop("unhealthy", s.killBy)
 		return unhealthy, true
 	case <-r.stopping:
+		s.announce()
 		r.unpublishLeader(c)
 		if s.cmd != nil {
 			r.stopChild(s.cmd, s.killBy)
@@ -183,6 +189,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 	switch {
 	case ctl.SteppingDown():
 		r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
+		s.announce()
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
@@ -205,9 +212,27 @@ func (s *supervision) preempting() (outcome, bool) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
+	s.announce()
 	s.r.unpublishLeader(s.c)
 	s.stop("preempted", s.killBy)
 	return preempted, true
+}
+
+// announceHandover tells the next in line at once that a handover may
+// come, before the command's grace period: it proves its place meanwhile
+// (standby.go), so that it may start on credit when handed the baton.
+func (r *runner) announceHandover(c *candidate) {
+	c.pub.urgent(func(d *proposalData) { d.HandoverMayCome = true })
+}
+
+// announce announces a handover before a command's stop (its grace
+// period leaves the next in line the time to prove its place); without a
+// command the resignation follows at once and announces itself
+// (transition.go, resigning).
+func (s *supervision) announce() {
+	if s.cmd != nil {
+		s.r.announceHandover(s.c)
+	}
 }
 
 // stop stops the command: SIGTERM, the grace period (never past killBy),

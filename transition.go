@@ -97,7 +97,9 @@ func (r *runner) become(p phase, t change) {
 		r.lease.Store(nil)
 		r.notify.Status("resigning (" + t.reason + ")")
 		r.metrics.Leader(false)
-		c.pub.update(func(d *proposalData) { d.State = stateResigning })
+		// At once: the next in line proves its place from now on, so that
+		// the release finds it ready (standby.go).
+		c.pub.urgent(func(d *proposalData) { d.State = stateResigning })
 	case p == phaseLost:
 		// The line comes later (rejoining, or exiting): it says what
 		// follows, after the demote hook. The lease goes before the
