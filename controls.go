@@ -8,7 +8,8 @@ package main
 //   <base>/pause      persistent: while it exists the leader runs nothing
 //                     (ballot pause / resume); it survives every restart
 //
-// Only the leader watches them, so an idle election pays nothing for them.
+// Only the leader reads them (a session that led keeps its one watch on
+// each until it fires), so an idle election pays nothing for them.
 
 import (
 	"encoding/json"

@@ -211,7 +211,8 @@ type pendingWatch struct {
 // channel per leadership for the session's life (issue 37). While its
 // watch is pending, a path is read without a watch and that watch's
 // channel returned: the read sees every change before it, the watch
-// every change after.
+// every change after. For a few fixed paths only: each keeps its entry,
+// and a watch on a node that never comes back (a proposal) would stay.
 func (s *session) existsWatch(path string) (exists bool, fired <-chan struct{}, err error) {
 	s.watchMu.Lock()
 	if s.watches == nil {
