@@ -2,6 +2,11 @@
 #
 #   make build   ./ballot for this machine
 #   make cross   dist/ballot-linux-* for every supported Linux target
+#   make docs    dist/doc: the man page ballot.1 and the bash and zsh
+#                completions, generated from the parameter table by ./ballot
+#   make dist    dist/ballot-VERSION-linux-*.tar.gz for every target, and
+#                dist/SHA256SUMS: byte-identical from any clean checkout
+#   make deb     dist/ballot_VERSION_ARCH.deb (dpkg-deb), after make dist
 #   make test    the whole test suite (scripts/test.sh; installs ZooKeeper if missing)
 #   make demo    two candidates, one ZooKeeper, a failover (scripts/demo.sh)
 #   make bench   the benchmark: real 3-member ZooKeeper, ~14 min, writes BENCHMARKS.md
@@ -13,7 +18,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # -gcflags=-l: no inlining in ballot's own package (not the runtime or the
 # libraries): none of its code is hot, and it saves about 60 KiB. Most of
-# the linux/amd64 binary's 6.4 MiB is the Go runtime and crypto/tls (2.2
+# the linux/amd64 binary's 6.7 MiB is the Go runtime and crypto/tls (2.2
 # MiB of it, for --zookeeper-tls; see BENCHMARKS.md).
 # TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
 # (tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
@@ -30,7 +35,7 @@ TARGETS := amd64:amd64: \
            mipsle:mipsle:GOMIPS=softfloat \
            riscv64:riscv64:
 
-.PHONY: build cross test demo bench clean
+.PHONY: build cross docs dist deb test demo bench clean
 
 build:
 	$(GOBUILD) -o ballot .
@@ -42,6 +47,77 @@ cross:
 		echo "dist/ballot-linux-$$name"; \
 		env GOOS=linux GOARCH=$$arch $$extra $(GOBUILD) -o dist/ballot-linux-$$name . ; \
 	done
+
+# The man page and completions come from the binary for this machine
+# (ballot help --man, ballot completion): the same table as --help.
+docs: build
+	@mkdir -p dist/doc/completions
+	./ballot help --man > dist/doc/ballot.1
+	./ballot completion bash > dist/doc/completions/ballot
+	./ballot completion zsh > dist/doc/completions/_ballot
+
+# A release archive per target: the binary, LICENSE, README.md, the example
+# config, the man page, the completions and contrib/. The same bytes from
+# any clean checkout of a commit: the build is reproducible (-trimpath, no
+# cgo), the man page carries no date, and tar and gzip record no time but
+# the commit's, no owner and no name.
+EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+TAR   := tar --sort=name --mtime=@$(EPOCH) --owner=0 --group=0 --numeric-owner \
+         --mode=u+rwX,go+rX,go-w --format=gnu
+dist: docs
+	@rm -rf dist/stage dist/ballot-*.tar.gz dist/SHA256SUMS
+	@set -e; for t in $(TARGETS); do \
+		name=$${t%%:*}; rest=$${t#*:}; arch=$${rest%%:*}; extra=$${rest#*:}; \
+		pkg=ballot-$(VERSION)-linux-$$name; dir=dist/stage/$$pkg; \
+		mkdir -p $$dir/completions; \
+		env GOOS=linux GOARCH=$$arch $$extra $(GOBUILD) -o $$dir/ballot . ; \
+		cp LICENSE README.md ballot.json.example dist/doc/ballot.1 $$dir/; \
+		cp dist/doc/completions/ballot dist/doc/completions/_ballot $$dir/completions/; \
+		cp -R contrib $$dir/; \
+		$(TAR) -C dist/stage -cf - $$pkg | gzip -n -9 > dist/$$pkg.tar.gz; \
+		echo dist/$$pkg.tar.gz; \
+	done
+	cd dist && sha256sum ballot-*.tar.gz > SHA256SUMS
+	cd dist && sha256sum -c SHA256SUMS
+
+# A .deb per target, built with dpkg-deb alone from dist/stage: the binary,
+# the man page, the completions, the systemd template units (not enabled:
+# nothing starts on install) and the examples; no maintainer scripts. The
+# Debian version is the git version without its "v" (0~git<hash> untagged).
+DEBVERSION := $(shell echo $(VERSION) | sed 's/-/+/g; /^v[0-9]/!s/^/0~git/; s/^v//')
+deb: dist
+	@rm -rf dist/deb dist/*.deb
+	@set -e; for t in $(TARGETS); do \
+		name=$${t%%:*}; \
+		case $$name in armv6) da=armel;; armv7) da=armhf;; 386) da=i386;; mipsle) da=mipsel;; *) da=$$name;; esac; \
+		src=dist/stage/ballot-$(VERSION)-linux-$$name; root=dist/deb/$$da; \
+		mkdir -p $$root/DEBIAN $$root/usr/bin $$root/usr/share/man/man1 \
+			$$root/usr/share/bash-completion/completions $$root/usr/share/zsh/vendor-completions \
+			$$root/lib/systemd/system $$root/usr/share/doc/ballot/examples/init.d; \
+		cp $$src/ballot $$root/usr/bin/; \
+		gzip -n -9 < $$src/ballot.1 > $$root/usr/share/man/man1/ballot.1.gz; \
+		cp $$src/completions/ballot $$root/usr/share/bash-completion/completions/; \
+		cp $$src/completions/_ballot $$root/usr/share/zsh/vendor-completions/; \
+		cp $$src/contrib/*.service $$root/lib/systemd/system/; \
+		cp $$src/contrib/*.env $$src/ballot.json.example $$root/usr/share/doc/ballot/examples/; \
+		cp $$src/contrib/init.d/ballot $$root/usr/share/doc/ballot/examples/init.d/; \
+		gzip -n -9 < $$src/README.md > $$root/usr/share/doc/ballot/README.md.gz; \
+		cp $$src/LICENSE $$root/usr/share/doc/ballot/copyright; \
+		size=$$(du -sk --exclude=DEBIAN $$root | cut -f1); \
+		printf '%s\n' "Package: ballot" "Version: $(DEBVERSION)" "Architecture: $$da" \
+			"Maintainer: ballot developers <ballot@invalid>" "Installed-Size: $$size" \
+			"Section: admin" "Priority: optional" \
+			"Description: run a command on one machine of a fleet, by ZooKeeper leader election" \
+			" ballot runs a command on only one machine of a fleet at a time: flock or" \
+			" lockrun for a cluster, with run once, run cron and monitoring readers." \
+			> $$root/DEBIAN/control; \
+		chmod -R u+rwX,go+rX,go-w $$root; \
+		find $$root -exec touch -h -d @$(EPOCH) {} +; \
+		SOURCE_DATE_EPOCH=$(EPOCH) dpkg-deb --root-owner-group -Zxz --build $$root dist/ballot_$(DEBVERSION)_$$da.deb >/dev/null; \
+		echo dist/ballot_$(DEBVERSION)_$$da.deb; \
+	done
+	cd dist && sha256sum ballot-*.tar.gz ballot_*.deb > SHA256SUMS
+	cd dist && sha256sum -c SHA256SUMS
 
 test:
 	scripts/test.sh

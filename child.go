@@ -23,6 +23,9 @@ type childExit struct {
 	Reason   string // why it could not be executed
 	Duration time.Duration
 	TimedOut bool // run once: stopped by --timeout (an error, whatever its code)
+	// LastLine: with --wrap-child-logs, the last line the command wrote
+	// (stdout or stderr), for the WARN of a failing run.
+	LastLine string
 }
 
 func (e childExit) Success() bool { return e.Started && e.Code == 0 && !e.TimedOut }
@@ -44,6 +47,7 @@ type child struct {
 	control  *os.File  // to the keeper: one line per order (keeper.go)
 	cutLine  bool      // the last order was cut short by its write deadline
 	deadline killTimes // the last deadline the keeper was told
+	lastLine string    // the last non-blank line relayed (childExit.LastLine)
 }
 
 // killTimes is what the keeper enforces, on the boot clock (0, 0: none).
@@ -319,6 +323,9 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	}
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
+	c.mu.Lock()
+	c.exit.LastLine = c.lastLine
+	c.mu.Unlock()
 	close(c.done)
 	if reported {
 		waitKeeper() // it exits on "bye": no child of ballot is left behind

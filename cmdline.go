@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"strings"
 )
 
@@ -16,11 +18,25 @@ import (
 type flagValue struct {
 	isBool bool
 	vals   []string
+	// afterCmd: parsing the flags after the command name; given counts
+	// the values before it [0] and after it [1]: a global flag after the
+	// command overrides one before it (a wrapper's default), but a flag
+	// given twice in one place is a mistake (resolveAll).
+	afterCmd bool
+	given    [2][]string
 }
 
-func (v *flagValue) String() string     { return "" }
-func (v *flagValue) Set(s string) error { v.vals = append(v.vals, s); return nil }
-func (v *flagValue) IsBoolFlag() bool   { return v != nil && v.isBool }
+func (v *flagValue) String() string { return "" }
+func (v *flagValue) Set(s string) error {
+	v.vals = append(v.vals, s)
+	i := 0
+	if v.afterCmd {
+		i = 1
+	}
+	v.given[i] = append(v.given[i], s)
+	return nil
+}
+func (v *flagValue) IsBoolFlag() bool { return v != nil && v.isBool }
 
 // newFlagSet returns a FlagSet for cmd ("" for the flags before the command)
 // with the global flags and cmd's own, all recording into vals.
@@ -124,6 +140,9 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 
 // parseArgs is parseCommandLine; it sets *cmdSeen once it knows the command.
 func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Settings, error) {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		return &Settings{Command: cmdVersion}, nil // what other tools answer to
+	}
 	vals := make(map[string]*flagValue, len(params))
 	for _, p := range params {
 		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
@@ -149,6 +168,9 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	*cmdSeen = cmd
 
 	// The command's flags, with the global flags again.
+	for _, v := range vals {
+		v.afterCmd = true
+	}
 	fs := newFlagSet(cmd, vals)
 	if cmd == cmdVersion {
 		fs = newFlagSet("", vals)
@@ -172,7 +194,7 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 		return nil, usagef(`%s: the command after "--" is an empty string`, cmd)
 	}
 
-	s := &Settings{Command: cmd, Sources: map[string]string{}}
+	s := &Settings{Command: cmd, Sources: map[string]string{}, Values: map[string]string{}}
 	if isRun && len(pos) > 0 {
 		s.Args = append([]string(nil), pos...)
 	}
@@ -186,7 +208,26 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	if err := checkHasCommand(s); err != nil {
 		return nil, err
 	}
+	settleQuiet(s)
 	return s, nil
+}
+
+// settleQuiet: --quiet is for crontab, which mails whatever is printed.
+// ballot's own lines below WARN go (--debug still shows them: it is for
+// seeing more), and the command's output passes through unchanged, as it
+// would without ballot: wrapped, it would be INFO lines, and dropped.
+func settleQuiet(s *Settings) {
+	if !s.Quiet {
+		return
+	}
+	if s.LogLevel < slog.LevelWarn && !s.Debug {
+		s.LogLevel = slog.LevelWarn
+		s.Sources["log-level"] = "raised to warn by " + paramSource(s, "quiet")
+	}
+	if s.WrapChildLogs {
+		s.WrapChildLogs = false
+		s.Sources["wrap-child-logs"] = "set to false by " + paramSource(s, "quiet")
+	}
 }
 
 // parseCommandName takes the command (run takes a mode too) off args.
@@ -195,6 +236,8 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 	switch cmd {
 	case cmdHelp:
 		return "", nil, helpFor(rest)
+	case cmdCompletion:
+		return "", nil, completionFor(rest)
 	case "run":
 		if len(rest) == 0 {
 			return "", nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
@@ -215,6 +258,15 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 // resolveAll sets every parameter the command uses from its flags, the
 // environment, the config file or its default.
 func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) string) error {
+	for _, p := range params {
+		for _, v := range vals[p.name].given {
+			if len(v) > 1 && p.kind != kindList {
+				// The last one winning silently hides a mistake (two
+				// --candidate-id in a unit file and a drop-in).
+				return usagef("--%s given %d times (%s): it takes one value; give it once", p.name, len(v), quoteAll(v))
+			}
+		}
+	}
 	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
 	if err != nil {
 		return err
@@ -228,6 +280,14 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 		}
 	}
 	return nil
+}
+
+func quoteAll(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // checkHasCommand: without a command, a run holds leadership until
@@ -282,6 +342,7 @@ func settleZooKeeperAccess(s *Settings) error {
 		if !s.ZooKeeperTLS {
 			s.ZooKeeperTLS = true
 			s.Sources["zookeeper-tls"] = "implied by " + paramSource(s, name)
+			s.Values["zookeeper-tls"] = "true"
 		}
 	}
 
@@ -296,6 +357,9 @@ func settleZooKeeperAccess(s *Settings) error {
 	case s.ZooKeeperACL != aclOpen && !credentials:
 		return usagef("%s %q: needs credentials for ZooKeeper to know ballot by: --zookeeper-auth-file, or a client certificate (--zookeeper-tls-cert and --zookeeper-tls-key)",
 			paramSource(s, "zookeeper-acl"), s.ZooKeeperACL)
+	}
+	if s.Sources["zookeeper-acl"] == "default" {
+		s.Values["zookeeper-acl"] = s.ZooKeeperACL // as settled, for --debug
 	}
 
 	// The client library has no chroot: ballot applies it itself, so logs
@@ -323,6 +387,10 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 	env := p.env()
 	if len(flagVals) > 0 {
 		s.Sources[p.name] = "flag"
+		s.Values[p.name] = flagVals[len(flagVals)-1]
+		if p.kind == kindList {
+			s.Values[p.name] = strings.Join(flagVals, ",")
+		}
 		if p.kind == kindList {
 			s.ZooKeeperServers = nil
 			for _, v := range flagVals {
@@ -346,6 +414,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 
 	if v, env := p.lookupEnv(getenv); v != "" {
 		s.Sources[p.name] = "environment " + env
+		s.Values[p.name] = v
 		var err error
 		if p.kind == kindList {
 			s.ZooKeeperServers, s.ZooKeeperChroot, err = parseServerList(v)
@@ -360,10 +429,12 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 
 	if raw, ok := cfg.get(p.name); ok {
 		s.Sources[p.name] = "config file " + cfg.path
+		s.Values[p.name] = compactJSON(raw)
 		return cfg.apply(s, p, raw)
 	}
 
 	s.Sources[p.name] = "default"
+	s.Values[p.name] = p.def
 	if p.opt {
 		return nil
 	}

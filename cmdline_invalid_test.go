@@ -60,6 +60,14 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"bad election policy", runOnce("--on-election-failure", "reelect"), nil, nil, a(`--on-election-failure "reelect"`, "retry, run-anyway, exit")},
 		{"bad connection policy", runOnce("--on-connection-loss", "rerun"), nil, nil, a(`--on-connection-loss "rerun"`, "reelect, exit, ignore")},
 		{"bad wrap env", runOnce(), map[string]string{"BALLOT_WRAP_CHILD_LOGS": "maybe"}, nil, a(`environment BALLOT_WRAP_CHILD_LOGS "maybe"`, "true or false")},
+		{"bad quiet", runOnce("--quiet=sometimes"), nil, nil, a(`--quiet "sometimes"`, "true or false")},
+		{"repeated candidate id", a("run", "once", "--candidate-id", "x", "--candidate-id", "y", "--", "x"), nil, nil, a(`--candidate-id given 2 times ("x", "y")`, "takes one value")},
+		{"global flag twice before the command", a("--log-level", "error", "--log-level", "debug", "info"), nil, nil, a(`--log-level given 2 times ("error", "debug")`, "give it once")},
+		{"global flag twice after the command", a("--log-level", "warn", "info", "--log-level", "error", "--log-level", "debug"), nil, nil, a(`--log-level given 2 times ("error", "debug")`, "give it once")},
+		{"repeated bool flag", runOnce("--no-wait", "--no-wait=false"), nil, nil, a(`--no-wait given 2 times ("true", "false")`)},
+		{"repeated config file", a("info", "--config-file", "a.json", "--config-file", "b.json"), nil, nil, a(`--config-file given 2 times`)},
+		{"repeated hook", runOnce("--on-promote", "a", "--on-promote", "b"), nil, nil, a(`--on-promote given 2 times ("a", "b")`)},
+		{"quiet on info", a("info", "--quiet"), nil, nil, a("info:", "--quiet", "run once")},
 		{"zero session timeout", a("info", "--zookeeper-session-timeout", "0s"), nil, nil, a(`--zookeeper-session-timeout "0s"`, "greater than zero")},
 		{"negative session timeout", a("info", "--zookeeper-session-timeout", "-1s"), nil, nil, a(`"-1s"`, "negative")},
 		{"unitless duration env", a("info"), map[string]string{"ZOOKEEPER_SESSION_TIMEOUT": "5"}, nil, a(`environment ZOOKEEPER_SESSION_TIMEOUT "5"`, "not a duration", "5s")},
@@ -218,6 +226,10 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"not an object", infoCfg, nil, map[string]string{"c.json": `["output"]`}, a("c.json", "JSON object", "array")},
 		{"empty file", infoCfg, nil, map[string]string{"c.json": " \n"}, a("c.json", "empty")},
 		{"bad default file", a("info"), map[string]string{"HOME": "$DIR/home"}, map[string]string{"home/.config/ballot/ballot.json": `{"output": "xml"}`}, a("home/.config/ballot/ballot.json", `key "output" "xml"`)},
+		{"completion without a shell", a("completion"), nil, nil, a("completion:", "bash or zsh")},
+		{"completion for an unknown shell", a("completion", "fish"), nil, nil, a("completion:", "bash or zsh", `"fish"`)},
+		{"completion for two shells", a("completion", "bash", "zsh"), nil, nil, a("completion:", `"bash zsh"`)},
+		{"help --man with a topic", a("help", "--man", "run"), nil, nil, a(`help: unknown command "--man run"`)},
 	}
 	if len(tests) < 30 {
 		t.Fatalf("only %d invalid cases", len(tests))

@@ -82,6 +82,7 @@ type Settings struct {
 	OnElectionFailure electionPolicy
 	OnConnectionLoss  lossPolicy
 	WrapChildLogs     bool
+	Quiet             bool // --quiet: only warnings and errors of ballot's own, the command's output unwrapped
 	StopGracePeriod   time.Duration
 	Timeout           time.Duration // a run of the command is stopped after this; 0: none
 	Priority          int           // --priority: a higher one goes ahead in line
@@ -131,6 +132,10 @@ type Settings struct {
 	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
 	// "default"), keyed by parameter name; logged with --debug.
 	Sources map[string]string
+	// Values is each parameter's value as given (flag syntax; a config
+	// file's JSON compacted), keyed like Sources; logged with --debug,
+	// secrets redacted (redactValue).
+	Values map[string]string
 }
 
 // Log levels beyond slog's four.
@@ -158,6 +163,8 @@ const (
 	cmdHelp     = "help"
 	cmdHistory  = "history"
 	cmdCheck    = "check"
+	// completion prints a shell's completion script (paramdocs.go).
+	cmdCompletion = "completion"
 )
 
 // usageError is a usage or configuration error: main prints
@@ -272,7 +279,7 @@ func (sc paramScope) commands() string {
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help"
+const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help, completion"
 
 type paramKind int
 
@@ -299,6 +306,9 @@ type param struct {
 	req   bool   // mandatory (no default)
 	opt   bool   // optional with no default: left unset (zero) unless given
 	help  string // may span lines, "\n"-separated
+	// choices are the values an enum parameter allows, for completions,
+	// the man page and the README's test (paramdocs.go); nil: not an enum.
+	choices []string
 	// apply validates v and stores it in s. Its error is the reason only;
 	// the caller prefixes where the value came from. Unused for config-file
 	// and zookeeper-servers, which are handled specially.

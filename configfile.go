@@ -159,6 +159,20 @@ func wholeNumber(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
+// compactJSON is raw on one line, as --debug shows a config file's value;
+// a string without its quotes, as a flag would give it.
+func compactJSON(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
 // describeJSON renders a JSON value compactly on one line for messages.
 func describeJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
@@ -183,10 +197,12 @@ func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*co
 		path = flagVals[len(flagVals)-1]
 		src = fmt.Sprintf("--config-file %q", path)
 		s.Sources["config-file"] = "flag"
+		s.Values["config-file"] = path
 	case getenv(envPrefix+"CONFIG_FILE") != "":
 		path = getenv(envPrefix + "CONFIG_FILE")
 		src = fmt.Sprintf("environment %sCONFIG_FILE %q", envPrefix, path)
 		s.Sources["config-file"] = "environment " + envPrefix + "CONFIG_FILE"
+		s.Values["config-file"] = path
 	default:
 		s.Sources["config-file"] = "default"
 		for _, p := range defaultConfigPaths(getenv("HOME")) {
@@ -202,6 +218,7 @@ func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*co
 		if path == "" {
 			return nil, nil
 		}
+		s.Values["config-file"] = path
 		src = "config file " + path
 	}
 

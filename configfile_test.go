@@ -10,6 +10,11 @@ import (
 	"testing"
 )
 
+// TestConfigExampleParses: ballot.json.example is a safe start, copied as
+// it is: it parses, it holds every parameter that has a default, at its
+// default, and nothing else (no servers, TLS files, waits or reasons of
+// an example setup), so every command parses it to the settings it has
+// without it.
 func TestConfigExampleParses(t *testing.T) {
 	example, err := filepath.Abs("ballot.json.example")
 	if err != nil {
@@ -24,24 +29,44 @@ func TestConfigExampleParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range params {
-		if _, ok := cfg.values[p.name]; !ok && p.name != "config-file" && p.name != "once-key" {
-			t.Errorf("ballot.json.example lacks key %q", p.name)
+		_, ok := cfg.values[p.name]
+		switch hasDef := !p.req && !p.opt && p.name != "config-file"; {
+		case hasDef && !ok:
+			t.Errorf("ballot.json.example lacks key %q (default %q)", p.name, p.def)
+		case !hasDef && ok:
+			t.Errorf("ballot.json.example sets %q, which has no default: not a safe start", p.name)
 		}
 	}
 	configTestEnv(t, nil)
-	env := map[string]string{"BALLOT_CONFIG_FILE": example}
-	for _, args := range [][]string{a("run", "once", "--", "x"), a("run", "cron", "--", "x"), a("run", "once"), a("info"), a("watch"), a("leader"), a("history"), a("check")} {
-		s, err := parseIn("", args, env)
+	with := map[string]string{"BALLOT_CONFIG_FILE": example}
+	without := map[string]string{"BALLOT_CONFIG_FILE": filepath.Join(t.TempDir(), "empty.json")}
+	if err := os.WriteFile(without["BALLOT_CONFIG_FILE"], []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{a("run", "once", "--candidate-id", "a", "--", "x"),
+		a("run", "cron", "--candidate-id", "a", "--schedule", "@daily", "--", "x"),
+		a("info"), a("watch"), a("leader"), a("history"), a("check"), a("step-down"), a("pause"), a("resume")} {
+		s, err := parseIn("", args, with)
 		if err != nil {
-			t.Fatalf("%q with CONFIG_FILE=%s: %v", args, example, err)
+			t.Fatalf("%q with BALLOT_CONFIG_FILE=%s: %v", args, example, err)
 		}
 		if s.ConfigFile != example {
 			t.Errorf("ConfigFile = %q", s.ConfigFile)
 		}
 		for name, src := range s.Sources {
-			if name != "config-file" && name != "once-key" && src != "config file "+example {
+			_, inFile := cfg.values[name]
+			if inFile && src != "config file "+example {
 				t.Errorf("%q: Sources[%q] = %q", args, name, src)
 			}
+		}
+		d, err := parseIn("", args, without)
+		if err != nil {
+			t.Fatalf("%q without a config file: %v", args, err)
+		}
+		s.Sources, s.Values, s.ConfigFile = nil, nil, ""
+		d.Sources, d.Values, d.ConfigFile = nil, nil, ""
+		if !reflect.DeepEqual(s, d) {
+			t.Errorf("%q: ballot.json.example changes the settings:\nwith    %+v\nwithout %+v", args, s, d)
 		}
 	}
 }

@@ -162,13 +162,13 @@ func badInputs() []badInput {
 			want: []string{"--zookeeper-acl", `"secret"`, "open, creator, creator-world-read"}},
 
 		// Base path.
-		{name: "base path relative", pre: []string{"--zookeeper-base-path", "ballot/election"},
+		{name: "base path relative", omit: "base", pre: []string{"--zookeeper-base-path", "ballot/election"},
 			want: []string{"--zookeeper-base-path", `"ballot/election"`, "absolute"}},
-		{name: "base path trailing slash", pre: []string{"--zookeeper-base-path", "{base}/"},
+		{name: "base path trailing slash", omit: "base", pre: []string{"--zookeeper-base-path", "{base}/"},
 			want: []string{"--zookeeper-base-path", `"{base}/"`, "end with /"}},
-		{name: "base path reserved", pre: []string{"--zookeeper-base-path", "/zookeeper/ballot"},
+		{name: "base path reserved", omit: "base", pre: []string{"--zookeeper-base-path", "/zookeeper/ballot"},
 			want: []string{"--zookeeper-base-path", "/zookeeper/ballot", "reserved"}},
-		{name: "base path double slash", pre: []string{"--zookeeper-base-path", "/ballot//x"},
+		{name: "base path double slash", omit: "base", pre: []string{"--zookeeper-base-path", "/ballot//x"},
 			want: []string{"--zookeeper-base-path", "/ballot//x", "empty segment"}},
 		{name: "base path env relative", omit: "base", env: []string{"ZOOKEEPER_BASE_PATH=election"},
 			want: []string{"ZOOKEEPER_BASE_PATH", `"election"`, "absolute"}},
@@ -177,11 +177,11 @@ func badInputs() []badInput {
 			want: []string{"{cfg}", `"zookeeper-base-path"`, `"/ballot/../x"`, ".."}},
 
 		// Durations.
-		{name: "session timeout zero", pre: []string{"--zookeeper-session-timeout", "0s"},
+		{name: "session timeout zero", omit: "timeout", pre: []string{"--zookeeper-session-timeout", "0s"},
 			want: []string{"--zookeeper-session-timeout", `"0s"`, "greater than zero"}},
-		{name: "session timeout negative", pre: []string{"--zookeeper-session-timeout=-1s"},
+		{name: "session timeout negative", omit: "timeout", pre: []string{"--zookeeper-session-timeout=-1s"},
 			want: []string{"--zookeeper-session-timeout", `"-1s"`, "negative"}},
-		{name: "session timeout without unit", pre: []string{"--zookeeper-session-timeout", "5"},
+		{name: "session timeout without unit", omit: "timeout", pre: []string{"--zookeeper-session-timeout", "5"},
 			want: []string{"--zookeeper-session-timeout", `"5"`, "not a duration"}},
 		{name: "session timeout env garbage", omit: "timeout", env: []string{"ZOOKEEPER_SESSION_TIMEOUT=soon"},
 			want: []string{"ZOOKEEPER_SESSION_TIMEOUT", `"soon"`, "not a duration"}},
@@ -213,6 +213,12 @@ func badInputs() []badInput {
 		{name: "wrap child logs config string", pre: []string{"--config-file", "{cfg}"},
 			cfg:  `{"wrap-child-logs": "false"}`,
 			want: []string{"{cfg}", `"wrap-child-logs"`, "true or false", `"false"`}},
+		{name: "quiet flag not a boolean", post: []string{"--quiet=sometimes"},
+			want: []string{"--quiet", `"sometimes"`, "not a boolean"}},
+		{name: "candidate id given twice", post: []string{"--candidate-id", "c2"},
+			want: []string{`--candidate-id given 2 times ("c1", "c2")`, "takes one value"}},
+		{name: "global flag given twice", pre: []string{"--zookeeper-session-timeout", "3s"},
+			want: []string{`--zookeeper-session-timeout given 2 times ("2s", "3s")`, "give it once"}},
 
 		// Policies.
 		{name: "on-child-success flag", post: []string{"--on-child-success", "bogus"},
@@ -284,6 +290,10 @@ func badInputs() []badInput {
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
 				"--candidate-id", "c1", "--schedule", "61 * * * *", "--", "{touch}", "{marker}"},
 			want: []string{"--schedule", `"61 * * * *"`, "cron expression"}},
+		{name: "cron schedule field out of range",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "0 25 * * *", "--", "{touch}", "{marker}"},
+			want: []string{"--schedule", `"0 25 * * *"`, "hour field 25: allowed 0-23"}},
 		{name: "cron negative deadline",
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
 				"--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline=-1m", "--", "{touch}", "{marker}"},
@@ -343,6 +353,8 @@ func badInputs() []badInput {
 			cfg: `{"max-age": "forever"}`, want: []string{"{cfg}", `"max-age"`, "not a duration"}, code: exitUnknown},
 		{name: "check stray argument", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "check", "26h"},
 			want: []string{"check:", "unexpected argument", `"26h"`}, code: exitUnknown},
+		{name: "completion for an unknown shell", args: []string{"completion", "fish"},
+			want: []string{"completion:", "bash or zsh", `"fish"`}},
 	}
 }
 

@@ -199,6 +199,10 @@ func TestDebugLogsSources(t *testing.T) {
 		fmt.Sprintf(`DEBUG parameter name=stop-grace-period from="config file %s"`, cfg),
 		"DEBUG parameter name=log-format from=default",
 		"DEBUG configuration file read path=" + cfg,
+		// and the value, as given
+		"DEBUG parameter name=candidate-id from=flag value=c1",
+		fmt.Sprintf(`DEBUG parameter name=stop-grace-period from="config file %s" value=3s`, cfg),
+		"DEBUG parameter name=on-connection-loss from=default value=reelect",
 	} {
 		if !p2.Logged(w) {
 			t.Errorf("human debug log lacks %q", w)

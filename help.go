@@ -14,10 +14,17 @@ func helpFor(args []string) error {
 	switch topic {
 	case "", "help", "-h", "-help", "--help":
 		return &helpRequested{text: helpText("")}
+	case "--man":
+		return &helpRequested{text: manPage()}
+	case cmdCompletion:
+		return &helpRequested{text: "ballot completion: print the completion script of a shell, bash or zsh, generated\n" +
+			"from the parameter table as --help is.\n\nUsage:\n  ballot completion bash|zsh\n\n" +
+			"  ballot completion bash > /usr/share/bash-completion/completions/ballot\n" +
+			"  ballot completion zsh > /usr/share/zsh/vendor-completions/_ballot\n"}
 	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -65,20 +72,27 @@ const helpPolicies = `Policies:
 `
 
 const helpExitCodes = `Exit codes:
-  0    success
-  N    run: the command's own exit code, when a policy is exit;
-       128+N when it died of signal N
-  1    info: there is no leader; leader: no leader has acknowledged
-       (within --wait); step-down: no leader, --candidate-id does not lead,
-       nobody else in line, or nobody else leads within --wait
-  2    usage or config error (check: 3)
-  75   run once --no-wait: another candidate leads; --wait-timeout: not elected
-       in time
-  125  ballot failed: election failure or connection loss under the exit
-       policy, or info could not read ZooKeeper; also a run stopped by
-       --timeout whose command exited 0 anyway
-  126  the command is not executable
-  127  the command was not found
+  0      success; also a stop (SIGTERM/SIGINT) while not running the command
+  N      run: the command's own exit code, when a policy is exit; when ballot is
+         stopped (SIGTERM/SIGINT) while the command runs, the command's code (143
+         if it died of the SIGTERM)
+  128+N  run: the command died of signal N (137: SIGKILL)
+  1      info: there is no leader; leader: no leader has acknowledged (within
+         --wait); step-down: no leader, --candidate-id does not lead, nobody else
+         in line, or nobody else leads within --wait
+  2      usage or config error, including a certificate, key or auth file that
+         cannot be read or parsed (check: 3 instead); run: a --slots that differs
+         from that of a candidate already in line
+  0-3    check: OK, WARNING, CRITICAL, UNKNOWN; UNKNOWN also for a bad flag,
+         ZooKeeper unreachable, a missing election
+  75     run once --no-wait: another candidate leads; --wait-timeout: not elected
+         in time
+  125    ballot failed: election failure under --on-election-failure exit,
+         leadership lost under --on-connection-loss exit or during a --once-key
+         run, a run stopped by --timeout whose command exited 0 anyway, /proc not
+         mounted, or info, watch, leader or history could not read ZooKeeper
+  126    the command is not executable
+  127    the command was not found
 `
 
 // flagHelp lists the flags of the given scopes.
@@ -121,8 +135,10 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
-  ballot version
+  ballot version (or ballot --version, ballot -v)
   ballot help [command]
+  ballot help --man
+  ballot completion bash|zsh
 
 Commands:
   run once  stand for election; run the command while leader
@@ -135,7 +151,9 @@ Commands:
   step-down ask the leader to hand over to the next candidate
   pause     stop the election's command everywhere until resume; resume undoes it
   version   print ballot's version
-  help      print help; "ballot help run once" or "ballot run once --help" for a command
+  help      print help; "ballot help run once" or "ballot run once --help" for a command;
+            "ballot help --man": the man page (roff)
+  completion print a shell's completion script (bash, zsh)
 
 `
 
@@ -200,10 +218,14 @@ func helpText(cmd string) string {
 			"its command, run cron skips its scheduled times; candidates keep their places. The\n" +
 			"pause lives in ZooKeeper and survives restarts. ballot resume ends it.\n\n" +
 			"Usage:\n  ballot [global flags] pause [--reason TEXT]\n  ballot [global flags] resume\n\n")
-		flagHelp(&b, "Flags", scopePause)
+		if cmd == cmdPause {
+			flagHelp(&b, "Flags", scopePause)
+		} else {
+			b.WriteString("resume takes no flags but the global ones.\n")
+		}
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdVersion:
-		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")
+		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n  ballot --version\n  ballot -v\n")
 	}
 	return b.String()
 }

@@ -38,6 +38,8 @@ func TestParseCommandLineHelp(t *testing.T) {
 			"Hooks:", "without a shell", "may be left out", "before the session can expire", "network partition")},
 		{a("help", "run", "cron"), a("less than this late", "missed times are skipped and logged", "resign after each run", "next scheduled time")},
 		{a("version", "--help"), a("ballot version")},
+		{a("completion", "--help"), a("ballot completion bash|zsh")},
+		{a("help", "completion"), a("ballot completion bash|zsh")},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -304,11 +306,33 @@ func checkOnce(set *Settings) error {
 	return nil
 }
 
+// knownExecFormat: path starts as the programs the kernel runs do, an ELF
+// executable or a #! script. True when that cannot be read (mode 0111,
+// not a regular file): then only running it tells.
+func knownExecFormat(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	return bytes.HasPrefix(head, []byte("\x7fELF")) || bytes.HasPrefix(head, []byte("#!"))
+}
+
 // checkCommand refuses, before anything is started, a command that cannot
 // be executed here.
 func checkCommand(name string) (int, error) {
-	_, err := exec.LookPath(name)
+	path, err := exec.LookPath(name)
 	switch {
+	case err == nil && !knownExecFormat(path):
+		// Elected, it would fail with "exec format error" and be retried
+		// forever.
+		return exitNotExecutable, fmt.Errorf("command %q: not a program: neither an executable (ELF) nor a script starting with #!, so the kernel would refuse it (exec format error)", name)
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
@@ -333,6 +357,13 @@ func logSources(log *slog.Logger, set *Settings) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		log.Debug("parameter", "name", k, "from", set.Sources[k])
+		v := set.Values[k]
+		if v == "" && set.Sources[k] == "default" {
+			v = "none"
+			if p := lookupParam(k); p != nil && p.shown != "" {
+				v = strings.Join(strings.Fields(p.shown), " ")
+			}
+		}
+		log.Debug("parameter", "name", k, "from", set.Sources[k], "value", redactValue(v))
 	}
 }

@@ -97,7 +97,8 @@ func zookeeperParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.ZooKeeperACL, err = oneOf(v, "", aclValues...)
 				return err
-			}},
+			},
+			choices: aclValues},
 	}
 }
 
@@ -114,13 +115,15 @@ func logParams() []*param {
 					}
 				}
 				return fmt.Errorf("not a log level; use one of %s", strings.Join(logLevelNames, ", "))
-			}},
+			},
+			choices: logLevelNames},
 		{name: "log-format", scope: scopeGlobal, arg: "FORMAT", def: "human",
 			help: "human, json or raw",
 			apply: func(s *Settings, v string) (err error) {
 				s.LogFormat, err = oneOf(v, "not a log format; ", "human", "json", "raw")
 				return err
-			}},
+			},
+			choices: []string{"human", "json", "raw"}},
 		{name: "debug", scope: scopeGlobal, kind: kindBool, def: "false",
 			help: "log debugging details, such as where each setting came from",
 			apply: func(s *Settings, v string) (err error) {
@@ -151,19 +154,22 @@ func runParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
 				return err
-			}},
+			},
+			choices: names(policyValues)},
 		{name: "on-child-error", scope: scopeRun, arg: "POLICY", def: string(policyReelect),
 			help: "when the command fails: rerun, reelect, exit or ignore",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildError, err = oneOf(v, "", policyValues...)
 				return err
-			}},
+			},
+			choices: names(policyValues)},
 		{name: "on-election-failure", scope: scopeRun, arg: "POLICY", def: string(electionRetry),
 			help: "when the election cannot be held: retry, run-anyway or exit",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnElectionFailure, err = oneOf(v, "", electionValues...)
 				return err
-			}},
+			},
+			choices: names(electionValues)},
 		{name: "on-connection-loss", scope: scopeRun, arg: "POLICY", def: string(lossReelect),
 			help: "when the connection to ZooKeeper is lost while leading: reelect = stop the command\n" +
 				"before the session can expire, then stand again; exit = the same stop, then exit 125;\n" +
@@ -172,11 +178,20 @@ func runParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.OnConnectionLoss, err = oneOf(v, "", lossValues...)
 				return err
-			}},
+			},
+			choices: names(lossValues)},
 		{name: "wrap-child-logs", scope: scopeRun, kind: kindBool, def: "true",
 			help: "log the command's output lines in ballot's log format; =false passes them through",
 			apply: func(s *Settings, v string) (err error) {
 				s.WrapChildLogs, err = parseBool(v)
+				return err
+			}},
+		{name: "quiet", scope: scopeRun, kind: kindBool, def: "false",
+			help: "for crontab: ballot logs only warnings and errors, and the command's output\n" +
+				"passes through unchanged (implies --wrap-child-logs=false); a host that finds\n" +
+				"its --once-key run already prints nothing",
+			apply: func(s *Settings, v string) (err error) {
+				s.Quiet, err = parseBool(v)
 				return err
 			}},
 		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
@@ -404,7 +419,8 @@ func readerParams() []*param {
 			apply: func(s *Settings, v string) (err error) {
 				s.Output, err = oneOf(v, "not an output format; ", "human", "json")
 				return err
-			}},
+			},
+			choices: []string{"human", "json"}},
 
 		{name: "verbose", scope: scopeInfo, kind: kindBool, def: "false",
 			help: "human output: after the summary, every detail (the candidates' own reports, the\n" +

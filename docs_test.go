@@ -1,0 +1,568 @@
+package main
+
+// The docs agree with the code: --help, the man page and the completions
+// with the flags the parser accepts; the README's tables with the
+// parameter table, --help's exit codes and the metrics the code writes.
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// parserFlags is the flags the parser accepts for cmd ("": before the command).
+func parserFlags(cmd string) []string {
+	vals := map[string]*flagValue{}
+	for _, p := range params {
+		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
+	}
+	var out []string
+	newFlagSet(cmd, vals).VisitAll(func(f *flag.Flag) { out = append(out, f.Name) })
+	sort.Strings(out)
+	return out
+}
+
+var flagRe = regexp.MustCompile(`--([a-z][a-z-]*[a-z])`)
+
+// flagsIn is the flag names in text, sorted, each once.
+func flagsIn(text string) []string {
+	var out []string
+	for _, m := range flagRe.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func generated(t *testing.T, args ...string) string {
+	t.Helper()
+	configTestEnv(t, nil)
+	_, err := parseIn("", args, nil)
+	var h *helpRequested
+	if !errors.As(err, &h) {
+		t.Fatalf("ballot %s: %v, want output", strings.Join(args, " "), err)
+	}
+	return h.text
+}
+
+// TestManPageAndCompletionsGenerate: ballot help --man and ballot
+// completion bash|zsh print what make dist ships.
+func TestManPageAndCompletionsGenerate(t *testing.T) {
+	man := generated(t, "help", "--man")
+	for _, w := range []string{".TH BALLOT 1", ".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH FILES"} {
+		if !strings.Contains(man, w) {
+			t.Errorf("man page lacks %q", w)
+		}
+	}
+	for i, line := range strings.Split(man, "\n") {
+		for _, r := range line {
+			if r > 127 {
+				t.Errorf("man page line %d is not ASCII (groff warns): %q", i+1, line)
+				break
+			}
+		}
+		if strings.HasPrefix(line, "-") || strings.HasPrefix(line, "'") {
+			t.Errorf("man page line %d starts with a control character: %q", i+1, line)
+		}
+	}
+	if b := generated(t, "completion", "bash"); !strings.Contains(b, "complete -F _ballot ballot") {
+		t.Errorf("bash completion lacks its complete line:\n%s", b)
+	}
+	if z := generated(t, "completion", "zsh"); !strings.HasPrefix(z, "#compdef ballot\n") {
+		t.Errorf("zsh completion lacks #compdef:\n%s", z)
+	}
+}
+
+// caseWords is the words a completion script offers in its case branch pat.
+func caseWords(t *testing.T, script, pat string) []string {
+	t.Helper()
+	re := regexp.MustCompile(`\n\s*` + regexp.QuoteMeta(pat) + `\) (?:COMPREPLY=\(\$\(compgen -W "([^"]*)"|compadd -- ([^;\n]*))`)
+	m := re.FindStringSubmatch(script)
+	if m == nil {
+		t.Errorf("completion has no branch %s", pat)
+		return nil
+	}
+	w := strings.Fields(m[1] + m[2])
+	sort.Strings(w)
+	return w
+}
+
+func trimDashes(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = strings.TrimPrefix(w, "--")
+	}
+	return out
+}
+
+// TestHelpManCompletionsAgree: for every command, --help, the man page and
+// both completions list exactly the flags the parser accepts, and the
+// completions offer exactly each enum flag's values.
+func TestHelpManCompletionsAgree(t *testing.T) {
+	man := generated(t, "help", "--man")
+	scripts := map[string]string{"bash": generated(t, "completion", "bash"), "zsh": generated(t, "completion", "zsh")}
+
+	// The man page: every parameter once under OPTIONS, with its default
+	// and environment variable, and each command's own flags listed.
+	_, options, _ := strings.Cut(man, ".SH OPTIONS\n")
+	options, _, _ = strings.Cut(options, "\n.SH ")
+	var manGlobal []string
+	_, global, _ := strings.Cut(options, ".SS \"Global flags")
+	global, _, _ = strings.Cut(global, "\n.SS ")
+	for _, p := range params {
+		entry := regexp.MustCompile(regexp.QuoteMeta(`.B \-\-`+roff(p.name)) + `[ \n]`)
+		at := entry.FindAllStringIndex(options, -1)
+		if len(at) != 1 {
+			t.Errorf("man page: --%s is not under OPTIONS exactly once", p.name)
+			continue
+		}
+		rest, _, _ := strings.Cut(options[at[0][1]:], "\n.TP")
+		if !strings.Contains(rest, "Default: "+roff(p.shownDefault())+".") || !strings.Contains(rest, roff(p.env())) {
+			t.Errorf("man page: --%s lacks its default %q or %s:\n%s", p.name, p.shownDefault(), p.env(), rest)
+		}
+		if entry.MatchString(global) {
+			manGlobal = append(manGlobal, p.name)
+		}
+	}
+	sort.Strings(manGlobal)
+
+	for _, cmd := range append([]string{""}, docCommands...) {
+		want := parserFlags(cmd)
+		var help, manFlags []string
+		if cmd == "" {
+			help = flagsIn(strings.Join(between(helpText(""), "Global flags (also accepted after the command):"), "\n"))
+			manFlags = manGlobal
+		} else {
+			var lines []string
+			for _, l := range strings.Split(helpText(cmd), "\n") {
+				if strings.HasPrefix(l, "  --") {
+					lines = append(lines, l)
+				}
+			}
+			help = flagsIn(strings.Join(lines, "\n") + "\n" + helpGlobalShort)
+			_, own, _ := strings.Cut(man, "Flags of "+roff(cmd)+": ")
+			own, _, _ = strings.Cut(own, "\n")
+			manFlags = flagsIn(strings.ReplaceAll(own, `\-`, "-") + " --" + strings.Join(manGlobal, " --"))
+		}
+		if !slices.Equal(help, want) {
+			t.Errorf("%q: --help lists %v, the parser accepts %v", cmd, help, want)
+		}
+		if !slices.Equal(manFlags, want) {
+			t.Errorf("%q: the man page lists %v, the parser accepts %v", cmd, manFlags, want)
+		}
+		for shell, script := range scripts {
+			pat := `""`
+			if cmd != "" {
+				pat = `"` + cmd + `"`
+			}
+			var got []string
+			if cmd == "" {
+				_, rest, _ := strings.Cut(script, "    \"\")\n")
+				got = trimDashes(strings.Fields(regexp.MustCompile(`(?:compgen -W "|compadd -- )([^"\n]*)`).FindStringSubmatch(rest)[1]))
+			} else {
+				got = trimDashes(caseWords(t, script, pat))
+			}
+			if sort.Strings(got); !slices.Equal(got, want) {
+				t.Errorf("%q: the %s completion offers %v, the parser accepts %v", cmd, shell, got, want)
+			}
+		}
+	}
+
+	for shell, script := range scripts {
+		// The walk that finds the command skips exactly the flags that take a value.
+		var valued []string
+		for _, p := range params {
+			if p.kind != kindBool {
+				valued = append(valued, "--"+p.name)
+			}
+		}
+		if !strings.Contains(script, "\n        "+strings.Join(valued, "|")+")\n") {
+			t.Errorf("the %s completion does not skip the values of %v", shell, valued)
+		}
+		for _, p := range params {
+			if len(p.choices) == 0 {
+				continue
+			}
+			want := slices.Clone(p.choices)
+			sort.Strings(want)
+			if got := caseWords(t, script, "    --"+p.name); !slices.Equal(got, want) {
+				t.Errorf("the %s completion offers %v for --%s, want %v", shell, got, p.name, want)
+			}
+		}
+	}
+}
+
+// TestEnumChoicesMatchApply: each enum parameter's choices are exactly what
+// its apply accepts, and a parameter that refuses with a list of values
+// has that list as its choices (so completions and docs have them).
+func TestEnumChoicesMatchApply(t *testing.T) {
+	for _, p := range params {
+		if p.apply == nil {
+			continue
+		}
+		for _, c := range p.choices {
+			var s Settings
+			if err := p.apply(&s, c); err != nil {
+				t.Errorf("--%s refuses its choice %q: %v", p.name, c, err)
+			}
+		}
+		var s Settings
+		err := p.apply(&s, "no-such-value")
+		if err == nil || !strings.Contains(err.Error(), "use one of") {
+			if len(p.choices) > 0 {
+				t.Errorf("--%s has choices %v but its error does not list them: %v", p.name, p.choices, err)
+			}
+			continue
+		}
+		if !strings.HasSuffix(err.Error(), "use one of "+strings.Join(p.choices, ", ")) {
+			t.Errorf("--%s: %v; its choices are %v", p.name, err, p.choices)
+		}
+	}
+}
+
+// TestBashCompletionRuns runs the bash completion as bash would.
+func TestBashCompletionRuns(t *testing.T) {
+	script := generated(t, "completion", "bash")
+	tests := []struct {
+		words []string
+		want  string
+	}{
+		{a("ballot", ""), "run info watch leader history check step-down pause resume version help completion"},
+		{a("ballot", "run", ""), "once cron"},
+		{a("ballot", "--zookeeper-servers", "zk1", "run", "once", "--on-child-s"), "--on-child-success"},
+		{a("ballot", "run", "cron", "--on-connection-loss", ""), "reelect exit ignore"},
+		{a("ballot", "--log-level", "=", "d"), "debug"},
+		{a("ballot", "--log-level", "debug", "info", "--verb"), "--verbose"},
+		{a("ballot", "check", "--"), ""},
+		{a("ballot", "completion", ""), "bash zsh"},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("bash", "-c", script+"\nCOMP_WORDS=(\"$@\"); COMP_CWORD=$(($#-1)); _ballot; echo \"${COMPREPLY[*]}\"", "bash")
+		cmd.Args = append(cmd.Args, tt.words...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", tt.words, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != tt.want && !(tt.want == "" && strings.HasPrefix(got, "--")) {
+			t.Errorf("completing %q: %q, want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The README.
+
+func readme(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// section is README's text from the heading to the next heading of its level or above.
+func section(t *testing.T, text, heading string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README has no %q", heading)
+	}
+	level := strings.SplitN(heading, " ", 2)[0]
+	for i := 0; i < len(rest); {
+		j := strings.Index(rest[i:], "\n#")
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		line, _, _ := strings.Cut(rest[i:], "\n")
+		if hashes := strings.SplitN(line, " ", 2)[0]; strings.Trim(hashes, "#") == "" && len(hashes) <= len(level) && !inCodeBlock(rest[:i]) {
+			return rest[:i]
+		}
+	}
+	return rest
+}
+
+func inCodeBlock(text string) bool { return strings.Count(text, "\n```")%2 == 1 }
+
+// cells splits a table row at its unescaped "|".
+func cells(row string) []string {
+	row = strings.Trim(strings.TrimSpace(row), "|")
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\' && i+1 < len(row) && row[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case row[i] == '|':
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(row[i])
+		}
+	}
+	return append(out, strings.TrimSpace(cur.String()))
+}
+
+// plain is markdown text without backticks, on one line.
+func plain(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " ")
+}
+
+var firstCode = regexp.MustCompile("`([^`]*)`")
+
+// checkDefault: a README default cell agrees with p's default.
+func checkDefault(t *testing.T, where string, p *param, cell string) {
+	t.Helper()
+	switch {
+	case p.req:
+		if !strings.Contains(cell, "required") {
+			t.Errorf("%s: --%s is required, README's default says %q", where, p.name, cell)
+		}
+	case p.def != "" && p.shown == "" && p.name != "config-file":
+		if m := firstCode.FindStringSubmatch(cell); m == nil || m[1] != p.def || !strings.HasPrefix(cell, "`") {
+			t.Errorf("%s: --%s's default is %q, README says %q", where, p.name, p.def, cell)
+		}
+	default:
+		if want := plain(p.shownDefault()); !strings.HasPrefix(plain(cell), want) {
+			t.Errorf("%s: --%s's default is %q, README says %q", where, p.name, want, cell)
+		}
+	}
+}
+
+// TestReadmeParameters: every flag of the parameter table is in README's
+// parameter table and vice versa, with its argument, environment variable,
+// default and allowed values; so is every flag in the README's other
+// tables that have a default column.
+func TestReadmeParameters(t *testing.T) {
+	text := readme(t)
+	params := section(t, text, "## Parameters")
+	seen := map[string]bool{}
+	for _, row := range strings.Split(params, "\n") {
+		if !strings.HasPrefix(row, "| `--") {
+			continue
+		}
+		c := cells(row)
+		if len(c) != 4 {
+			t.Errorf("README parameter row has %d cells: %q", len(c), row)
+			continue
+		}
+		flagCell := strings.Trim(c[0], "`")
+		name := strings.TrimPrefix(strings.Fields(flagCell)[0], "--")
+		p := lookupParam(name)
+		if p == nil {
+			t.Errorf("README's parameter table has --%s, which ballot does not know", name)
+			continue
+		}
+		seen[name] = true
+		if want := strings.TrimSpace("--" + p.name + " " + p.arg); flagCell != want {
+			t.Errorf("README's parameter table says %q, the parameter table %q", flagCell, want)
+		}
+		if !strings.HasPrefix(c[1], "`"+p.env()+"`") {
+			t.Errorf("README: --%s's environment variable is %q, want %s", name, c[1], p.env())
+		}
+		checkDefault(t, "README's parameter table", p, c[2])
+		for _, v := range p.allowed() {
+			if !strings.Contains(c[3], "`"+v+"`") {
+				t.Errorf("README: --%s's allowed values %q lack `%s`", name, c[3], v)
+			}
+		}
+		if len(p.choices) > 0 {
+			for _, m := range firstCode.FindAllStringSubmatch(c[3], -1) {
+				if regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(m[1]) && !slices.Contains(p.choices, m[1]) {
+					t.Errorf("README: --%s's allowed values name %q, which it refuses", name, m[1])
+				}
+			}
+		}
+	}
+	for _, p := range lookupAll() {
+		if !seen[p.name] {
+			t.Errorf("README's parameter table lacks --%s", p.name)
+		}
+	}
+
+	// Other tables with a default column (run cron's, the hooks').
+	tables := 0
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		h := cells(line)
+		if !strings.HasPrefix(line, "| ") || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "|---") || !slices.Contains(h, "default") || strings.Contains(line, "| env |") {
+			continue
+		}
+		tables++
+		col := slices.Index(h, "default")
+		for _, row := range lines[i+2:] {
+			if !strings.HasPrefix(row, "|") {
+				break
+			}
+			c := cells(row)
+			name := strings.TrimPrefix(strings.Fields(strings.Trim(c[0], "`"))[0], "--")
+			if p := lookupParam(strings.Trim(name, "`")); p != nil && strings.HasPrefix(c[0], "`--") && col < len(c) {
+				checkDefault(t, "README line "+strings.TrimSpace(strings.Split(row, "|")[1]), p, c[col])
+			}
+		}
+	}
+	if tables < 2 {
+		t.Errorf("found %d README tables with a default column, want run cron's and the hooks'", tables)
+	}
+}
+
+func lookupAll() []*param { return params }
+
+var numberRe = regexp.MustCompile(`\b\d+\b`)
+
+// TestReadmeExitCodes: --help's exit codes and README's table name the same
+// codes, and the same numbers in their explanations (143, 137, check's 3).
+func TestReadmeExitCodes(t *testing.T) {
+	_, help, _ := strings.Cut(helpText(""), "Exit codes:\n")
+	var helpCodes []string
+	for _, l := range strings.Split(help, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "    ") {
+			helpCodes = append(helpCodes, f[0])
+		}
+	}
+	table := section(t, readme(t), "## Exit codes")
+	var readmeCodes []string
+	var rows []string
+	for _, row := range strings.Split(table, "\n") {
+		if c := cells(row); strings.HasPrefix(row, "| ") && len(c) == 2 && c[0] != "code" {
+			readmeCodes = append(readmeCodes, strings.ReplaceAll(c[0], "–", "-"))
+			rows = append(rows, c[1])
+		}
+	}
+	sort.Strings(helpCodes)
+	sort.Strings(readmeCodes)
+	if !slices.Equal(helpCodes, readmeCodes) {
+		t.Errorf("--help's exit codes %v, README's %v", helpCodes, readmeCodes)
+	}
+	numbers := func(s string) []string {
+		var out []string
+		for _, n := range numberRe.FindAllString(s, -1) {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	h, r := numbers(help), numbers(strings.Join(readmeCodes, " ")+" "+strings.Join(rows, " "))
+	if !slices.Equal(h, r) {
+		t.Errorf("--help's exit codes mention the numbers %v, README's %v", h, r)
+	}
+}
+
+// TestReadmeMetrics: every metric the metrics file holds is in README's
+// Monitoring table, and every metric there is written.
+func TestReadmeMetrics(t *testing.T) {
+	m := newMetrics("/nonexistent/ballot.prom", "/e", "c", func() bool { return true }, nil)
+	m.slots, m.leader = 2, true
+	m.exits[1] = 1
+	m.cronSkipped["missed"] = 1
+	var written []string
+	for _, l := range strings.Split(m.render(), "\n") {
+		if f := strings.Fields(l); len(f) == 4 && f[1] == "TYPE" {
+			written = append(written, f[2])
+		}
+	}
+	var documented []string
+	for _, row := range strings.Split(section(t, readme(t), "## Monitoring"), "\n") {
+		if c := cells(row); strings.HasPrefix(row, "| `ballot_") {
+			name, _, _ := strings.Cut(strings.Trim(c[0], "`"), "{")
+			documented = append(documented, name)
+		}
+	}
+	sort.Strings(written)
+	sort.Strings(documented)
+	if !slices.Equal(written, documented) {
+		t.Errorf("the metrics file has %v, README's Monitoring table %v", written, documented)
+	}
+}
+
+// TestReadmeUsage: README's Usage block is --help's, and its introduction
+// names every command.
+func TestReadmeUsage(t *testing.T) {
+	text := readme(t)
+	usage := section(t, text, "## Usage")
+	_, block, _ := strings.Cut(usage, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		got = append(got, strings.TrimSpace(l))
+	}
+	var want []string
+	for _, l := range between(helpOverview, "Usage:") {
+		want = append(want, strings.TrimSpace(l))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("README's Usage:\n%s\n--help's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	intro, _, _ := strings.Cut(text, "\n## ")
+	for _, cmd := range strings.Fields(commandWordList()) {
+		if cmd == "run" {
+			continue
+		}
+		if !strings.Contains(intro, "`"+cmd) {
+			t.Errorf("README's introduction does not name the command %s", cmd)
+		}
+	}
+}
+
+// TestReadmePolicies: each policy table of README's "Policies" lists
+// exactly the values its flags take, the default marked "(default)".
+func TestReadmePolicies(t *testing.T) {
+	lines := strings.Split(section(t, readme(t), "## Policies"), "\n")
+	tables := 0
+	for i, line := range lines {
+		if line != "| policy | |" {
+			continue
+		}
+		tables++
+		var flags []string
+		for j := i - 1; j >= 0 && j >= i-3 && len(flags) == 0; j-- {
+			flags = flagsIn(lines[j])
+		}
+		var values []string
+		def := ""
+		for _, row := range lines[i+2:] {
+			if !strings.HasPrefix(row, "| `") {
+				break
+			}
+			c := cells(row)
+			v := firstCode.FindStringSubmatch(c[0])[1]
+			values = append(values, v)
+			if strings.Contains(c[0], "(default)") {
+				def = v
+			}
+		}
+		if len(flags) == 0 {
+			t.Errorf("the policy table at line %d names no flag above it", i)
+		}
+		for _, name := range flags {
+			p := lookupParam(name)
+			if p == nil || len(p.choices) == 0 {
+				t.Errorf("policy table names --%s, which takes no policy", name)
+				continue
+			}
+			want, got := slices.Clone(p.choices), slices.Clone(values)
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, want) || def != p.def {
+				t.Errorf("--%s: README's table has %v (default %q), the parameter table %v (default %q)", name, values, def, p.choices, p.def)
+			}
+		}
+	}
+	if tables != 3 {
+		t.Errorf("found %d policy tables, want 3 (on-child-*, on-election-failure, on-connection-loss)", tables)
+	}
+}
