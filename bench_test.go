@@ -6,8 +6,8 @@ package main
 //
 //	make bench      # go test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .
 //
-// It takes about 14 minutes on 2 cores (the herd 3–4, the steady section
-// 5, the write load 2–3, the history's cost 1). It runs `make cross` and measures,
+// It takes about 17 minutes on 2 cores (the herd 3–4, the steady section
+// 5, the write load 2–3, the soak 3, the history's cost 1). It runs `make cross` and measures,
 // against a real 3-member ZooKeeper ensemble on loopback (tickTime 200 ms,
 // forceSync on), the stripped static binary built for this machine. It
 // writes BENCHMARKS.md (or $BENCH_OUT): only the part between the
@@ -215,6 +215,7 @@ func TestBench(t *testing.T) {
 		t.Logf("footprint:\n%s", s)
 		rep.set("footprint", s)
 	})
+	t.Run("soak", func(t *testing.T) { rep.set("soak", benchSoak(t, b).section()) })
 
 	var md strings.Builder
 	md.WriteString(benchHeader(version, zkVersion, time.Since(t0), load0))

@@ -8,7 +8,8 @@ package main
 //   <base>/pause      persistent: while it exists the leader runs nothing
 //                     (ballot pause / resume); it survives every restart
 //
-// Only the leader watches them, so an idle election pays nothing for them.
+// Only the leader reads them (a session that led keeps its one watch on
+// each until it fires), so an idle election pays nothing for them.
 
 import (
 	"encoding/json"
@@ -124,17 +125,17 @@ func namesUs(raw []byte, proposal string) bool {
 // election starts nothing.
 func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 	s := &controls{changed: make(chan struct{}, 1)}
-	read := func() (<-chan zk.Event, <-chan zk.Event, error) {
+	read := func() (<-chan struct{}, <-chan struct{}, error) {
 		// Both at once: they are on the way from the take to the command.
 		var praw []byte
-		var pev <-chan zk.Event
+		var pev <-chan struct{}
 		var perr error
 		paused := make(chan struct{})
 		go func() {
 			defer close(paused)
-			praw, pev, perr = getOrWatch(c.s.conn, c.basePath+"/"+pauseName)
+			praw, pev, perr = getOrWatch(c.s, c.basePath+"/"+pauseName)
 		}()
-		sraw, sev, serr := getOrWatch(c.s.conn, c.basePath+"/"+stepDownName)
+		sraw, sev, serr := getOrWatch(c.s, c.basePath+"/"+stepDownName)
 		<-paused
 		if perr != nil || serr != nil {
 			return nil, nil, errors.Join(perr, serr)
@@ -168,16 +169,18 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 // getOrWatch reads path with a watch, or watches for its creation; raw is
 // nil when it does not exist. It asks whether the node exists first: it
 // usually does not, and then one round trip is all a new leader spends.
-func getOrWatch(conn *zk.Conn, path string) ([]byte, <-chan zk.Event, error) {
+// The watch is the session's one on path (existsWatch): it fires at the
+// node's creation, change or deletion.
+func getOrWatch(s *session, path string) ([]byte, <-chan struct{}, error) {
 	for {
-		ok, _, ev, err := conn.ExistsW(path)
+		ok, ev, err := s.existsWatch(path)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !ok {
 			return nil, ev, nil
 		}
-		raw, _, ev, err := conn.GetW(path)
+		raw, _, err := s.conn.Get(path)
 		if err == nil {
 			if raw == nil {
 				raw = []byte{}

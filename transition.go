@@ -5,7 +5,12 @@ package main
 // metrics and the watchdog read, and the operator's info line, in one
 // place.
 
-import "time"
+import (
+	"context"
+	"log/slog"
+	rtmetrics "runtime/metrics"
+	"time"
+)
 
 // phase is where a candidate is in its life.
 type phase string
@@ -26,9 +31,30 @@ const (
 // itself: event=phase with the phase as a value.
 func (r *runner) enter(p phase) {
 	if r.phase != p {
-		r.log.Debug("candidate phase", logEvPhase.attr(), "phase", string(p), "was", string(r.phase))
+		attrs := []any{logEvPhase.attr(), "phase", string(p), "was", string(r.phase)}
+		if p == phaseJoining && r.log.Enabled(context.Background(), slog.LevelDebug) {
+			attrs = append(attrs, runtimeAttrs()...)
+		}
+		r.log.Debug("candidate phase", attrs...)
 		r.phase = p
 	}
+}
+
+// runtimeAttrs are the process's goroutines and heap, logged as each
+// candidacy begins (at debug): a ballot that hands over for months shows
+// in its logs whether anything grows with its leaderships (issue 37).
+// heap_live_bytes is what the last garbage collection kept.
+func runtimeAttrs() []any {
+	s := []rtmetrics.Sample{{Name: "/sched/goroutines:goroutines"}, {Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() != rtmetrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	return []any{"goroutines", v(0), "heap_inuse_bytes", v(1) + v(2), "heap_live_bytes", v(3)}
 }
 
 // change is what a transition's effects need besides the phase entered.

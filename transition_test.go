@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,35 @@ func TestBecomeEffects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoiningLogsRuntime: at debug, each candidacy's joining line carries
+// the process's goroutines and heap (issue 37: a long run's logs show
+// whether they grow with leaderships); the other phases' lines do not.
+func TestJoiningLogsRuntime(t *testing.T) {
+	runtime.GC() // heap_live_bytes is the last collection's
+	var buf bytes.Buffer
+	r := &runner{log: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), phase: phaseResigning}
+	r.enter(phaseJoining)
+	r.enter(phaseFollowing)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 phase lines, got:\n%s", buf.String())
+	}
+	var joining, following map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &joining); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &following); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"goroutines", "heap_inuse_bytes", "heap_live_bytes"} {
+		if v, ok := joining[k].(float64); !ok || v <= 0 {
+			t.Errorf("joining line: %s = %v, want a positive number: %s", k, joining[k], lines[0])
+		}
+		if _, ok := following[k]; ok {
+			t.Errorf("following line carries %s: %s", k, lines[1])
+		}
 	}
 }

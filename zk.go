@@ -47,6 +47,9 @@ type session struct {
 	changed       chan struct{} // closed (and replaced) at every connection state change
 	connected     atomic.Bool
 	wasOnline     atomic.Bool
+
+	watchMu sync.Mutex
+	watches map[string]*pendingWatch // existsWatch's, by path
 }
 
 // dialSession connects and waits up to wait for a session, then logs in
@@ -192,6 +195,52 @@ func (s *session) Timeout() time.Duration {
 func (s *session) Close() {
 	s.markLost("closed")
 	s.conn.Close()
+}
+
+// pendingWatch is existsWatch's watch on one path: fired is closed once
+// it fires (or the session ends); mu is held while it is read or armed.
+type pendingWatch struct {
+	mu    sync.Mutex
+	fired chan struct{}
+}
+
+// existsWatch is ExistsW with at most one watch pending per path on the
+// session. go-zookeeper keeps each watch's channel until its path's next
+// event, and has no way to drop one: a node that never changes (the
+// pause and step-down controls, read by every new leader) would gather a
+// channel per leadership for the session's life (issue 37). While its
+// watch is pending, a path is read without a watch and that watch's
+// channel returned: the read sees every change before it, the watch
+// every change after. For a few fixed paths only: each keeps its entry,
+// and a watch on a node that never comes back (a proposal) would stay.
+func (s *session) existsWatch(path string) (exists bool, fired <-chan struct{}, err error) {
+	s.watchMu.Lock()
+	if s.watches == nil {
+		s.watches = map[string]*pendingWatch{}
+	}
+	w := s.watches[path]
+	if w == nil {
+		w = &pendingWatch{}
+		s.watches[path] = w
+	}
+	s.watchMu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fired != nil && !isClosed(w.fired) {
+		exists, _, err = s.conn.Exists(path)
+		return exists, w.fired, err
+	}
+	exists, _, ev, err := s.conn.ExistsW(path)
+	if err != nil {
+		return false, nil, err // no watch was set
+	}
+	ch := make(chan struct{})
+	go func() {
+		<-ev // the change, or EventNotWatching when the session ends
+		close(ch)
+	}()
+	w.fired = ch
+	return exists, ch, nil
 }
 
 // waitOnline waits for the next connection state change; used after a

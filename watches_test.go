@@ -1,0 +1,134 @@
+package main
+
+// A session's watches: go-zookeeper keeps every watch's channel until its
+// path's next event and cannot drop one, so ballot must not arm a second
+// watch on a path whose first has not fired, or the channels pile up for
+// the session's life (issue 37: a leader's controls, read by every new
+// leadership, gathered two a leadership).
+
+import (
+	"io"
+	"log/slog"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// pendingWatchers counts the watch channels go-zookeeper v1.0.4 holds for
+// path (of any kind), read off its unexported watchers map under its lock.
+func pendingWatchers(t *testing.T, conn *zk.Conn, path string) int {
+	t.Helper()
+	v := reflect.ValueOf(conn).Elem()
+	lockField, mapField := v.FieldByName("watchersLock"), v.FieldByName("watchers")
+	if !lockField.IsValid() || !mapField.IsValid() || mapField.Kind() != reflect.Map {
+		t.Fatal("go-zookeeper's Conn has no watchers map and watchersLock: the client changed, update pendingWatchers")
+	}
+	mu := (*sync.Mutex)(unsafe.Pointer(lockField.UnsafeAddr()))
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, k := range mapField.MapKeys() {
+		if k.Field(0).String() == path {
+			n += mapField.MapIndex(k).Len()
+		}
+	}
+	return n
+}
+
+// TestControlsKeepOneWatchPerPath: leadership after leadership on one
+// session (--on-child-success reelect) reads the controls with one watch
+// per control node in all, not one more each time; and the shared watch
+// still tells each leadership of a pause, a resume and a step-down.
+func TestControlsKeepOneWatchPerPath(t *testing.T) {
+	c := startZK(t, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := "/ballot/test/controls-watches"
+	seedElection(t, c.Servers(), base)
+	op := zkConnect(t, c.Servers(), 2*time.Second)
+	defer op.Close()
+	pause, stepDown := base+"/"+pauseName, base+"/"+stepDownName
+	cand := &candidate{s: s, basePath: base, node: base + "/_c_0-proposal-0000000001"}
+
+	const leaderships = 20
+	for range leaderships {
+		quit := make(chan struct{})
+		if ctl := cand.watchControls(quit); ctl.Paused() != nil || ctl.SteppingDown() {
+			t.Fatalf("controls say paused %v, stepping down %v; no control node exists", ctl.Paused(), ctl.SteppingDown())
+		}
+		close(quit)
+	}
+	for _, p := range []string{pause, stepDown} {
+		if n := pendingWatchers(t, s.conn, p); n != 1 {
+			t.Errorf("after %d leaderships the session holds %d watches on %s, want 1", leaderships, n, p)
+		}
+	}
+
+	// A watch event comes one round trip after the write; T (the session
+	// timeout) is far more than that while the session is alive.
+	changed := func(ctl *controls, what string) {
+		t.Helper()
+		select {
+		case <-ctl.Changed():
+		case <-time.After(s.Timeout()):
+			t.Fatalf("the leader's controls did not change within T = %s after %s", s.Timeout(), what)
+		}
+	}
+	quit := make(chan struct{})
+	ctl := cand.watchControls(quit)
+	if _, err := op.Create(pause, []byte(`{"reason":"test"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	changed(ctl, "a pause")
+	if ctl.Paused() == nil {
+		t.Fatal("paused, but the leader's controls say not")
+	}
+	if err := op.Delete(pause, -1); err != nil {
+		t.Fatal(err)
+	}
+	changed(ctl, "a resume")
+	if ctl.Paused() != nil {
+		t.Fatal("resumed, but the leader's controls say paused")
+	}
+	if _, err := op.Create(stepDown, []byte(`{"proposal":"`+cand.node+`"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	changed(ctl, "a step-down")
+	if !ctl.SteppingDown() {
+		t.Fatal("a step-down names the leader, but its controls say not")
+	}
+	close(quit)
+
+	// Paused between two leaderships: the next one reads it before it
+	// starts anything, whatever became of the watch the last one left.
+	if _, err := op.Create(pause, []byte(`{"reason":"test"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	quit = make(chan struct{})
+	if ctl := cand.watchControls(quit); ctl.Paused() == nil {
+		t.Fatal("paused before the leadership began, but its controls say not")
+	}
+	close(quit)
+	for range leaderships {
+		quit := make(chan struct{})
+		cand.watchControls(quit)
+		close(quit)
+	}
+	for _, p := range []string{pause, stepDown} {
+		if n := pendingWatchers(t, s.conn, p); n > 1 {
+			t.Errorf("with the control nodes present, the session holds %d watches on %s after %d more leaderships, want at most 1", n, p, leaderships)
+		}
+	}
+}
