@@ -65,6 +65,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"unitless duration env", a("info"), map[string]string{"ZOOKEEPER_SESSION_TIMEOUT": "5"}, nil, a(`environment ZOOKEEPER_SESSION_TIMEOUT "5"`, "not a duration", "5s")},
 		{"negative grace", runOnce("--stop-grace-period", "-2s"), nil, nil, a(`--stop-grace-period "-2s"`, "negative")},
 		{"negative deadline", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "-1m", "--", "x"), nil, nil, a(`--starting-deadline "-1m"`, "negative")},
+		{"unknown deadline word", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "never", "--", "x"), nil, nil, a(`--starting-deadline "never"`, "not a duration", "auto")},
 		{"negative timeout env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_TIMEOUT": "-5s"}, nil, a(`environment BALLOT_TIMEOUT "-5s"`, "negative")},
 		{"bad timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone", "Mars/Olympus", "--", "x"), nil, nil, a(`--timezone "Mars/Olympus"`, "time zone")},
 		{"empty timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone=", "--", "x"), nil, nil, a(`--timezone ""`)},

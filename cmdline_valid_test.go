@@ -130,7 +130,7 @@ var validDefaultCases = []validCase{
 		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
 		check: func(t *testing.T, s *Settings, dir string) {
 			if s.Command != cmdRunCron || s.Schedule != "@hourly" || s.Timezone != time.UTC ||
-				s.StartingDeadline != 0 || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
+				s.StartingDeadline != autoStartingDeadline || !s.CatchUpDefault || s.Timeout != 0 || s.Output != "" || s.Wait != 0 {
 				t.Errorf("got %+v", s)
 			}
 			if len(s.Sources) != len(params)-11 { // all but output, wait, reason, the four run once flags and those of info, history and check
@@ -181,6 +181,25 @@ var validDefaultCases = []validCase{
 
 // validSourceCases: each parameter by flag, environment and config file, and which wins.
 var validSourceCases = []validCase{
+	{
+		name: "starting-deadline 0 skips missed times",
+		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline", "0", "--", "job"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.StartingDeadline != 0 || s.CatchUpDefault {
+				t.Errorf("StartingDeadline = %s, CatchUpDefault = %v; want 0, false", s.StartingDeadline, s.CatchUpDefault)
+			}
+		},
+	},
+	{
+		name: "starting-deadline auto by environment",
+		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--", "job"),
+		env:  map[string]string{"BALLOT_STARTING_DEADLINE": "auto"},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.StartingDeadline != autoStartingDeadline || !s.CatchUpDefault {
+				t.Errorf("StartingDeadline = %s, CatchUpDefault = %v; want %s, true", s.StartingDeadline, s.CatchUpDefault, autoStartingDeadline)
+			}
+		},
+	},
 	{
 		name: "every parameter by flag",
 		args: a("--zookeeper-servers", "zk1/chroot", "--zookeeper-base-path=/x/y", "-zookeeper-session-timeout", "2s",

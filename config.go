@@ -97,7 +97,8 @@ type Settings struct {
 	// run cron
 	Schedule         string
 	Timezone         *time.Location
-	StartingDeadline time.Duration // 0: none
+	StartingDeadline time.Duration // how late a missed time may still run; 0: missed times are skipped
+	CatchUpDefault   bool          // --starting-deadline auto (the default): a brand-new election runs no past time
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command

@@ -21,6 +21,15 @@ import (
 
 const onTimeTolerance = time.Second
 
+// autoStartingDeadline caps --starting-deadline auto, the default. A missed
+// time is only ever the latest one due, so it is run at the latest before
+// the next is due; the cap keeps a daily job missed through a long outage
+// from starting at an unexpected hour. It is far above what a failover
+// costs (T + 3T/4 after a host's death: 70 s at ZooKeeper's largest
+// default session timeout, 20 ticks of 2 s) and a rolling restart of the
+// candidates or of ZooKeeper (minutes).
+const autoStartingDeadline = time.Hour
+
 // cronState is what a cron leader knows of the record.
 type cronState struct {
 	path    string
@@ -255,13 +264,17 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.metrics.CronSkipped("overlap")
 		cl.c.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
-	case late >= onTimeTolerance && late >= r.set.StartingDeadline && cl.st.last.IsZero():
+	case late >= onTimeTolerance && cl.st.last.IsZero() && (late >= r.set.StartingDeadline || r.set.CatchUpDefault):
 		// Nothing was ever recorded: this time was not missed by a
-		// failover, the election is simply new.
+		// failover, the election is simply new. (An explicit deadline
+		// runs it, as it always did.)
 		cl.skipped = due
 	case late >= onTimeTolerance && late >= r.set.StartingDeadline:
-		reason := "missed and no starting-deadline is set"
-		if r.set.StartingDeadline > 0 {
+		reason := "missed and --starting-deadline 0 skips missed times"
+		switch {
+		case r.set.CatchUpDefault:
+			reason = "missed by more than the default starting-deadline (1h)"
+		case r.set.StartingDeadline > 0:
 			reason = "missed by more than the starting-deadline"
 		}
 		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,7 +181,8 @@ func TestCronTimeout(t *testing.T) {
 
 // TestCronStartingDeadline: scheduled times with no leader are missed; a
 // new leader runs the latest one if it is less late than the
-// starting-deadline, and otherwise skips it and says so.
+// starting-deadline (by default: it catches up), and otherwise skips it and
+// says so (--starting-deadline 0).
 func TestCronStartingDeadline(t *testing.T) {
 	c := startZK(t, 1)
 	for _, tc := range []struct {
@@ -189,7 +191,8 @@ func TestCronStartingDeadline(t *testing.T) {
 		catchUp  bool
 	}{
 		{"catch-up", "10s", true},
-		{"skip", "", false},
+		{"catch-up by default", "", true},
+		{"skip", "0", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newCronElection(t, c)
@@ -247,5 +250,99 @@ func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
 	}
 	if !b.Logged("starting on credit") && !b.Logged("baton taken") {
 		t.Errorf("b did not take the baton")
+	}
+}
+
+// killHost kills a candidate's whole host: its ballot and every process it
+// started (a keeper, the command), all by SIGKILL, so nobody closes its
+// session and its successor waits for ZooKeeper to expire it. Everything
+// is stopped first, ballot before its children: no keeper sees ballot go
+// and gives the baton back, and nothing new is started meanwhile.
+func killHost(p *ballotProc) {
+	_ = syscall.Kill(p.Pid(), syscall.SIGSTOP)
+	var all []int
+	for round := 0; round < 3; round++ { // a child forked just before the stop
+		all = descendants(p.Pid())
+		for _, pid := range all {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+	}
+	for _, pid := range all {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(p.Pid(), syscall.SIGKILL)
+}
+
+// descendants are the processes below pid, from /proc.
+func descendants(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	kids := map[int][]int{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp := parentPid(n); pp > 0 {
+			kids[pp] = append(kids[pp], n)
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, k := range kids[queue[0]] {
+			out = append(out, k)
+			queue = append(queue, k)
+		}
+	}
+	return out
+}
+
+// TestCronHostDeathCatchUp: the leader's host dies (ballot and its keeper
+// SIGKILLed together) shortly before a scheduled time S. Its session
+// expires T later and the successor leads about T + 3T/4 after the death,
+// so S passes with no leader. With the default flags the successor runs S,
+// once, and never twice. T = 2 s (cronElection.add); the death comes 3T/4
+// = 1.5 s before S, so the successor leads ~T after S: late by far more
+// than the 1 s tolerated as on time, well before S + N. N = 10 s = 5T
+// leaves more than T + 3T/4 between S and the next time, so the run of S
+// cannot be confused with the next one.
+func TestCronHostDeathCatchUp(t *testing.T) {
+	const (
+		T = 2 * time.Second
+		N = 5 * T
+	)
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	a := e.add("a", "*/10 * * * * *", "10ms", "--on-child-success", "rerun")
+	e.waitRuns(1, N+10*time.Second) // recorded: the election is not new
+	b := e.add("b", "*/10 * * * * *", "10ms", "--on-child-success", "rerun")
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+	first := e.checkOnce()[0]
+	s := first.Add(N)
+	for time.Until(s) < 3*T/4+200*time.Millisecond {
+		s = s.Add(N)
+	}
+	time.Sleep(time.Until(s.Add(-3 * T / 4)))
+	before := len(e.readRuns())
+	killHost(a)
+	a.Wait(5 * time.Second)
+
+	ev := b.WaitEvent(logEvMissedRun, N)
+	runs := e.waitRuns(before+1, T) // the command's own line, just after
+	times := e.checkOnce()
+	var ranS int
+	for i, ts := range times {
+		if ts.Equal(s) {
+			ranS++
+			if runs[i].candidate != "b" {
+				t.Errorf("%s ran by %s, want the successor b", s, runs[i].candidate)
+			}
+		}
+	}
+	if ranS != 1 {
+		t.Errorf("the missed time %s ran %d times, want once; runs %v", s.Format(time.TimeOnly), ranS, runs)
+	}
+	t.Logf("the time missed by the host's death ran %s late", ev["late_by"])
+	if b.Logged("missed and") {
+		t.Errorf("b skipped the missed time:\n%s", b.out.String())
 	}
 }

@@ -386,12 +386,20 @@ func cronParams() []*param {
 				s.Timezone = loc
 				return nil
 			}},
-		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0",
-			help: "a scheduled time missed (no leader at that moment) is still run by a new leader\n" +
-				"if it is less than this late; 0: missed times are skipped and logged",
+		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "auto",
+			help: "a scheduled time missed (no leader at that moment) is still run once by the next\n" +
+				"leader if it is less than this late; auto: until the next time is due, at most 1h;\n" +
+				"0: missed times are skipped and logged",
 			apply: func(s *Settings, v string) (err error) {
-				s.StartingDeadline, err = parseDuration(v, false)
-				return err
+				if v == "auto" {
+					s.StartingDeadline, s.CatchUpDefault = autoStartingDeadline, true
+					return nil
+				}
+				s.CatchUpDefault = false
+				if s.StartingDeadline, err = parseDuration(v, false); err != nil {
+					return fmt.Errorf("%v; or auto (the default: catch up, at most 1h late)", err)
+				}
+				return nil
 			}},
 	}
 }
