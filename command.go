@@ -16,6 +16,9 @@ func (r *runner) childEnv(c *candidate) []string {
 	}
 	if w := r.cron(); w != nil {
 		env = append(env, "BALLOT_SCHEDULED_TIME="+w.scheduled.In(r.set.Timezone).Format(time.RFC3339))
+		if w.attempt > 0 {
+			env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
+		}
 	}
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")

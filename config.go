@@ -99,6 +99,8 @@ type Settings struct {
 	Timezone         *time.Location
 	StartingDeadline time.Duration // how late a missed time may still run; 0: missed times are skipped
 	CatchUpDefault   bool          // --starting-deadline auto (the default): a brand-new election runs no past time
+	Retries          int           // further attempts of a failed or lost run (and of a --once-key run)
+	RetryDelay       time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command

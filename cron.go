@@ -8,6 +8,11 @@ package main
 // session can write). A scheduled time is run only if it is later than the
 // recorded one, so neither a new leader nor a clock step can run it twice.
 // A leader that dies between recording and starting loses that run.
+//
+// With --retries N, a failed, timed-out or lost run of the latest scheduled
+// time is attempted again, up to N+1 attempts in all: the attempt number is
+// in the same fenced record (so a new leader goes on counting), each end is
+// recorded there too, and no attempt starts once the next time is due.
 
 import (
 	"encoding/json"
@@ -35,6 +40,27 @@ type cronState struct {
 	path    string
 	last    time.Time // last recorded scheduled time; zero if none
 	version int32     // of the record node; -1 when it does not exist
+	rec     cronRecord
+}
+
+// How an attempt ended, in the record (--retries).
+const (
+	cronSucceeded = "succeeded"
+	cronFailed    = "failed"
+)
+
+// retryDelayCap bounds the growing delay between attempts: a nightly job
+// retried with --retry-delay 1m waits 1, 2, 4, 8, 10, 10 … minutes.
+const retryDelayCap = 10 * time.Minute
+
+// retryDelay is the wait after attempt k failed: d doubled k-1 times, at
+// most retryDelayCap (or d itself, if larger).
+func retryDelay(d time.Duration, k int) time.Duration {
+	limit := max(d, retryDelayCap)
+	for ; k > 1 && d < limit; k-- {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // readRecord reads <base>/cron, waiting out connection blips.
@@ -53,7 +79,7 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 					r.log.Warn("the cron record cannot be read; treating it as empty", "path", st.path, "error", err)
 				}
 			}
-			st.last, st.version = rec.ScheduledTime, stat.Version
+			st.last, st.version, st.rec = rec.ScheduledTime, stat.Version, rec
 			return st, nil
 		}
 		if err := c.retryAfter(err, r.stopping); err != nil {
@@ -65,16 +91,20 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 // record writes the scheduled time about to run, only if this leader's
 // proposal still exists and nobody wrote the record since it was read, and
 // only if the time is not ahead of ZooKeeper's clock (checkClock).
-func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
+func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) error {
 	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
+	if r.set.Retries > 0 {
+		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
+	}
 	data, _ := json.Marshal(rec)
 	if err := r.checkClock(c, t); err != nil {
 		return err
 	}
 	entry := c.newRunEntry(historyCron)
 	entry.ScheduledTime = timePtr(t)
+	entry.Attempt, entry.Attempts = rec.Attempt, rec.Attempts
 	for {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if st.version < 0 {
@@ -88,7 +118,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
 			c.created(res, 2, entry)
-			st.last = t
+			st.last, st.rec = t, rec
 			if st.version < 0 {
 				st.version = 0
 			} else {
@@ -106,10 +136,10 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time) error {
 		b, stat, gerr := c.s.conn.Get(st.path)
 		if gerr == nil {
 			var got cronRecord
-			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node {
-				st.last, st.version = t, stat.Version
+			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
+				st.last, st.version, st.rec = t, stat.Version, got
 				c.adoptOwnEntry(func(e historyEntry) bool {
-					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t)
+					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.Attempt == rec.Attempt
 				})
 				return nil
 			}
@@ -124,6 +154,7 @@ type cronWork struct {
 	r         *runner
 	sched     schedule
 	scheduled time.Time // the scheduled time of the run being started
+	attempt   int       // and its attempt, with --retries (0 without)
 }
 
 func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
@@ -253,6 +284,9 @@ func (cl *cronLeader) dropIdle() {
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	r, l := cl.r, cl.l
 	due, err := r.cron().sched.Latest(now)
+	if err == nil && cl.cmd == nil && due.Equal(cl.st.last) {
+		return cl.retryDue(now, due)
+	}
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
@@ -293,18 +327,53 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
 			cl.recordMissed(due, "")
 		}
-		return cl.start(due)
+		return cl.start(due, 1)
 	}
 	return end, false
 }
 
-// start records the scheduled time due, then runs it, on a fresh lease.
-func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
+// retryAt is when the recorded scheduled time may be attempted again
+// (--retries); ok is false when it may not: it succeeded, it runs here, it
+// had all its attempts, or it was recorded without --retries (no end was
+// recorded then, so a lost run cannot be told from a finished one).
+func (cl *cronLeader) retryAt() (at time.Time, ok bool) {
+	rec, n := cl.st.rec, cl.r.set.Retries
+	if n == 0 || cl.cmd != nil || rec.Attempts == 0 || rec.Attempt >= n+1 || rec.Ended == cronSucceeded ||
+		cl.st.last.IsZero() || cl.skipped.Equal(cl.st.last) {
+		return at, false
+	}
+	if rec.Ended == "" || rec.EndedAt == nil {
+		return at, true // lost with its leader (or stopped with the lead): at once
+	}
+	return rec.EndedAt.Add(retryDelay(cl.r.set.RetryDelay, rec.Attempt)), true
+}
+
+// retryDue starts the next attempt of the recorded time due (still the
+// latest: the next time is not due) once its delay has passed.
+func (cl *cronLeader) retryDue(now, due time.Time) (end leaderEnd, over bool) {
+	r := cl.r
+	at, ok := cl.retryAt()
+	if !ok || now.Before(at) || cl.l.ctl.Paused() != nil {
+		return end, false
+	}
+	prev := cl.st.rec
+	why := "the previous attempt failed"
+	if prev.Ended == "" {
+		why = "the previous attempt was lost with its leader"
+	}
+	r.log.Info("retrying the scheduled time: "+why, logEvRetrying.attr(), "scheduled_time", r.fmtTime(due),
+		"attempt", prev.Attempt+1, "of", r.set.Retries+1, "previous_by", prev.CandidateID)
+	return cl.start(due, prev.Attempt+1)
+}
+
+// start records the scheduled time due (its attempt-th attempt), then runs
+// it, on a fresh lease.
+func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over bool) {
 	r, c, l := cl.r, cl.c, cl.l
 	if l.awaitTake(); !l.Fresh() { // the record checks the baton: after a handover's take
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if err := r.record(c, &cl.st, due); err != nil {
+	if err := r.record(c, &cl.st, due, attempt); err != nil {
 		if errors.Is(err, errStopped) {
 			return endedBy(stopRequested, childExit{}), true
 		}
@@ -324,7 +393,7 @@ func (cl *cronLeader) start(due time.Time) (end leaderEnd, over bool) {
 	// never two.
 	r.setSpare(cl.idle)
 	cl.idle = nil
-	cmd, err := r.startScheduled(c, l, due)
+	cmd, err := r.startScheduled(c, l, due, cl.st.rec.Attempt)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return resignation("ballot-failed", exitWith(exitFailure)), true
@@ -359,6 +428,9 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 	wake = laterOf(next, now)
 	if d := now.Add(5 * time.Second); d.Before(wake) {
 		wake = d
+	}
+	if at, ok := cl.retryAt(); ok && cl.l.ctl.Paused() == nil && at.Before(wake) {
+		wake = laterOf(at, now)
 	}
 	if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
 		wake = cl.runDeadline
@@ -401,6 +473,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	if ex.Success() {
 		r.metrics.CronSucceeded(cl.runFor)
 	}
+	cl.recordEnd(ex.Success())
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
 		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
@@ -412,9 +485,61 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	return end, false
 }
 
-func (r *runner) startScheduled(c *candidate, l *lease, t time.Time) (*child, error) {
-	r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
-	r.cron().scheduled = t
+// recordEnd writes how the attempt ended into the record (--retries only):
+// a new leader must tell a failed attempt (retried after its delay) from
+// a successful one (never retried) and from one lost with its leader (no
+// end: retried at once). Fenced like the record itself.
+func (cl *cronLeader) recordEnd(ok bool) {
+	r, c, st := cl.r, cl.c, &cl.st
+	if r.set.Retries == 0 || st.rec.Attempts == 0 {
+		return
+	}
+	now := time.Now().UTC()
+	st.rec.Ended, st.rec.EndedAt = cronFailed, &now
+	if ok {
+		st.rec.Ended = cronSucceeded
+	}
+	data, _ := json.Marshal(st.rec)
+	for try := 0; ; try++ {
+		_, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+			&zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
+		if err == nil {
+			st.version++
+			break
+		}
+		if retryable(err) && try < 3 && c.s.waitOnline(r.stopping) == nil {
+			// The answer was lost: the write may have happened.
+			if b, stat, gerr := c.s.conn.Get(st.path); gerr == nil {
+				var got cronRecord
+				if json.Unmarshal(b, &got) == nil && got.Ended == st.rec.Ended && got.Attempt == st.rec.Attempt && got.ScheduledTime.Equal(st.last) {
+					st.version = stat.Version
+					break
+				}
+			}
+			continue
+		}
+		r.log.Warn("cannot record how the attempt ended; the next leader counts it as lost and retries it",
+			"scheduled_time", r.fmtTime(st.last), "attempt", st.rec.Attempt, "error", err)
+		break
+	}
+	switch {
+	case ok:
+	case st.rec.Attempt < r.set.Retries+1:
+		r.log.Info("scheduled run failed; it will be retried", "scheduled_time", r.fmtTime(st.last),
+			"attempt", st.rec.Attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, st.rec.Attempt))
+	default:
+		r.log.Warn("scheduled run failed; no attempt left", "scheduled_time", r.fmtTime(st.last), "attempts", st.rec.Attempt)
+	}
+}
+
+func (r *runner) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
+	if attempt > 0 {
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond),
+			"attempt", attempt, "of", r.set.Retries+1)
+	} else {
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
+	}
+	r.cron().scheduled, r.cron().attempt = t, attempt
 	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
 }

@@ -99,14 +99,14 @@ func recordRefusesTimeAhead(t *testing.T, c *zkCluster) {
 
 	ahead := time.Now().Add(time.Hour).Truncate(time.Second)
 	var refused *clockAheadError
-	if err := cl.r.record(cl.c, &cl.st, ahead); !errors.As(err, &refused) {
+	if err := cl.r.record(cl.c, &cl.st, ahead, 1); !errors.As(err, &refused) {
 		t.Errorf("recording a time an hour ahead: %v, want refused as ahead of ZooKeeper's clock", err)
 	}
 	if ok, _, err := conn.Exists(cl.st.path); err != nil || ok {
 		t.Fatalf("the cron record exists (%v, %v): a time an hour ahead was recorded", ok, err)
 	}
 	now := time.Now().Truncate(time.Second)
-	if err := cl.r.record(cl.c, &cl.st, now); err != nil {
+	if err := cl.r.record(cl.c, &cl.st, now, 1); err != nil {
 		t.Fatalf("recording the time now: %v", err)
 	}
 }

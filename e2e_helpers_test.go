@@ -63,6 +63,10 @@ func TestMain(m *testing.M) {
 //	quitfile FILE           tick into $TICK_FILE until FILE exists, then exit 0
 //	trap FILE               write each signal received to FILE, exit 0 on SIGTERM
 //	echo                    print a line on stdout and one on stderr, exit 0
+//	attempt FILE MARKER DURATION
+//	                        append "scheduled-time attempt candidate unixnano" to
+//	                        FILE, sleep DURATION, exit 1 if MARKER is "-" or is
+//	                        missing (then create it), else 0
 //	run FILE DURATION       append "scheduled-time token candidate" to FILE, tick
 //	                        into $TICK_FILE for DURATION, exit 0
 //	die SIGNAL              kill itself with SIGNAL (SIGKILL, SIGTERM, SIGINT, SIGHUP, SIGUSR1)
@@ -168,6 +172,21 @@ func testChildMain(mode string, args []string) int {
 		}
 		time.Sleep(d)
 		close(stop)
+	case "attempt":
+		// attempt FILE MARKER DURATION: one line per attempt, then exit 1
+		// if MARKER is "-" or does not exist yet (it is created), else 0
+		f, _ := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fmt.Fprintf(f, "%s %s %s %d\n", os.Getenv("BALLOT_SCHEDULED_TIME"), os.Getenv("BALLOT_ATTEMPT"), os.Getenv("BALLOT_CANDIDATE_ID"), time.Now().UnixNano())
+		f.Close()
+		d, _ := time.ParseDuration(args[2])
+		time.Sleep(d)
+		if args[1] == "-" {
+			return 1
+		}
+		if _, err := os.Stat(args[1]); err != nil {
+			_ = os.WriteFile(args[1], nil, 0o644)
+			return 1
+		}
 	case "echo":
 		fmt.Println("to stdout")
 		fmt.Fprintln(os.Stderr, "to stderr")

@@ -76,6 +76,8 @@ type historyEntry struct {
 	Reason        string     `json:"reason,omitempty"`   // why it was skipped or stopped
 	ClosedBy      string     `json:"closedBy,omitempty"` // a successor that closed it: its candidate id
 	Slot          int        `json:"slot,omitempty"`     // --slots: the slot that ran it
+	Attempt       int        `json:"attempt,omitempty"`  // --retries: this attempt (1, 2, …) of Attempts
+	Attempts      int        `json:"attempts,omitempty"` // --retries + 1
 }
 
 // succeeded: a run that exited 0 by itself.

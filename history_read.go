@@ -273,6 +273,9 @@ func historyColumns(it *historyItem) []string {
 	if it.Slot > 0 {
 		note = strings.TrimSuffix(fmt.Sprintf("slot %d; %s", it.Slot, note), "; ")
 	}
+	if it.Attempts > 0 {
+		note = strings.TrimSuffix(fmt.Sprintf("attempt %d of %d; %s", it.Attempt, it.Attempts, note), "; ")
+	}
 	if it.LastSkipped != nil {
 		note = strings.TrimPrefix(note+"; until "+it.LastSkipped.UTC().Format("2006-01-02 15:04:05"), "; ")
 	}

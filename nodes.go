@@ -183,6 +183,12 @@ type cronRecord struct {
 	Host          string    `json:"host,omitempty"`
 	Proposal      string    `json:"proposal"`
 	FencingToken  int64     `json:"fencingToken"`
+	// With --retries: the attempt at ScheduledTime (1, 2, …) out of
+	// Attempts, and how it ended ("": running, or lost with its leader).
+	Attempt  int        `json:"attempt,omitempty"`
+	Attempts int        `json:"attempts,omitempty"`
+	Ended    string     `json:"ended,omitempty"` // succeeded, failed
+	EndedAt  *time.Time `json:"endedAt,omitempty"`
 }
 
 // onceRecord is the data of <base>/once/<key>.

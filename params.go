@@ -401,6 +401,29 @@ func cronParams() []*param {
 				}
 				return nil
 			}},
+		{name: "retries", scope: scopeCron, kind: kindInt, arg: "N", def: "0",
+			help: "attempt a failed, timed-out or lost run again, up to N more times (N+1 in all,\n" +
+				"across failovers), never once the next scheduled time is due; >= 0",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use 0 (no retries) or a count such as 3")
+				case n < 0:
+					return errors.New("must not be negative; use 0 for no retries")
+				case n > 100:
+					return errors.New("too many; use at most 100")
+				}
+				s.Retries = n
+				return nil
+			}},
+		{name: "retry-delay", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "10s",
+			help: "wait before the 2nd attempt; it doubles for each further one, up to 10m\n" +
+				"(or DURATION itself, if longer); a run lost with its leader is retried at once",
+			apply: func(s *Settings, v string) (err error) {
+				s.RetryDelay, err = parseDuration(v, false)
+				return err
+			}},
 	}
 }
 
