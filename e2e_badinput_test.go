@@ -288,6 +288,18 @@ func badInputs() []badInput {
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
 				"--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline=-1m", "--", "{touch}", "{marker}"},
 			want: []string{"--starting-deadline", `"-1m"`, "negative"}},
+		{name: "cron negative retries",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--retries", "-2", "--", "{touch}", "{marker}"},
+			want: []string{"--retries", `"-2"`, "negative"}},
+		{name: "cron retry-delay not a duration",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--retry-delay", "soon", "--", "{touch}", "{marker}"},
+			want: []string{"--retry-delay", `"soon"`, "not a duration"}},
+		{name: "cron starting-deadline word",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",
+				"--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline", "never", "--", "{touch}", "{marker}"},
+			want: []string{"--starting-deadline", `"never"`, "auto"}},
 
 		// Hooks, leader data, health and the leader command.
 		{name: "on-promote unterminated quote", post: []string{"--on-promote", "{touch} '{marker}"},
