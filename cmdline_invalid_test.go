@@ -71,7 +71,6 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"too many retries env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_RETRIES": "1000"}, nil, a(`environment BALLOT_RETRIES "1000"`, "at most 100")},
 		{"negative retry delay", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retry-delay", "-5s", "--", "x"), nil, nil, a(`--retry-delay "-5s"`, "negative")},
 		{"unitless retry delay", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retry-delay", "5", "--", "x"), nil, nil, a(`--retry-delay "5"`, "not a duration")},
-		{"retries with run once", a("run", "once", "--candidate-id", "c", "--retries", "2", "--", "x"), nil, nil, a("--retries")},
 		{"negative timeout env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_TIMEOUT": "-5s"}, nil, a(`environment BALLOT_TIMEOUT "-5s"`, "negative")},
 		{"bad timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone", "Mars/Olympus", "--", "x"), nil, nil, a(`--timezone "Mars/Olympus"`, "time zone")},
 		{"empty timezone", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--timezone=", "--", "x"), nil, nil, a(`--timezone ""`)},

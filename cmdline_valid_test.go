@@ -104,6 +104,7 @@ var validDefaultCases = []validCase{
 				HookTimeout:       30 * time.Second,
 				PreemptAfter:      30 * time.Second,
 				Slots:             1,
+				RetryDelay:        10 * time.Second,
 				HealthInterval:    5 * time.Second,
 				HealthTimeout:     5 * time.Second,
 				HealthFailures:    3,

@@ -20,6 +20,9 @@ func (r *runner) childEnv(c *candidate) []string {
 			env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
 		}
 	}
+	if w, ok := r.work.(*onceWork); ok && w.attempt > 0 {
+		env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --once-key --retries
+	}
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
 	}

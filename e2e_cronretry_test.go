@@ -208,3 +208,115 @@ func TestCronRetryLostRun(t *testing.T) {
 		t.Errorf("b does not say why it retries")
 	}
 }
+
+// onceAttempts are the attempt numbers (BALLOT_ATTEMPT) the "attempt"
+// child wrote into file, in order.
+func onceAttempts(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if fs := strings.Fields(l); len(fs) == 4 {
+			out = append(out, fs[1])
+		}
+	}
+	return out
+}
+
+// onceEntries are the history's entries of once key key, oldest first.
+func onceEntries(items []*historyItem, key string) []*historyItem {
+	var out []*historyItem
+	for i := len(items) - 1; i >= 0; i-- {
+		if it := items[i]; it.Kind == historyOnce && it.Key == key {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// TestOnceKeyRetries: run once --once-key with --retries 2. A command
+// that fails once then succeeds runs twice (attempts 1 and 2 of 3) and
+// ballot exits 0; one that always fails runs exactly 3 times and ballot
+// exits with its code; a candidate started afterwards runs nothing.
+func TestOnceKeyRetries(t *testing.T) {
+	c := startZK(t, 1)
+	for _, tc := range []struct {
+		name     string
+		marker   string // "-": always fails
+		attempts []string
+		code     int
+	}{
+		{"fails once", "failed-once", []string{"1", "2"}, 0},
+		{"always fails", "-", []string{"1", "2", "3"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			runs, marker := filepath.Join(dir, "runs"), tc.marker
+			if marker != "-" {
+				marker = filepath.Join(dir, marker)
+			}
+			base := "/ballot/test/onceretry/" + strings.ReplaceAll(tc.name, " ", "-")
+			flags := []string{"--retries", "2", "--retry-delay", "100ms"}
+			a := onceCandidate(t, c, base, "a", "k1", flags, "", "attempt", runs, marker, "10ms")
+			if code := a.Wait(20 * time.Second); code != tc.code {
+				t.Fatalf("a exited %d, want %d", code, tc.code)
+			}
+			if got := onceAttempts(t, runs); strings.Join(got, ",") != strings.Join(tc.attempts, ",") {
+				t.Fatalf("attempts %v, want %v", got, tc.attempts)
+			}
+			h := onceEntries(historyOf(t, c, base), "k1")
+			if len(h) != len(tc.attempts) {
+				t.Fatalf("history: %s; want %d attempts", entriesText(h), len(tc.attempts))
+			}
+			for i, e := range h {
+				if e.Attempt != i+1 || e.Attempts != 3 {
+					t.Errorf("history entry %d: attempt %d of %d, want %d of 3", i, e.Attempt, e.Attempts, i+1)
+				}
+			}
+			if last := h[len(h)-1]; last.succeeded() != (tc.code == 0) {
+				t.Errorf("the last attempt succeeded=%v, want %v", last.succeeded(), tc.code == 0)
+			}
+			b := onceCandidate(t, c, base, "b", "k1", flags, "", "attempt", runs, marker, "10ms")
+			if code := b.Wait(20 * time.Second); code != 0 || !b.Logged("once key already run") {
+				t.Errorf("b exited %d (want 0, the key done)", code)
+			}
+			if got := onceAttempts(t, runs); len(got) != len(tc.attempts) {
+				t.Errorf("b ran the key again: attempts %v", got)
+			}
+		})
+	}
+}
+
+// TestOnceKeyRetryLostRun: the runner's host dies mid-run (ballot, keeper
+// and command SIGKILLed). With --retries 1 the candidate waiting in line
+// keeps its place (the key may need a retry), leads once the runner's
+// session is gone (T + 3T/4 after the death, T = 2 s) and runs attempt 2.
+func TestOnceKeyRetryLostRun(t *testing.T) {
+	const T = 2 * time.Second
+	c := startZK(t, 1)
+	dir := t.TempDir()
+	runs, ok := filepath.Join(dir, "runs"), filepath.Join(dir, "ok")
+	if err := os.WriteFile(ok, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "/ballot/test/onceretrylost"
+	flags := []string{"--retries", "1"}
+	a := onceCandidate(t, c, base, "a", "k1", flags, "", "attempt", runs, ok, "30s")
+	for len(onceAttempts(t, runs)) == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	b := onceCandidate(t, c, base, "b", "k1", flags, "", "attempt", runs, ok, "10ms")
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+	killHost(a)
+	a.Wait(5 * time.Second)
+	if code := b.Wait(5 * T); code != 0 {
+		t.Fatalf("b exited %d, want 0 after its attempt", code)
+	}
+	if got := onceAttempts(t, runs); strings.Join(got, ",") != "1,2" {
+		t.Fatalf("attempts %v, want a's 1 then b's 2", got)
+	}
+	b.WaitEvent(logEvRetrying, time.Second, "attempt", "2", "of", "2")
+}

@@ -176,7 +176,11 @@ func testChildMain(mode string, args []string) int {
 		// attempt FILE MARKER DURATION: one line per attempt, then exit 1
 		// if MARKER is "-" or does not exist yet (it is created), else 0
 		f, _ := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		fmt.Fprintf(f, "%s %s %s %d\n", os.Getenv("BALLOT_SCHEDULED_TIME"), os.Getenv("BALLOT_ATTEMPT"), os.Getenv("BALLOT_CANDIDATE_ID"), time.Now().UnixNano())
+		sched := os.Getenv("BALLOT_SCHEDULED_TIME")
+		if sched == "" {
+			sched = "-" // run once
+		}
+		fmt.Fprintf(f, "%s %s %s %d\n", sched, os.Getenv("BALLOT_ATTEMPT"), os.Getenv("BALLOT_CANDIDATE_ID"), time.Now().UnixNano())
 		f.Close()
 		d, _ := time.ParseDuration(args[2])
 		time.Sleep(d)

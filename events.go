@@ -43,7 +43,7 @@ const (
 	logEvRunStarting     logEvent = "run-starting"      // run cron: a scheduled time is run
 	logEvMissedRun       logEvent = "missed-run"        // run cron: a missed time is run, within --starting-deadline
 	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
-	logEvRetrying        logEvent = "retrying"          // run cron: a further attempt of a failed or lost run: attempt, of
+	logEvRetrying        logEvent = "retrying"          // run cron, --once-key: a further attempt of a failed or lost run: attempt, of
 	logEvStepDown        logEvent = "step-down"         // ballot step-down named this leader
 	logEvPreemptPlanned  logEvent = "preempt-planned"   // a higher --priority is in line: successor, at
 	logEvPreempting      logEvent = "preempting"        // handing over to it (--preempt-after)

@@ -19,7 +19,7 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 	if key := r.set.OnceKey; key != "" {
 		r.clearLostClaim(c)
 		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
-		if err == nil && rec != nil && (rec.FinishedAt != nil || !r.set.OnceRetryUnfinished) {
+		if err == nil && rec != nil && !r.onceRetry().allows(rec) {
 			c.withdraw()
 			r.logOnceDone(c, "")
 			return exitWith(exitOK)
@@ -86,7 +86,7 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	ctx, cancel := context.WithCancelCause(context.Background())
 	var seen, bad <-chan struct{}
 	unwatch := func() {}
-	if r.set.OnceKey != "" && !r.set.OnceRetryUnfinished {
+	if r.set.OnceKey != "" && !r.set.OnceRetryUnfinished && r.set.Retries == 0 {
 		seen, unwatch = c.watchOnce(r.set.OnceKey)
 	}
 	if r.health != nil {

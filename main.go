@@ -288,6 +288,13 @@ func checkOnce(set *Settings) error {
 		if given("once-retry-unfinished") && set.OnceRetryUnfinished {
 			return errors.New("--once-retry-unfinished: needs --once-key")
 		}
+		if set.Command == cmdRunOnce {
+			for _, p := range []string{"retries", "retry-delay"} {
+				if given(p) {
+					return fmt.Errorf("--%s: with run once, needs --once-key (a run recorded per key is what is attempted again)", p)
+				}
+			}
+		}
 		return nil
 	}
 	for _, p := range []string{"on-child-success", "on-child-error"} {

@@ -200,7 +200,8 @@ type onceRecord struct {
 	Proposal     string     `json:"proposal"`
 	Session      string     `json:"session"`
 	FencingToken int64      `json:"fencingToken"`
-	Attempt      int        `json:"attempt"` // 1, more with --once-retry-unfinished
+	Attempt      int        `json:"attempt"`            // 1, more with --once-retry-unfinished or --retries
+	Attempts     int        `json:"attempts,omitempty"` // --retries + 1 as its runner had it; 0 without --retries
 	StartedAt    time.Time  `json:"startedAt"`
 	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
 	ExitCode     *int       `json:"exitCode,omitempty"`

@@ -79,8 +79,9 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 
 // claimOnce records KEY for this leader, in one multi-op with checks that
 // its proposal and the baton exist. claimed is false, with the record,
-// when KEY was run (or is running) already.
-func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
+// when KEY was run (or is running) already; true with the record written
+// (nil when only read back after a lost answer).
+func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
 	listed := make(chan struct{}) // the history's listing, sent along: no round trip more
 	go func() { c.listHistory(); close(listed) }()
 	_, err = c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl)
@@ -103,14 +104,17 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
 			c.adoptOwnEntry(func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key })
 			c.pruneOnce()
-			return true, nil, nil
+			return true, rec, nil
 		}
-		if rec != nil && (rec.FinishedAt != nil || running || !retryUnfinished) {
+		if rec != nil && (running || !retry.allows(rec)) {
 			return false, rec, nil
 		}
 		host, _ := os.Hostname()
 		mine := onceRecord{Key: key, CandidateID: c.id, Host: host, PID: os.Getpid(), Proposal: c.node,
 			Session: session, FencingToken: c.token, Attempt: 1, StartedAt: time.Now().UTC()}
+		if retry.retries > 0 {
+			mine.Attempts = retry.retries + 1
+		}
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
 			data, _ := json.Marshal(mine)
@@ -123,17 +127,27 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.acl, Flags: zk.FlagEphemeral})
 		entry := c.newRunEntry(historyOnce)
 		entry.Key = key
+		if mine.Attempts > 0 {
+			entry.Attempt, entry.Attempts = mine.Attempt, mine.Attempts
+		}
 		if op := c.historyCreate(entry); op != nil {
 			ops = append(ops, op) // the run's history entry, in the same fenced write
 		}
 		res, err := c.s.conn.Multi(ops...)
 		if err == nil {
 			c.created(res, 4, entry)
-			if rec != nil {
+			switch {
+			case rec != nil && rec.FinishedAt != nil:
+				c.log.Info("retrying the once key: the previous attempt failed", logEvRetrying.attr(), "once_key", key,
+					"attempt", mine.Attempt, "of", mine.Attempts, "previous_by", rec.CandidateID)
+			case rec != nil && mine.Attempts > 0:
+				c.log.Info("retrying the once key: the previous attempt was lost with its runner", logEvRetrying.attr(), "once_key", key,
+					"attempt", mine.Attempt, "of", mine.Attempts, "previous_by", rec.CandidateID)
+			case rec != nil:
 				c.log.Warn("running a key whose earlier run never finished (--once-retry-unfinished)", "once_key", key, "earlier", rec.String())
 			}
 			c.pruneOnce()
-			return true, nil, nil
+			return true, &mine, nil
 		}
 		if retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
 			// The answer was lost, not necessarily the claim: read the
@@ -159,13 +173,13 @@ func (c *candidate) claimOnce(key string, retryUnfinished bool, stop <-chan stru
 }
 
 // finishOnce records how the run of KEY ended; best effort (a lost
-// session leaves KEY "started, unfinished").
-func (c *candidate) finishOnce(key string, ex childExit) {
+// session leaves KEY "started, unfinished"). It reports whether it did.
+func (c *candidate) finishOnce(key string, ex childExit) bool {
 	p := oncePath(c.basePath, key)
 	raw, st, err := c.s.conn.Get(p)
 	if err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
-		return
+		return false
 	}
 	var rec onceRecord
 	_ = json.Unmarshal(raw, &rec)
@@ -176,12 +190,15 @@ func (c *candidate) finishOnce(key string, ex childExit) {
 	hist := c.historyEndOps(ex) // the history's end of the run, in the same write
 	if _, err := c.s.conn.Multi(append(ops, hist...)...); err == nil {
 		c.ended(hist)
-		return
+		return true
 	}
 	if _, err := c.s.conn.Multi(ops...); err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
+		c.writeRunEnd(ex)
+		return false
 	}
 	c.writeRunEnd(ex)
+	return true
 }
 
 // pruneOnce deletes the oldest finished keys beyond onceKeep. An
@@ -249,4 +266,46 @@ func (c *candidate) watchOnce(key string) (<-chan struct{}, func()) {
 			close(quit)
 		}
 	}
+}
+
+// onceRetry is what makes a recorded KEY run again: --once-retry-unfinished
+// (an unfinished run, any number of times) and --retries (a failed,
+// timed-out or unfinished one, up to retries+1 attempts in all, counted in
+// the record).
+type onceRetry struct {
+	unfinished bool
+	retries    int
+}
+
+func (r *runner) onceRetry() onceRetry {
+	return onceRetry{unfinished: r.set.OnceRetryUnfinished, retries: r.set.Retries}
+}
+
+// attemptsLeft: rec was recorded with --retries and had fewer attempts
+// than allowed. A record written without --retries has no count to go on.
+func (o onceRetry) attemptsLeft(rec *onceRecord) bool {
+	return o.retries > 0 && rec.Attempts > 0 && rec.Attempt < o.retries+1
+}
+
+// allows reports whether KEY, recorded as rec and not running, may run
+// again now or after a delay (retryAt).
+func (o onceRetry) allows(rec *onceRecord) bool {
+	if rec.FinishedAt == nil {
+		return o.unfinished || o.attemptsLeft(rec)
+	}
+	return onceFailed(rec) && o.attemptsLeft(rec)
+}
+
+// retryAt is when a failed attempt may be followed by the next: its end
+// plus the delay; an unfinished one (lost with its runner) at once.
+func (o onceRetry) retryAt(rec *onceRecord, delay time.Duration) time.Time {
+	if rec == nil || rec.FinishedAt == nil {
+		return time.Time{}
+	}
+	return rec.FinishedAt.Add(retryDelay(delay, rec.Attempt))
+}
+
+// onceFailed: a finished run that did not exit 0 by itself.
+func onceFailed(rec *onceRecord) bool {
+	return rec.ExitCode == nil || *rec.ExitCode != 0 || rec.TimedOut
 }

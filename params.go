@@ -401,9 +401,10 @@ func cronParams() []*param {
 				}
 				return nil
 			}},
-		{name: "retries", scope: scopeCron, kind: kindInt, arg: "N", def: "0",
-			help: "attempt a failed, timed-out or lost run again, up to N more times (N+1 in all,\n" +
-				"across failovers), never once the next scheduled time is due; >= 0",
+		{name: "retries", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
+			help: "run cron, and run once with --once-key: attempt a failed, timed-out or lost run\n" +
+				"again, up to N more times (N+1 in all, across failovers); cron: never once the\n" +
+				"next scheduled time is due; >= 0",
 			apply: func(s *Settings, v string) error {
 				n, err := strconv.Atoi(v)
 				switch {
@@ -417,7 +418,7 @@ func cronParams() []*param {
 				s.Retries = n
 				return nil
 			}},
-		{name: "retry-delay", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "10s",
+		{name: "retry-delay", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
 			help: "wait before the 2nd attempt; it doubles for each further one, up to 10m\n" +
 				"(or DURATION itself, if longer); a run lost with its leader is retried at once",
 			apply: func(s *Settings, v string) (err error) {

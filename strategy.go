@@ -39,6 +39,7 @@ func (r *runner) onceClaimed() bool {
 type onceWork struct {
 	r       *runner
 	claimed bool // --once-key: this ballot recorded the key
+	attempt int  // --once-key --retries: the attempt claimed (0 without --retries)
 }
 
 func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
@@ -86,7 +87,12 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 		}
 		if r.set.OnceKey != "" {
 			// Once per key: record how it ended, exit with its code.
-			c.finishOnce(r.set.OnceKey, ex)
+			// Retried only once its end is recorded: the count goes on from it.
+			if c.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
+				r.log.Info("once key run failed; it will be retried", "once_key", r.set.OnceKey, "exit_code", ex.Code,
+					"attempt", w.attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, w.attempt))
+				continue // claim the key again, after the delay (claimKey)
+			}
 			r.log.Info("once key run; exiting with the command's exit code", "once_key", r.set.OnceKey, "exit_code", ex.Code)
 			return resignation("command-exited", exitWith(ex.Code))
 		}
@@ -144,7 +150,10 @@ func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
 	if l.awaitTake(); !l.Fresh() {
 		return endedBy(leaseLost, childExit{}), true
 	}
-	claimed, _, err := c.claimOnce(key, r.set.OnceRetryUnfinished, r.stopping)
+	if end, over := w.awaitRetry(c, l); over {
+		return end, true
+	}
+	claimed, mine, err := c.claimOnce(key, r.onceRetry(), r.stopping)
 	switch {
 	case err != nil:
 		return w.claimFailed(c, err), true
@@ -153,6 +162,9 @@ func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
 		return resignation("once-key-run", exitWith(exitOK)), true
 	}
 	w.claimed = true
+	if w.attempt = 0; mine != nil && mine.Attempts > 0 {
+		w.attempt = mine.Attempt
+	}
 	if !l.Fresh() {
 		// The record waited out a partition: the key is taken
 		// (so never run twice) but not run.
@@ -160,6 +172,35 @@ func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
 		return endedBy(leaseLost, childExit{}), true
 	}
 	return leaderEnd{}, false
+}
+
+// awaitRetry waits out the delay before a further attempt of a failed
+// --once-key run (--retries): after this leader's own failed attempt, or
+// one of a runner that stopped during its delay. over reports that the
+// leadership ends meanwhile.
+func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool) {
+	r := w.r
+	if r.set.Retries == 0 {
+		return end, false
+	}
+	rec, _, running, err := readOnce(c.s.conn, c.basePath, r.set.OnceKey)
+	if err != nil || rec == nil || running || !r.onceRetry().allows(rec) {
+		return end, false // claimOnce decides
+	}
+	wait := time.Until(r.onceRetry().retryAt(rec, r.set.RetryDelay))
+	if wait <= 0 {
+		return end, false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return end, false
+	case <-r.stopping:
+		return endedBy(stopRequested, childExit{}), true
+	case <-c.s.lost:
+		return endedBy(sessionLost, childExit{}), true
+	}
 }
 
 // claimFailed ends a leadership whose claim of the once key failed with
