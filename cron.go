@@ -250,7 +250,9 @@ type cronLeader struct {
 	announced   time.Time // the next time already logged
 	skipped     time.Time // the latest time already logged as skipped
 	idle        *idleKeeper
-	idleFailed  bool // the failure to start one is logged
+	idleFailed  bool      // the failure to start one is logged
+	lastEnd     time.Time // when the run recorded before this leadership ended (overlapped)
+	lastEndRead bool
 }
 
 // keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
@@ -298,6 +300,11 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.metrics.CronSkipped("overlap")
 		cl.c.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
+	case cl.overlapped(due):
+		// The last recorded run, an earlier leader's, was still going at
+		// due: that leader skipped due as an overlap (its history says so,
+		// with the run's end). A missed time it is not.
+		cl.skipped = due
 	case late >= onTimeTolerance && cl.st.last.IsZero() && (late >= r.set.StartingDeadline || r.set.CatchUpDefault):
 		// Nothing was ever recorded: this time was not missed by a
 		// failover, the election is simply new. (An explicit deadline
@@ -330,6 +337,24 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		return cl.start(due, 1)
 	}
 	return end, false
+}
+
+// overlapped reports whether the last recorded run ended after due (read
+// once per leadership, from the record with --retries, else from the run's
+// history entry): due came while it was going.
+func (cl *cronLeader) overlapped(due time.Time) bool {
+	if cl.st.last.IsZero() {
+		return false
+	}
+	if !cl.lastEndRead {
+		cl.lastEndRead = true
+		if e := cl.st.rec.EndedAt; e != nil {
+			cl.lastEnd = *e
+		} else {
+			cl.lastEnd = cl.c.runEndOf(cl.st.last)
+		}
+	}
+	return cl.lastEnd.After(due)
 }
 
 // retryAt is when the recorded scheduled time may be attempted again

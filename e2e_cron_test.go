@@ -346,3 +346,26 @@ func TestCronHostDeathCatchUp(t *testing.T) {
 		t.Errorf("b skipped the missed time:\n%s", b.out.String())
 	}
 }
+
+// TestCronOverlapSkipAcrossReelect: a run longer than the interval makes
+// its leader skip the time due meanwhile; with reelect (the default) it
+// resigns after the run, and the next leader must not run that time as a
+// missed one (the catch-up is for times nobody saw). Runs of 3.5 s every
+// 2 s: S runs, S+2 is skipped, S+4 is next. The reelection after the run
+// takes one round of the line, far below the 0.5 s left before S+4.
+func TestCronOverlapSkipAcrossReelect(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	e.add("a", "*/2 * * * * *", "3500ms")
+	e.leader(10 * time.Second)
+	b := e.add("b", "*/2 * * * * *", "3500ms")
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+	n := len(e.readRuns())
+	e.waitRuns(n+2, 20*time.Second)
+	times := e.checkOnce()
+	if d := times[n+1].Sub(times[n]); d != 4*time.Second {
+		t.Errorf("after the run of %s came %s (%s later), want the time 4s later: the overlapped one is skipped",
+			times[n].Format(time.TimeOnly), times[n+1].Format(time.TimeOnly), d)
+	}
+	checkNoOverlap(t, e.ticks)
+}

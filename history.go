@@ -192,6 +192,25 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 	return nil
 }
 
+// runEndOf is when the newest run of scheduled time t (this slot's) ended,
+// as its history entry says: among the newest five entries (the skips of
+// that run are written after it); zero if not found or unfinished.
+func (c *candidate) runEndOf(t time.Time) time.Time {
+	dir := historyDir(c.basePath)
+	for i, looked := len(c.history.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
+		raw, _, err := c.s.conn.Get(dir + "/" + c.history.names[i])
+		var e historyEntry
+		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
+			continue
+		}
+		if e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.EndedAt != nil {
+			return *e.EndedAt
+		}
+		return time.Time{}
+	}
+	return time.Time{}
+}
+
 // endAs says how the run going on ended when it was stopped (not for a run
 // that ended by itself): paused, stopped, timed-out, leadership-lost.
 func (c *candidate) endAs(ending, reason string) {
