@@ -66,6 +66,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"negative grace", runOnce("--stop-grace-period", "-2s"), nil, nil, a(`--stop-grace-period "-2s"`, "negative")},
 		{"negative deadline", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "-1m", "--", "x"), nil, nil, a(`--starting-deadline "-1m"`, "negative")},
 		{"unknown deadline word", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--starting-deadline", "never", "--", "x"), nil, nil, a(`--starting-deadline "never"`, "not a duration", "auto")},
+		{"overlap allow refused", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--overlap", "allow", "--", "x"), nil, nil, a(`--overlap "allow"`, "not supported yet", "skip, queue or replace")},
+		{"bad overlap", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--overlap", "parallel", "--", "x"), nil, nil, a(`--overlap "parallel"`, "skip, queue, replace")},
 		{"negative retries", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retries", "-1", "--", "x"), nil, nil, a(`--retries "-1"`, "negative")},
 		{"retries not a number", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retries", "many", "--", "x"), nil, nil, a(`--retries "many"`, "whole number")},
 		{"too many retries env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_RETRIES": "1000"}, nil, a(`environment BALLOT_RETRIES "1000"`, "at most 100")},

@@ -132,7 +132,7 @@ var validDefaultCases = []validCase{
 		check: func(t *testing.T, s *Settings, dir string) {
 			if s.Command != cmdRunCron || s.Schedule != "@hourly" || s.Timezone != time.UTC ||
 				s.StartingDeadline != autoStartingDeadline || !s.CatchUpDefault || s.Timeout != 0 || s.Output != "" || s.Wait != 0 ||
-				s.Retries != 0 || s.RetryDelay != 10*time.Second {
+				s.Retries != 0 || s.RetryDelay != 10*time.Second || s.Overlap != overlapSkip {
 				t.Errorf("got %+v", s)
 			}
 			if len(s.Sources) != len(params)-11 { // all but output, wait, reason, the four run once flags and those of info, history and check
@@ -211,7 +211,7 @@ var validSourceCases = []validCase{
 			"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
 			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
 			"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
-			"--starting-deadline", "1m", "--timeout", "1h", "--retries", "2", "--retry-delay", "30s",
+			"--starting-deadline", "1m", "--timeout", "1h", "--retries", "2", "--retry-delay", "30s", "--overlap", "replace",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
 			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3", "--", "cmd"),
@@ -223,7 +223,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
 				s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
-				s.StartingDeadline != time.Minute || s.CatchUpDefault || s.Timeout != time.Hour || s.Retries != 2 || s.RetryDelay != 30*time.Second ||
+				s.StartingDeadline != time.Minute || s.CatchUpDefault || s.Timeout != time.Hour || s.Retries != 2 || s.RetryDelay != 30*time.Second || s.Overlap != overlapReplace ||
 				!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 				s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
@@ -287,7 +287,7 @@ var validSourceCases = []validCase{
 			"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
 			"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
-			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s"}`,
+			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue"}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -297,7 +297,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
 				s.StopGracePeriod != 2*time.Second || s.Schedule != "0 3 * * *" || s.Timezone.String() != "America/New_York" ||
-				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second || s.Retries != 3 || s.RetryDelay != 13*time.Second ||
+				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second || s.Retries != 3 || s.RetryDelay != 13*time.Second || s.Overlap != overlapQueue ||
 				!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
 				s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||

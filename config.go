@@ -101,6 +101,7 @@ type Settings struct {
 	CatchUpDefault   bool          // --starting-deadline auto (the default): a brand-new election runs no past time
 	Retries          int           // further attempts of a failed or lost run (and of a --once-key run)
 	RetryDelay       time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
+	Overlap          string        // run cron: a time due while the previous run goes on: skip, queue, replace
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command

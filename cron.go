@@ -26,6 +26,13 @@ import (
 
 const onTimeTolerance = time.Second
 
+// --overlap: what a time due while the previous run goes on gets.
+const (
+	overlapSkip    = "skip"
+	overlapQueue   = "queue"
+	overlapReplace = "replace"
+)
+
 // autoStartingDeadline caps --starting-deadline auto, the default. A missed
 // time is only ever the latest one due, so it is run at the latest before
 // the next is due; the cap keeps a daily job missed through a long outage
@@ -253,6 +260,7 @@ type cronLeader struct {
 	idleFailed  bool      // the failure to start one is logged
 	lastEnd     time.Time // when the run recorded before this leadership ended (overlapped)
 	lastEndRead bool
+	queued      time.Time // --overlap queue: the time waiting for the run going on
 }
 
 // keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
@@ -294,13 +302,35 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	}
 	late := now.Sub(due)
 	switch {
+	case cl.cmd != nil && r.set.Overlap == overlapQueue:
+		if due.Equal(cl.queued) {
+			break
+		}
+		if !cl.queued.IsZero() {
+			r.log.Info("scheduled run skipped: a later time is queued in its place", logEvRunSkipped.attr(), "skip", "overlap",
+				"scheduled_time", r.fmtTime(cl.queued), "queued", r.fmtTime(due))
+			r.metrics.CronSkipped("overlap")
+			cl.c.skippedWhileRunning(cl.queued, "a later time was queued in its place")
+		}
+		r.log.Info("scheduled run queued: it starts when the previous run ends (--overlap queue)", logEvRunQueued.attr(),
+			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
+		cl.queued = due
+	case cl.cmd != nil && r.set.Overlap == overlapReplace:
+		return cl.replace(due)
 	case cl.cmd != nil:
 		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 		r.metrics.CronSkipped("overlap")
 		cl.c.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
-	case cl.overlapped(due):
+	case l.ctl.Paused() == nil && (due.Equal(cl.queued) || (r.set.Overlap == overlapQueue && cl.overlapped(due))):
+		// Queued behind a run (this leader's, or its predecessor's
+		// when that one resigned after it): however late, it was not
+		// missed.
+		r.log.Info("queued scheduled run starting", "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
+		cl.queued = time.Time{}
+		return cl.start(due, 1)
+	case r.set.Overlap != overlapQueue && cl.overlapped(due):
 		// The last recorded run, an earlier leader's, was still going at
 		// due: that leader skipped due as an overlap (its history says so,
 		// with the run's end). A missed time it is not.
@@ -389,6 +419,21 @@ func (cl *cronLeader) retryDue(now, due time.Time) (end leaderEnd, over bool) {
 	r.log.Info("retrying the scheduled time: "+why, logEvRetrying.attr(), "scheduled_time", r.fmtTime(due),
 		"attempt", prev.Attempt+1, "of", r.set.Retries+1, "previous_by", prev.CandidateID)
 	return cl.start(due, prev.Attempt+1)
+}
+
+// replace stops the run going on (--overlap replace: SIGTERM, the grace
+// period, SIGKILL; everything reaped), records its end, and starts due.
+func (cl *cronLeader) replace(due time.Time) (end leaderEnd, over bool) {
+	r, c := cl.r, cl.c
+	c.endAs(endStopped, "replaced by the run of "+r.fmtTime(due)+" (--overlap replace)")
+	ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
+	r.log.Info("scheduled run replaced: the previous run is stopped for the next (--overlap replace)", logEvCommandStopped.attr(),
+		"reason", "overlap-replace", "how", how, "scheduled_time", r.fmtTime(cl.runFor), "next", r.fmtTime(due), "exit_code", ex.Code)
+	r.forget(cl.cmd)
+	r.publishRunEnd(c, ex)
+	c.writeRunEnd(ex)
+	cl.cmd, cl.runDeadline = nil, time.Time{}
+	return cl.start(due, 1)
 }
 
 // start records the scheduled time due (its attempt-th attempt), then runs

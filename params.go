@@ -401,6 +401,17 @@ func cronParams() []*param {
 				}
 				return nil
 			}},
+		{name: "overlap", scope: scopeCron, arg: "POLICY", def: overlapSkip,
+			help: "a scheduled time due while the previous run is still going: skip it; queue it\n" +
+				"(it starts when the previous run ends; at most one waits, the latest); or replace\n" +
+				"(the previous run is stopped with the grace period, then the new one starts)",
+			apply: func(s *Settings, v string) (err error) {
+				if v == "allow" {
+					return errors.New("allow (runs side by side) is not supported yet; use skip, queue or replace")
+				}
+				s.Overlap, err = oneOf(v, "not an overlap policy; ", overlapSkip, overlapQueue, overlapReplace)
+				return err
+			}},
 		{name: "retries", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
 			help: "run cron, and run once with --once-key: attempt a failed, timed-out or lost run\n" +
 				"again, up to N more times (N+1 in all, across failovers); cron: never once the\n" +
