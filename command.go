@@ -34,6 +34,15 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_ELECTED=true")
 }
 
+// tailBytes is how much of a run's output to keep: for the runs the
+// history records (run cron, --once-key), as leader.
+func (r *runner) tailBytes(c *candidate) int {
+	if _, once := r.work.(*onceWork); c == nil || (r.cron() == nil && !(once && r.set.OnceKey != "")) {
+		return 0
+	}
+	return r.set.HistoryOutputBytes
+}
+
 // startCommand runs the command, as leader under the lease l (nil: not
 // elected, run-anyway).
 func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
@@ -44,6 +53,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Argv:     r.set.Args,
 		Env:      r.childEnv(c),
 		Wrap:     r.set.WrapChildLogs,
+		Tail:     r.tailBytes(c),
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
 		Handoff:  handoffFor(c, l),

@@ -95,18 +95,20 @@ type Settings struct {
 	WaitTimeout         time.Duration // give up waiting in line after this (exit 75); 0: none
 
 	// run cron
-	Schedule         string
-	Timezone         *time.Location
-	StartingDeadline time.Duration // how late a missed time may still run; 0: missed times are skipped
-	CatchUpDefault   bool          // --starting-deadline auto (the default): a brand-new election runs no past time
-	Retries          int           // further attempts of a failed or lost run (and of a --once-key run)
-	RetryDelay       time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
-	Overlap          string        // run cron: a time due while the previous run goes on: skip, queue, replace
+	Schedule           string
+	Timezone           *time.Location
+	StartingDeadline   time.Duration // how late a missed time may still run; 0: missed times are skipped
+	CatchUpDefault     bool          // --starting-deadline auto (the default): a brand-new election runs no past time
+	Retries            int           // further attempts of a failed or lost run (and of a --once-key run)
+	HistoryOutputBytes int           // the last bytes of each run's output kept in its history entry
+	RetryDelay         time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
+	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command
 	OnDemote       []string      // command line run on ceasing to lead, after the command is gone
 	HookTimeout    time.Duration // a hook still running after this is killed
+	OnRunEnd       []string      // command line run after each run of run cron or --once-key (hooks.go)
 	LeaderData     string        // published in <base>/leader once leading ("@file" already read)
 	HealthCheck    []string      // command line; empty: no health gating
 	HealthInterval time.Duration
@@ -119,7 +121,8 @@ type Settings struct {
 	Verbose bool   // info: the detail after the summary
 
 	// history
-	Limit int // entries to print
+	Limit      int  // entries to print
+	ShowOutput bool // history: print each run's output tail
 
 	// check
 	MaxAge       time.Duration // 0: no age check

@@ -131,6 +131,8 @@ func setArgv(s *Settings, p *param, argv []string) {
 		s.OnDemote = argv
 	case "health-check":
 		s.HealthCheck = argv
+	case "on-run-end":
+		s.OnRunEnd = argv
 	default:
 		panic("ballot: setArgv: " + p.name + " is not a command line parameter")
 	}

@@ -61,6 +61,8 @@ type runner struct {
 	health *health    // nil without --health-check
 
 	work leaderWork // run once's or run cron's, with that mode's state (strategy.go)
+
+	runEndHooks sync.WaitGroup // --on-run-end hooks going on: ballot's exit waits for them (hooks.go)
 }
 
 func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
