@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -293,6 +294,10 @@ func checkOnce(set *Settings) error {
 				if given(p) {
 					return fmt.Errorf("--%s: with run once, needs --once-key (a run recorded per key is what is attempted again)", p)
 				}
+			}
+			// From a config file shared with run cron it is not a mistake.
+			if src := set.Sources["on-run-end"]; given("on-run-end") && !strings.HasPrefix(src, "config file") {
+				return errors.New("--on-run-end: with run once, needs --once-key (only a run recorded per key has an end to report)")
 			}
 		}
 		return nil
