@@ -37,10 +37,17 @@ func (r *runner) childEnv(c *candidate) []string {
 // tailBytes is how much of a run's output to keep: for the runs the
 // history records (run cron, --once-key), as leader.
 func (r *runner) tailBytes(c *candidate) int {
-	if _, once := r.work.(*onceWork); c == nil || (r.cron() == nil && !(once && r.set.OnceKey != "")) {
+	if !r.recordsRuns(c) {
 		return 0
 	}
 	return r.set.HistoryOutputBytes
+}
+
+// recordsRuns: c leads a run cron or --once-key election, whose runs the
+// history records, and --on-run-end and --ping-url report.
+func (r *runner) recordsRuns(c *candidate) bool {
+	_, once := r.work.(*onceWork)
+	return c != nil && (r.cron() != nil || (once && r.set.OnceKey != ""))
 }
 
 // startCommand runs the command, as leader under the lease l (nil: not
@@ -64,6 +71,9 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		return nil, err
 	}
 	releaseWhenTaken(cmd, l, pending)
+	if r.recordsRuns(c) {
+		r.ping.send("start", nil)
+	}
 	if cmd.pid == 0 {
 		<-cmd.Done()
 		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", cmd.Exit().Reason, "exit_code", cmd.Exit().Code)

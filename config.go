@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -109,6 +110,8 @@ type Settings struct {
 	OnDemote       []string      // command line run on ceasing to lead, after the command is gone
 	HookTimeout    time.Duration // a hook still running after this is killed
 	OnRunEnd       []string      // command line run after each run of run cron or --once-key (hooks.go)
+	PingURL        string        // --ping-url or the content of --ping-url-file (ping.go); a secret
+	PingCA         string        // PEM file of the CAs for an https ping URL; "": the system's
 	LeaderData     string        // published in <base>/leader once leading ("@file" already read)
 	HealthCheck    []string      // command line; empty: no health gating
 	HealthInterval time.Duration
@@ -310,6 +313,16 @@ type param struct {
 	// the caller prefixes where the value came from. Unused for config-file
 	// and zookeeper-servers, which are handled specially.
 	apply func(s *Settings, v string) error
+	// secret: a usage error shows the value redacted (redactURL), never whole.
+	secret bool
+}
+
+// quote is v as a usage error shows it.
+func (p *param) quote(v string) string {
+	if p.secret {
+		return strconv.Quote(redactURL(v))
+	}
+	return strconv.Quote(v)
 }
 
 func (p *param) env() string {

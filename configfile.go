@@ -85,7 +85,7 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 		return usagef("%s: expected a string, got %s", prefix, got)
 	}
 	if err := p.apply(s, v); err != nil {
-		return usagef("%s %q: %v", prefix, v, err)
+		return usagef("%s %s: %v", prefix, p.quote(v), err)
 	}
 	return nil
 }

@@ -116,8 +116,8 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 }
 
 // runEnded is told the end of each run of run cron or --once-key, once,
-// as its history entry says (candidate.runEnded): it starts the
-// on-run-end hook.
+// as its history entry says (candidate.runEnded): it queues the end's
+// ping (--ping-url) and starts the on-run-end hook.
 //
 // The hook runs beside the leadership, not under it: started at once
 // (a fork and an exec), then waited for in the background, so it never
@@ -128,6 +128,11 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 // --hook-timeout instead, and ballot waits for it before it exits
 // (awaitKeepers).
 func (r *runner) runEnded(c *candidate, e historyEntry) {
+	what := "fail" // healthchecks.io: a failure without an exit code (or timed out, yet 0)
+	if e.ExitCode != nil && (*e.ExitCode != 0 || e.succeeded()) {
+		what = strconv.Itoa(*e.ExitCode)
+	}
+	r.ping.send(what, []byte(e.Output))
 	if len(r.set.OnRunEnd) == 0 {
 		return
 	}

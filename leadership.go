@@ -85,6 +85,7 @@ func (r *runner) run() int {
 			r.sess.Close()
 		}
 		r.runEndHooks.Wait() // each bounded by --hook-timeout; killed on a second signal
+		r.ping.flush()
 		// A resignation does not wait for a keeper's own exit once it has
 		// reported its tree reaped (child.await); ballot's exit does.
 		awaitKeepers(time.Second)

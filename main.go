@@ -250,6 +250,9 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	if err := checkOnce(set); err != nil {
 		return nil, exitUsage, err
 	}
+	if err := checkPing(set); err != nil {
+		return nil, exitUsage, err
+	}
 	if set.Slots > 1 && set.OnceRetryUnfinished {
 		// With one slot, a retry waits out the dropped baton of the run's
 		// holder; with several it would take another slot at once, while
@@ -282,6 +285,21 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	return sched, 0, nil
 }
 
+// checkPing refuses what --ping-url cannot use: both ways of giving it,
+// a CA file that holds none.
+func checkPing(set *Settings) error {
+	given := func(name string) bool { return set.Sources[name] != "" && set.Sources[name] != "default" }
+	if given("ping-url") && given("ping-url-file") {
+		return fmt.Errorf("--ping-url-file: not with --ping-url (from %s); give the URL one way", set.Sources["ping-url"])
+	}
+	if set.PingCA != "" && set.PingURL != "" && strings.HasPrefix(set.PingURL, "https:") {
+		if _, err := loadPingTLS(set.PingCA); err != nil {
+			return fmt.Errorf("--ping-ca %q: %v", set.PingCA, err)
+		}
+	}
+	return nil
+}
+
 // checkOnce refuses flags that contradict --once-key.
 func checkOnce(set *Settings) error {
 	given := func(name string) bool { return set.Sources[name] != "" && set.Sources[name] != "default" }
@@ -296,8 +314,10 @@ func checkOnce(set *Settings) error {
 				}
 			}
 			// From a config file shared with run cron it is not a mistake.
-			if src := set.Sources["on-run-end"]; given("on-run-end") && !strings.HasPrefix(src, "config file") {
-				return errors.New("--on-run-end: with run once, needs --once-key (only a run recorded per key has an end to report)")
+			for _, p := range []string{"on-run-end", "ping-url", "ping-url-file"} {
+				if given(p) && !strings.HasPrefix(set.Sources[p], "config file") {
+					return fmt.Errorf("--%s: with run once, needs --once-key (only a run recorded per key has an end to report)", p)
+				}
 			}
 		}
 		return nil

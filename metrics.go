@@ -37,6 +37,7 @@ type metrics struct {
 	cronLastSuccess   time.Time
 	cronSkipped       map[string]int
 	hookFailures      map[string]int // by hook: on-run-end
+	pingFailures      int            // --ping-url pings given up or dropped
 	paused            bool
 	written           string
 	connected         func() bool
@@ -93,6 +94,7 @@ func (m *metrics) CronSucceeded(scheduled time.Time) {
 }
 func (m *metrics) CronSkipped(reason string) { m.update(func(m *metrics) { m.cronSkipped[reason]++ }) }
 func (m *metrics) HookFailed(hook string)    { m.update(func(m *metrics) { m.hookFailures[hook]++ }) }
+func (m *metrics) PingFailed()               { m.update(func(m *metrics) { m.pingFailures++ }) }
 
 // loop writes the file on every change and every metricsRefresh, until
 // stop; then it writes ballot_up 0.
@@ -198,6 +200,7 @@ func (m *metrics) render() string {
 	for _, h := range hooks {
 		fmt.Fprintf(&b, "ballot_hook_failures_total{%s,hook=%s} %d\n", m.labels, strconv.Quote(h), m.hookFailures[h])
 	}
+	fmt.Fprintf(&b, "# HELP ballot_ping_failures_total --ping-url pings given up after their tries, or dropped\n# TYPE ballot_ping_failures_total counter\nballot_ping_failures_total{%s} %d\n", m.labels, m.pingFailures)
 	return b.String()
 }
 

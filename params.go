@@ -219,6 +219,39 @@ func hookParams() []*param {
 				s.OnRunEnd, err = splitCommandLine(v)
 				return err
 			}},
+		{name: "ping-url", scope: scopeRun, arg: "URL", opt: true, secret: true,
+			help: "run cron, and run once with --once-key: healthchecks.io-style URL told of each\n" +
+				"run: URL/start, then URL/<exit code> with the output tail; a secret, never logged\n" +
+				"whole; http or https, no redirects, no proxies",
+			apply: func(s *Settings, v string) error {
+				if _, err := parsePingURL(v); err != nil {
+					return err
+				}
+				s.PingURL = strings.TrimSpace(v)
+				return nil
+			}},
+		{name: "ping-url-file", scope: scopeRun, arg: "FILE", opt: true,
+			help: "file whose first line is --ping-url (kept out of ps and the environment)",
+			apply: func(s *Settings, v string) error {
+				if _, err := fileName(v); err != nil {
+					return err
+				}
+				u, err := readPingURLFile(v)
+				if err == nil {
+					_, err = parsePingURL(u)
+				}
+				if err != nil {
+					return err
+				}
+				s.PingURL = u
+				return nil
+			}},
+		{name: "ping-ca", scope: scopeRun, arg: "FILE", opt: true, shown: "the system's CA certificates (SSL_CERT_FILE)",
+			help: "PEM file of the CA certificates that sign an https ping URL's server",
+			apply: func(s *Settings, v string) (err error) {
+				s.PingCA, err = fileName(v)
+				return err
+			}},
 		{name: "hook-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
 			help: "a hook still running after this is killed, > 0",
 			apply: func(s *Settings, v string) (err error) {
