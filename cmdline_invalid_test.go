@@ -72,6 +72,8 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"history output bytes not a number", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--history-output-bytes", "lots", "--", "x"), nil, nil, a(`--history-output-bytes "lots"`, "whole number")},
 		{"on-run-end empty", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--on-run-end", "", "--", "x"), nil, nil, a("--on-run-end", "empty")},
 		{"show-output not a bool", a("history", "--show-output=maybe"), nil, nil, a("--show-output", "maybe")},
+		{"ping url env not a URL", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_PING_URL": "hc-ping.com/secret-uuid"}, nil, a(`environment BALLOT_PING_URL "…"`, "https:// or http://")},
+		{"ping ca empty", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--ping-ca", "", "--", "x"), nil, nil, a(`--ping-ca ""`, "must name a file")},
 		{"negative retries", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retries", "-1", "--", "x"), nil, nil, a(`--retries "-1"`, "negative")},
 		{"retries not a number", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retries", "many", "--", "x"), nil, nil, a(`--retries "many"`, "whole number")},
 		{"too many retries env", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_RETRIES": "1000"}, nil, a(`environment BALLOT_RETRIES "1000"`, "at most 100")},

@@ -111,6 +111,7 @@ type Settings struct {
 	HookTimeout    time.Duration // a hook still running after this is killed
 	OnRunEnd       []string      // command line run after each run of run cron or --once-key (hooks.go)
 	PingURL        string        // --ping-url or the content of --ping-url-file (ping.go); a secret
+	PingURLFile    string        // --ping-url-file, read into PingURL by checkPing
 	PingCA         string        // PEM file of the CAs for an https ping URL; "": the system's
 	LeaderData     string        // published in <base>/leader once leading ("@file" already read)
 	HealthCheck    []string      // command line; empty: no health gating

@@ -5,10 +5,13 @@ package main
 // the --on-run-end hook.
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -156,5 +159,71 @@ func TestOnRunEnd(t *testing.T) {
 		}
 		waitFile(t, got, 10*time.Second, "each hook ended", func(s string) bool { return strings.Count(s, "end ") >= len(lines) })
 		a.WaitEvent(logEvHookEnded, 5*time.Second)
+	})
+}
+
+func TestPing(t *testing.T) {
+	c := startZK(t, 1)
+
+	// run once --once-key, the URL from a file: URL/start, then URL/4 with
+	// the output as the body, both sent before ballot exits; the URL's
+	// secret path is in no log line.
+	t.Run("OnceKey", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		recv := &pingReceiver{}
+		srv := httptest.NewServer(recv)
+		defer srv.Close()
+		file := filepath.Join(dir, "ping-url")
+		if err := os.WriteFile(file, []byte(srv.URL+"/uuid-secret-123\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e := newElection(t, c)
+		job := script(t, dir, "job", "echo hello from the job\nexit 4\n")
+		p := startBallot(t, "a", ballotEnv(t), runArgs(c.Servers(), e.base, "a", "--once-key", "k1", "--ping-url-file", file,
+			"--log-level", "debug", "--", job)...)
+		if code := p.Wait(20 * time.Second); code != 4 {
+			t.Fatalf("ballot exited %d, want the command's 4", code)
+		}
+		got := recv.requests()
+		if len(got) != 2 || got[0] != "POST /uuid-secret-123/start " || got[1] != "POST /uuid-secret-123/4 hello from the job\n" {
+			t.Errorf("the receiver got %q", got)
+		}
+		if strings.Contains(p.out.String(), "uuid-secret") {
+			t.Errorf("the ping URL's secret is in ballot's log:\n%s", p.out.String())
+		}
+		if !strings.Contains(p.out.String(), strings.TrimPrefix(srv.URL, "http://")+"/…") {
+			t.Errorf("the log does not name the ping URL redacted:\n%s", p.out.String())
+		}
+	})
+
+	// run cron: a ping receiver that holds every request does not hold up
+	// the schedule: three runs end while no ping has been answered.
+	t.Run("CronNeverWaitsForThePing", func(t *testing.T) {
+		t.Parallel()
+		gate := make(chan struct{})
+		var answered, asked atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked.Add(1)
+			<-gate
+			answered.Add(1)
+		}))
+		defer srv.Close()
+		e := newCronElection(t, c)
+		e.add("a", "* * * * * *", "10ms", "--ping-url", srv.URL+"/hold")
+		e.waitRuns(3, 15*time.Second)
+		items := waitHistory(t, c, e.base, 10*time.Second, "three runs ended", func(items []*historyItem) bool {
+			n := 0
+			for _, it := range items {
+				if it.succeeded() {
+					n++
+				}
+			}
+			return n >= 3
+		})
+		if answered.Load() != 0 || asked.Load() == 0 {
+			t.Fatalf("pings answered %d, asked %d, want 0 answered of at least 1 (history: %s)", answered.Load(), asked.Load(), entriesText(items))
+		}
+		close(gate)
 	})
 }

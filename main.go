@@ -288,9 +288,18 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 // checkPing refuses what --ping-url cannot use: both ways of giving it,
 // a CA file that holds none.
 func checkPing(set *Settings) error {
-	given := func(name string) bool { return set.Sources[name] != "" && set.Sources[name] != "default" }
-	if given("ping-url") && given("ping-url-file") {
-		return fmt.Errorf("--ping-url-file: not with --ping-url (from %s); give the URL one way", set.Sources["ping-url"])
+	if f := set.PingURLFile; f != "" {
+		if set.PingURL != "" {
+			return fmt.Errorf("--ping-url-file %q: not with --ping-url (from %s); give the URL one way", f, set.Sources["ping-url"])
+		}
+		u, err := readPingURLFile(f)
+		if err == nil {
+			_, err = parsePingURL(u)
+		}
+		if err != nil {
+			return fmt.Errorf("--ping-url-file %q: %v", f, err)
+		}
+		set.PingURL = u
 	}
 	if set.PingCA != "" && set.PingURL != "" && strings.HasPrefix(set.PingURL, "https:") {
 		if _, err := loadPingTLS(set.PingCA); err != nil {
@@ -315,7 +324,7 @@ func checkOnce(set *Settings) error {
 			}
 			// From a config file shared with run cron it is not a mistake.
 			for _, p := range []string{"on-run-end", "ping-url", "ping-url-file"} {
-				if given(p) && !strings.HasPrefix(set.Sources[p], "config file") {
+				if given(p) && set.Sources[p] != "" && !strings.HasPrefix(set.Sources[p], "config file") && !(p == "ping-url" && set.PingURL == "") {
 					return fmt.Errorf("--%s: with run once, needs --once-key (only a run recorded per key has an end to report)", p)
 				}
 			}

@@ -224,6 +224,10 @@ func hookParams() []*param {
 				"run: URL/start, then URL/<exit code> with the output tail; a secret, never logged\n" +
 				"whole; http or https, no redirects, no proxies",
 			apply: func(s *Settings, v string) error {
+				if v == "" {
+					s.PingURL = "" // none: a config file's, unset
+					return nil
+				}
 				if _, err := parsePingURL(v); err != nil {
 					return err
 				}
@@ -231,20 +235,11 @@ func hookParams() []*param {
 				return nil
 			}},
 		{name: "ping-url-file", scope: scopeRun, arg: "FILE", opt: true,
-			help: "file whose first line is --ping-url (kept out of ps and the environment)",
-			apply: func(s *Settings, v string) error {
-				if _, err := fileName(v); err != nil {
-					return err
-				}
-				u, err := readPingURLFile(v)
-				if err == nil {
-					_, err = parsePingURL(u)
-				}
-				if err != nil {
-					return err
-				}
-				s.PingURL = u
-				return nil
+			help: "file whose first line is the ping URL (kept out of ps and the environment);\n" +
+				"not with --ping-url",
+			apply: func(s *Settings, v string) (err error) {
+				s.PingURLFile, err = fileName(v) // read by checkPing, before anything starts
+				return err
 			}},
 		{name: "ping-ca", scope: scopeRun, arg: "FILE", opt: true, shown: "the system's CA certificates (SSL_CERT_FILE)",
 			help: "PEM file of the CA certificates that sign an https ping URL's server",
