@@ -126,6 +126,29 @@ func TestOnRunEnd(t *testing.T) {
 		}
 	})
 
+	// A hook that outlives --hook-timeout is stopped, logged and counted;
+	// ballot exits with the command's code once it is gone.
+	t.Run("TimedOut", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		e := newElection(t, c)
+		hook := script(t, dir, "hook", "exec sleep 60\n")
+		job := script(t, dir, "job", "exit 0\n")
+		metrics := filepath.Join(dir, "metrics.prom")
+		p := startBallot(t, "a", ballotEnv(t), runArgs(c.Servers(), e.base, "a", "--once-key", "k2", "--on-run-end", hook,
+			"--hook-timeout", "1s", "--metrics-file", metrics, "--", job)...)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Fatalf("ballot exited %d, want the command's 0", code)
+		}
+		if !p.Logged("on-run-end hook timed out") {
+			t.Errorf("no timeout logged:\n%s", p.out.String())
+		}
+		m := waitProm(t, metrics, func(m map[string]float64) bool { return m["ballot_up"] == 0 })
+		if n := m[`ballot_hook_failures_total{hook="on-run-end"}`]; n != 1 {
+			t.Errorf("ballot_hook_failures_total{hook=\"on-run-end\"} = %v, want 1", n)
+		}
+	})
+
 	// run cron: hooks that wait for a gate do not hold up the schedule:
 	// three runs start while the first run's hook still waits; each gets
 	// its own scheduled time and success; none is left once the gate opens.
