@@ -119,14 +119,14 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 // as its history entry says (candidate.runEnded): it queues the end's
 // ping (--ping-url) and starts the on-run-end hook.
 //
-// The hook runs beside the leadership, not under it: started at once
-// (a fork and an exec), then waited for in the background, so it never
-// delays the next scheduled time, a retry, a renewal or a handover, and a
-// lease lost meanwhile does not stop it. It only reports a run that is
+// The hook runs beside the leadership, not under it: started and waited
+// for in the background, so it never delays the next scheduled time, a
+// retry, a renewal or a handover, and a lease lost meanwhile does not
+// stop it. It only reports a run that is
 // over; it is not the job, so it needs no fencing, and a hook that a lost
 // lease killed would lose the very news of that loss. It is bounded by
 // --hook-timeout instead, and ballot waits for it before it exits
-// (awaitKeepers).
+// (runEndHooks).
 func (r *runner) runEnded(c *candidate, e historyEntry) {
 	what := "fail" // healthchecks.io: a failure without an exit code (or timed out, yet 0)
 	if e.ExitCode != nil && (*e.ExitCode != 0 || e.succeeded()) {
@@ -137,44 +137,47 @@ func (r *runner) runEnded(c *candidate, e historyEntry) {
 		return
 	}
 	env, file := r.runEndEnv(c, e)
+	r.runEndHooks.Add(1)
+	go func() { // even its start (a keeper's fork and exec) is off the leader's path
+		defer r.runEndHooks.Done()
+		defer removeFile(file)
+		r.runEndHook(env)
+	}()
+}
+
+// runEndHook runs the on-run-end hook with env, bounded by --hook-timeout.
+func (r *runner) runEndHook(env []string) {
 	hook, err := startChild(r.log, childSpec{Argv: r.set.OnRunEnd, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
 		StartLimit: r.set.HookTimeout})
 	if err != nil {
-		removeFile(file)
 		r.log.Error("cannot start the on-run-end hook", "error", err)
 		r.metrics.HookFailed("on-run-end")
 		return
 	}
 	if hook.pid == 0 {
 		<-hook.Done()
-		removeFile(file)
 		r.log.Error("cannot execute the on-run-end hook", "command", r.set.OnRunEnd[0], "reason", hook.Exit().Reason, "exit_code", hook.Exit().Code)
 		r.metrics.HookFailed("on-run-end")
 		return
 	}
 	r.log.Info("on-run-end hook started", logEvHookStarted.attr(), "hook", "on-run-end", "pid", hook.pid, "command", r.set.OnRunEnd[0])
-	r.runEndHooks.Add(1)
-	go func() {
-		defer r.runEndHooks.Done()
-		defer removeFile(file)
-		t := time.NewTimer(r.set.HookTimeout)
-		defer t.Stop()
-		timedOut := false
-		select {
-		case <-hook.Done():
-		case <-t.C:
-			hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, nil)
-			r.log.Warn("on-run-end hook timed out", "timeout", r.set.HookTimeout)
-			timedOut = true
-		case <-r.hurry:
-			hook.Kill()
-		}
-		ex := hook.Exit()
-		r.log.Info("on-run-end hook ended", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
-		if timedOut || !ex.Success() {
-			r.metrics.HookFailed("on-run-end")
-		}
-	}()
+	t := time.NewTimer(r.set.HookTimeout)
+	defer t.Stop()
+	timedOut := false
+	select {
+	case <-hook.Done():
+	case <-t.C:
+		hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, nil)
+		r.log.Warn("on-run-end hook timed out", "timeout", r.set.HookTimeout)
+		timedOut = true
+	case <-r.hurry:
+		hook.Kill()
+	}
+	ex := hook.Exit()
+	r.log.Info("on-run-end hook ended", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+	if timedOut || !ex.Success() {
+		r.metrics.HookFailed("on-run-end")
+	}
 }
 
 // runEndEnv is the on-run-end hook's environment: the command's, and the
