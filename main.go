@@ -324,7 +324,8 @@ func checkOnce(set *Settings) error {
 			}
 			// From a config file shared with run cron it is not a mistake.
 			for _, p := range []string{"on-run-end", "ping-url", "ping-url-file"} {
-				if given(p) && set.Sources[p] != "" && !strings.HasPrefix(set.Sources[p], "config file") && !(p == "ping-url" && set.PingURL == "") {
+				unset := p == "ping-url" && set.PingURL == "" // --ping-url= unsets
+				if given(p) && !unset && !strings.HasPrefix(set.Sources[p], "config file") {
 					return fmt.Errorf("--%s: with run once, needs --once-key (only a run recorded per key has an end to report)", p)
 				}
 			}
