@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,6 +147,27 @@ func TestOnRunEnd(t *testing.T) {
 		m := waitProm(t, metrics, func(m map[string]float64) bool { return m["ballot_up"] == 0 })
 		if n := m[`ballot_hook_failures_total{hook="on-run-end"}`]; n != 1 {
 			t.Errorf("ballot_hook_failures_total{hook=\"on-run-end\"} = %v, want 1", n)
+		}
+	})
+
+	// run cron --retries: a hook after each attempt, each with its own
+	// BALLOT_ATTEMPT and outcome, for the same scheduled time (the 5 s
+	// schedule leaves room for two attempts and the 200 ms retry delay, as
+	// in TestCronRetryAfterFailure).
+	t.Run("CronAttempts", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		e := newCronElection(t, c)
+		got := filepath.Join(dir, "got")
+		hook := script(t, dir, "hook", "echo \"$BALLOT_SCHEDULED_TIME $BALLOT_ATTEMPT $BALLOT_RUN_RESULT $BALLOT_EXIT_CODE\" >> "+got+"\n")
+		e.addAttempt("a", "*/5 * * * * *", filepath.Join(dir, "failed-once"), "10ms", "--retries", "2", "--retry-delay", "200ms",
+			"--on-child-error", "rerun", "--on-child-success", "rerun", "--on-run-end", hook)
+		out := waitFile(t, got, 20*time.Second, "two hooks", func(s string) bool { return strings.Count(s, "\n") >= 2 })
+		l := strings.Split(out, "\n")[:2]
+		sort.Slice(l, func(i, j int) bool { return strings.Fields(l[i])[1] < strings.Fields(l[j])[1] }) // hooks run side by side
+		f1, f2 := strings.Fields(l[0]), strings.Fields(l[1])
+		if len(f1) != 4 || len(f2) != 4 || f1[0] != f2[0] || strings.Join(f1[1:], " ") != "1 failure 1" || strings.Join(f2[1:], " ") != "2 success 0" {
+			t.Errorf("hooks told %q, want attempt 1 failure 1 and attempt 2 success 0 of one scheduled time", l)
 		}
 	})
 
