@@ -164,7 +164,9 @@ func TestOnRunEnd(t *testing.T) {
 			"--on-child-error", "rerun", "--on-child-success", "rerun", "--on-run-end", hook)
 		out := waitFile(t, got, 20*time.Second, "two hooks", func(s string) bool { return strings.Count(s, "\n") >= 2 })
 		l := strings.Split(out, "\n")[:2]
-		sort.Slice(l, func(i, j int) bool { return l[i][strings.IndexByte(l[i], ' ')+1:] < l[j][strings.IndexByte(l[j], ' ')+1:] }) // hooks run side by side
+		sort.Slice(l, func(i, j int) bool {
+			return l[i][strings.IndexByte(l[i], ' ')+1:] < l[j][strings.IndexByte(l[j], ' ')+1:]
+		}) // hooks run side by side
 		f1, f2 := strings.Fields(l[0]), strings.Fields(l[1])
 		if len(f1) != 4 || len(f2) != 4 || f1[0] != f2[0] || strings.Join(f1[1:], " ") != "1 failure 1" || strings.Join(f2[1:], " ") != "2 success 0" {
 			t.Errorf("hooks told %q, want attempt 1 failure 1 and attempt 2 success 0 of one scheduled time", l)
