@@ -174,10 +174,12 @@ func (r *runner) runEndHook(env []string) {
 		hook.Kill()
 	}
 	ex := hook.Exit()
-	r.log.Info("on-run-end hook ended", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 	if timedOut || !ex.Success() {
+		r.log.Warn("on-run-end hook failed", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 		r.metrics.HookFailed("on-run-end")
+		return
 	}
+	r.log.Info("on-run-end hook ended", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
 }
 
 // runEndEnv is the on-run-end hook's environment: the command's, and the
