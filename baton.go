@@ -287,8 +287,14 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		if !h.exists {
 			who = "nobody on record (the record is missing: a new election, or someone deleted it)"
 		}
-		c.log.Info("waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease", logEvBatonWait.attr(),
-			"holder", who, "wait", wait.Round(time.Millisecond))
+		msg := "waiting for the baton: its last holder dropped it without releasing it; waiting until anything it may still run has been stopped by its own lease"
+		if !h.exists {
+			// Most likely a first start: nothing was dropped; say what
+			// the wait is for, without alarm.
+			msg = fmt.Sprintf("a new election (no handover record yet): waiting %s once, in case the record was deleted under a leader that may still run something under its lease",
+				wait.Round(time.Millisecond))
+		}
+		c.log.Info(msg, logEvBatonWait.attr(), "holder", who, "wait", wait.Round(time.Millisecond))
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {

@@ -208,6 +208,7 @@ func TestBench(t *testing.T) {
 	t.Run("writes", func(t *testing.T) { rep.set("writes", benchLoad(t, b).section()) })
 	t.Run("history", func(t *testing.T) { rep.set("history", benchHistorySection(benchHistory(t, b))) })
 	t.Run("prefs", func(t *testing.T) { rep.set("prefs", benchPrefsSection(benchPreempt(t, b), benchSlots(t, b))) })
+	t.Run("cron", func(t *testing.T) { rep.set("cron", benchCron(t, b).section()) })
 	t.Run("footprint", func(t *testing.T) {
 		s := benchFootprint(t, b).section()
 		t.Logf("footprint:\n%s", s)

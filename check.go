@@ -181,7 +181,7 @@ func onceJob(items []*historyItem) bool {
 // runCheck is `ballot check`.
 func runCheck(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
 	f := &checkFacts{}
-	s, now, note, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
+	s, now, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
 		f.items, err = readHistory(conn, set.BasePath, historyKeep, func(it *historyItem) bool { return it.succeeded() })
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func runCheck(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
 		return exitUnknown
 	}
 	settleHistory(f.items, batonTokens(s), now)
-	f.inf = buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)
+	f.inf = buildInfo(set.BasePath, set.ZooKeeperServers, s, now)
 	res, neverRun := judge(set, f)
 	if neverRun {
 		fmt.Fprintf(w, "BALLOT UNKNOWN - %s: no run recorded yet; give --max-age (e.g. --max-age 26h for a daily job) so that check knows when that is wrong\n", set.BasePath)

@@ -22,7 +22,10 @@ type childExit struct {
 	Started  bool   // false when the command could not be executed
 	Reason   string // why it could not be executed
 	Duration time.Duration
-	TimedOut bool   // run once: stopped by --timeout (an error, whatever its code)
+	TimedOut bool // run once: stopped by --timeout (an error, whatever its code)
+	// LastLine: with --wrap-child-logs, the last line the command wrote
+	// (stdout or stderr), for the WARN of a failing run.
+	LastLine string
 	Output   string // the tail of its output (childSpec.Tail), valid UTF-8
 }
 
@@ -46,6 +49,7 @@ type child struct {
 	control  *os.File  // to the keeper: one line per order (keeper.go)
 	cutLine  bool      // the last order was cut short by its write deadline
 	deadline killTimes // the last deadline the keeper was told
+	lastLine string    // the last non-blank line relayed (childExit.LastLine)
 }
 
 // killTimes is what the keeper enforces, on the boot clock (0, 0: none).
@@ -326,6 +330,9 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
 	c.exit.Output = c.tail.String()
+	c.mu.Lock()
+	c.exit.LastLine = c.lastLine
+	c.mu.Unlock()
 	close(c.done)
 	if reported {
 		waitKeeper() // it exits on "bye": no child of ballot is left behind

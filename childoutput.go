@@ -55,7 +55,13 @@ func (c *child) relay(stream string, r *os.File) {
 	buf := make([]byte, 64*1024)
 	var line []byte
 	emit := func(b []byte) {
-		c.log.Info(strings.TrimRight(string(b), "\r\n"), "stream", stream, "pid", c.pid)
+		text := strings.TrimRight(string(b), "\r\n")
+		c.log.Info(text, "stream", stream, "pid", c.pid)
+		if strings.TrimSpace(text) != "" {
+			c.mu.Lock()
+			c.lastLine = cutLastLine(text)
+			c.mu.Unlock()
+		}
 	}
 	take := func(b []byte) {
 		for len(b) > 0 {
@@ -161,4 +167,18 @@ func (t *outputTail) String() string {
 		s = s[n:]
 	}
 	return s
+}
+
+// lastLineMax bounds the last line quoted in a failing run's WARN.
+const lastLineMax = 200
+
+func cutLastLine(s string) string {
+	if len(s) <= lastLineMax {
+		return s
+	}
+	cut := lastLineMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

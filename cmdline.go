@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"strings"
 )
 
@@ -16,11 +18,25 @@ import (
 type flagValue struct {
 	isBool bool
 	vals   []string
+	// afterCmd: parsing the flags after the command name; given counts
+	// the values before it [0] and after it [1]: a global flag after the
+	// command overrides one before it (a wrapper's default), but a flag
+	// given twice in one place is a mistake (resolveAll).
+	afterCmd bool
+	given    [2][]string
 }
 
-func (v *flagValue) String() string     { return "" }
-func (v *flagValue) Set(s string) error { v.vals = append(v.vals, s); return nil }
-func (v *flagValue) IsBoolFlag() bool   { return v != nil && v.isBool }
+func (v *flagValue) String() string { return "" }
+func (v *flagValue) Set(s string) error {
+	v.vals = append(v.vals, s)
+	i := 0
+	if v.afterCmd {
+		i = 1
+	}
+	v.given[i] = append(v.given[i], s)
+	return nil
+}
+func (v *flagValue) IsBoolFlag() bool { return v != nil && v.isBool }
 
 // newFlagSet returns a FlagSet for cmd ("" for the flags before the command)
 // with the global flags and cmd's own, all recording into vals.
@@ -124,6 +140,9 @@ func parseCommandLine(args []string, getenv func(string) string) (*Settings, err
 
 // parseArgs is parseCommandLine; it sets *cmdSeen once it knows the command.
 func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Settings, error) {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		return &Settings{Command: cmdVersion}, nil // what other tools answer to
+	}
 	vals := make(map[string]*flagValue, len(params))
 	for _, p := range params {
 		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
@@ -149,6 +168,9 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	*cmdSeen = cmd
 
 	// The command's flags, with the global flags again.
+	for _, v := range vals {
+		v.afterCmd = true
+	}
 	fs := newFlagSet(cmd, vals)
 	if cmd == cmdVersion {
 		fs = newFlagSet("", vals)
@@ -186,7 +208,26 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	if err := checkHasCommand(s); err != nil {
 		return nil, err
 	}
+	settleQuiet(s)
 	return s, nil
+}
+
+// settleQuiet: --quiet is for crontab, which mails whatever is printed.
+// ballot's own lines below WARN go (--debug still shows them: it is for
+// seeing more), and the command's output passes through unchanged, as it
+// would without ballot: wrapped, it would be INFO lines, and dropped.
+func settleQuiet(s *Settings) {
+	if !s.Quiet {
+		return
+	}
+	if s.LogLevel < slog.LevelWarn && !s.Debug {
+		s.LogLevel = slog.LevelWarn
+		s.Sources["log-level"] = "raised to warn by " + paramSource(s, "quiet")
+	}
+	if s.WrapChildLogs {
+		s.WrapChildLogs = false
+		s.Sources["wrap-child-logs"] = "set to false by " + paramSource(s, "quiet")
+	}
 }
 
 // parseCommandName takes the command (run takes a mode too) off args.
@@ -215,6 +256,15 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 // resolveAll sets every parameter the command uses from its flags, the
 // environment, the config file or its default.
 func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) string) error {
+	for _, p := range params {
+		for _, v := range vals[p.name].given {
+			if len(v) > 1 && p.kind != kindList {
+				// The last one winning silently hides a mistake (two
+				// --candidate-id in a unit file and a drop-in).
+				return usagef("--%s given %d times (%s): it takes one value; give it once", p.name, len(v), quoteAll(v))
+			}
+		}
+	}
 	cfg, err := loadConfig(s, vals["config-file"].vals, getenv)
 	if err != nil {
 		return err
@@ -228,6 +278,14 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 		}
 	}
 	return nil
+}
+
+func quoteAll(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // checkHasCommand: without a command, a run holds leadership until

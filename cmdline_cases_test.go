@@ -195,6 +195,37 @@ var validSyntaxCases = []validCase{
 // validRunCases: hooks, leader data, health checks, ballot leader.
 var validRunCases = []validCase{
 	{
+		// --quiet: a floor of warn on ballot's own lines, the command's
+		// output unwrapped; a level above warn stays, --debug still wins.
+		name: "quiet",
+		args: a("run", "once", "--candidate-id", "c", "--quiet", "--", "x"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !s.Quiet || s.LogLevel != slog.LevelWarn || s.WrapChildLogs {
+				t.Errorf("Quiet %v, LogLevel %v, WrapChildLogs %v", s.Quiet, s.LogLevel, s.WrapChildLogs)
+			}
+		},
+	},
+	{
+		name: "quiet keeps a higher log level, env",
+		args: a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--log-level", "error", "--", "x"),
+		env:  map[string]string{"BALLOT_QUIET": "true"},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !s.Quiet || s.LogLevel != slog.LevelError || s.WrapChildLogs {
+				t.Errorf("Quiet %v, LogLevel %v, WrapChildLogs %v", s.Quiet, s.LogLevel, s.WrapChildLogs)
+			}
+		},
+	},
+	{
+		name:  "quiet overrides wrap-child-logs and info from the config file",
+		args:  a("run", "once", "--candidate-id", "c", "--config-file", "$DIR/c.json", "--quiet", "--", "x"),
+		files: map[string]string{"c.json": `{"log-level": "info", "wrap-child-logs": true}`},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.LogLevel != slog.LevelWarn || s.WrapChildLogs {
+				t.Errorf("LogLevel %v, WrapChildLogs %v", s.LogLevel, s.WrapChildLogs)
+			}
+		},
+	},
+	{
 		name: "hook quoting by flag",
 		args: a("run", "once", "--candidate-id", "c", "--on-promote", "sh -c 'echo a b'", "--on-demote", `a\ b`,
 			"--health-check", "'x y' z", "--", "x"),

@@ -174,6 +174,24 @@ var validDefaultCases = []validCase{
 		},
 	},
 	{
+		name: "--version",
+		args: a("--version"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
+		name: "-v",
+		args: a("-v"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if !reflect.DeepEqual(s, &Settings{Command: cmdVersion}) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
 		name:  "version ignores a broken config file",
 		args:  a("version"),
 		env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/missing.json", "LOG_LEVEL": "loud"},
@@ -209,7 +227,7 @@ var validSourceCases = []validCase{
 			"--zookeeper-tls-server-name", "zk.example.com", "--zookeeper-auth-file", "auth", "--zookeeper-acl", "Creator-World-Read",
 			"--log-level", "TRACE", "--log-format", "json", "--debug",
 			"run", "cron", "--candidate-id", "host a", "--on-child-success", "rerun", "--on-child-error=exit",
-			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false",
+			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false", "--quiet=false",
 			"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
 			"--starting-deadline", "1m", "--timeout", "1h", "--retries", "2", "--retry-delay", "30s", "--overlap", "replace",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
@@ -281,7 +299,7 @@ var validSourceCases = []validCase{
 			"zookeeper-tls-server-name": "zk", "zookeeper-auth-file": "auth", "zookeeper-acl": "creator",
 			"zookeeper-session-timeout": "4s", "log-level": "error", "log-format": "json", "debug": true,
 			"candidate-id": "filecand", "on-child-success": "ignore", "on-child-error": "rerun",
-			"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false,
+			"on-election-failure": "run-anyway", "on-connection-loss": "reelect", "wrap-child-logs": false, "quiet": false,
 			"stop-grace-period": "2s", "schedule": "0 3 * * *", "timezone": "America/New_York",
 			"starting-deadline": "7s", "timeout": "8s", "output": "json", "wait": "9s",
 			"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",

@@ -2,9 +2,10 @@ package main
 
 // Starting the command (as leader, or unelected with run-anyway), and what
 // its end means: on-child-success / on-child-error, and backing off a
-// command that keeps failing at once.
+// command that keeps ending at once.
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -164,10 +165,28 @@ func (r *runner) forget(cmd *child) {
 	r.mu.Unlock()
 }
 
+// logEnd logs a run's end: at WARN when it failed, with the output's last
+// line (wrapped output only), so that a failure stands out at a glance and
+// in --quiet.
 func (r *runner) logEnd(ex childExit) {
-	if ex.Started {
-		r.log.Info("command ended", logEvCommandEnded.attr(), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut)
+	if !ex.Started {
+		return
 	}
+	attrs := []any{logEvCommandEnded.attr(), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond), "timed_out", ex.TimedOut}
+	if ex.Success() {
+		r.log.Info("command ended", attrs...)
+		return
+	}
+	r.log.Warn("command ended", append(attrs, lastLineAttr(ex)...)...)
+}
+
+// lastLineAttr is last_line=..., the failing run's last line of output,
+// when it was seen.
+func lastLineAttr(ex childExit) []any {
+	if ex.LastLine == "" {
+		return nil
+	}
+	return []any{"last_line", ex.LastLine}
 }
 
 // runUnelected runs the command once with no election (run-anyway).
@@ -218,32 +237,48 @@ func (r *runner) policyFor(ex childExit) childPolicy {
 	return r.set.OnChildError
 }
 
-// backoffFor spaces out reruns of a command that keeps failing at once, so a
-// broken command does not spin.
+// backoffFor spaces out reruns of a command that keeps ending at once, so
+// neither a broken command nor one that daemonizes (forks and exits 0)
+// spins: each rerun under reelect is a resignation and a new proposal,
+// writes to a shared ZooKeeper. Quick successes count as quick failures.
 func (r *runner) backoffFor(ex childExit) time.Duration {
-	if ex.Success() || ex.Duration > 10*time.Second {
-		r.quickFailures = 0
+	if ex.Duration > 10*time.Second {
+		r.quickRuns = 0
 		return 0
 	}
 	if ex.Duration > time.Second {
 		return 0
 	}
-	r.quickFailures++
-	if r.quickFailures <= 1 {
+	r.quickRuns++
+	if r.quickRuns <= 1 {
 		return 0
 	}
-	d := 100 * time.Millisecond << min(r.quickFailures-2, 7)
+	d := 100 * time.Millisecond << min(r.quickRuns-2, 7)
 	if d > 10*time.Second {
 		d = 10 * time.Second
 	}
 	return d
 }
 
-// backOff waits before standing again after a run that failed quickly
+// rerunWait is backoffFor, said: the back-off at INFO, and once per ballot,
+// at WARN, what a quick success most likely is.
+func (r *runner) rerunWait(ex childExit) time.Duration {
+	d := r.backoffFor(ex)
+	if ex.Success() && ex.Duration <= time.Second && !r.warnedQuickSuccess {
+		r.warnedQuickSuccess = true
+		r.log.Warn(fmt.Sprintf("the command exited 0 after %s; a command that daemonizes must run in the foreground",
+			ex.Duration.Round(time.Millisecond)), "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+	}
+	if d > 0 {
+		r.log.Info("the command keeps ending quickly; waiting before the next run", "wait", d)
+	}
+	return d
+}
+
+// backOff waits before standing again after a run that ended quickly
 // (backoffFor), or until a stop signal.
 func (r *runner) backOff(ex childExit) {
-	if d := r.backoffFor(ex); d > 0 {
-		r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+	if d := r.rerunWait(ex); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-r.stopping:

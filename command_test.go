@@ -1,9 +1,9 @@
 package main
 
 // Unit tests of the --on-child-* policies: which one a run's end picks, and
-// the rerun policy's back-off: a command that keeps failing at once is
-// rerun less and less often, and one that ran a while or succeeded resets
-// it.
+// the rerun policy's back-off: a command that keeps ending at once,
+// failing or not, is rerun less and less often, and one that ran a while
+// resets it.
 
 import (
 	"testing"
@@ -29,9 +29,10 @@ func TestBackoffFor(t *testing.T) {
 		ex     childExit
 		resets bool
 	}{
-		{"a success", childExit{Code: 0, Started: true, Duration: 10 * ms}, true},
+		{"a success after more than 10 s", childExit{Code: 0, Started: true, Duration: 11 * time.Second}, true},
 		{"a failure after more than 10 s", childExit{Code: 1, Started: true, Duration: 11 * time.Second}, true},
 		{"a failure after 1 to 10 s", childExit{Code: 1, Started: true, Duration: 2 * time.Second}, false},
+		{"a success after 1 to 10 s", childExit{Code: 0, Started: true, Duration: 2 * time.Second}, false},
 	} {
 		r := &runner{}
 		for i := 0; i < 4; i++ {
@@ -46,6 +47,29 @@ func TestBackoffFor(t *testing.T) {
 		}
 		if next != want {
 			t.Errorf("after %s, the next quick failure waits %s, want %s", tc.name, next, want)
+		}
+	}
+	// A command that exits 0 at once (one that daemonizes) is backed off
+	// as a quick failure is, and the two count together: the first rerun
+	// is immediate, then the same growing pause.
+	for _, tc := range []struct {
+		name string
+		runs []childExit
+	}{
+		{"quick successes", []childExit{{Code: 0, Started: true, Duration: 5 * ms}}},
+		{"quick successes and failures, alternating", []childExit{
+			{Code: 0, Started: true, Duration: 5 * ms}, {Code: 1, Started: true, Duration: 5 * ms}}},
+	} {
+		r := &runner{}
+		var got []time.Duration
+		for i := 0; i < 12; i++ {
+			got = append(got, r.backoffFor(tc.runs[i%len(tc.runs)]))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: run %d waits %s, want %s (all: %v)", tc.name, i+1, got[i], want[i], got)
+				break
+			}
 		}
 	}
 	// A command that could not be executed counts as a quick failure.

@@ -83,6 +83,7 @@ type Settings struct {
 	OnElectionFailure electionPolicy
 	OnConnectionLoss  lossPolicy
 	WrapChildLogs     bool
+	Quiet             bool // --quiet: only warnings and errors of ballot's own, the command's output unwrapped
 	StopGracePeriod   time.Duration
 	Timeout           time.Duration // a run of the command is stopped after this; 0: none
 	Priority          int           // --priority: a higher one goes ahead in line

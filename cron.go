@@ -534,8 +534,14 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 		ex.Code = exitFailure
 	}
 	if ex.Started {
-		r.log.Info("scheduled run ended", logEvCommandEnded.attr(), "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
-			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut)
+		attrs := []any{logEvCommandEnded.attr(), "scheduled_time", r.fmtTime(cl.runFor), "exit_code", ex.Code,
+			"duration", ex.Duration.Round(time.Millisecond), "timed_out", cl.timedOut}
+		if ex.Code == 0 {
+			r.log.Info("scheduled run ended", attrs...)
+		} else {
+			// A failure stands out at a glance, and in --quiet.
+			r.log.Warn("scheduled run ended", append(attrs, lastLineAttr(ex)...)...)
+		}
 	}
 	if cl.timedOut {
 		ex.Started = false // a timed-out run is an error, whatever its status

@@ -150,17 +150,20 @@ func TestParseScheduleInvalid(t *testing.T) {
 		{"", syntax},
 		{"   ", syntax},
 		{"garbage", syntax},
-		{"* * * *", syntax},               // too few fields
-		{"* * * * * * * *", syntax},       // too many fields
-		{"60 * * * *", syntax},            // minute 60
-		{"* 24 * * *", syntax},            // hour 24
-		{"* * 32 * *", syntax},            // day 32
-		{"* * 0 * *", syntax},             // day 0
-		{"* * * 13 *", syntax},            // month 13
-		{"* * * * 8", syntax},             // day of week 8
-		{"*/0 * * * *", syntax},           // step 0
-		{"5-1 * * * *", syntax},           // reversed range
-		{"60 * * * * *", syntax},          // second 60
+		{"* * * *", syntax},         // too few fields
+		{"* * * * * * * *", syntax}, // too many fields
+		{"60 * * * *", "minute field 60: allowed 0-59"},
+		{"* 24 * * *", "hour field 24: allowed 0-23"},
+		{"* * 32 * *", "day-of-month field 32: allowed 1-31"},
+		{"* * 0 * *", "day-of-month field 0: allowed 1-31"},
+		{"* * * 13 *", "month field 13: allowed 1-12"},
+		{"* * * * 8", "day-of-week field 8: allowed 0-7 (0 and 7 are Sunday)"},
+		{"*/0 * * * *", "minute field */0: a step must be at least 1"},
+		{"5-1 * * * *", "minute field 5-1: allowed 0-59, a range from low to high"},
+		{"60 * * * * *", "second field 60: allowed 0-59"},
+		{"61 * * * *", "minute field 61: allowed 0-59"},
+		{"0,61 * * * *", "minute field 61: allowed 0-59"}, // each part, not only the first
+		{"0 0 * * * 10000", "year field 10000: allowed 0-9999"},
 		{"@reboot", syntax},               // not supported
 		{"@every", syntax},                // no duration: not the @every form at all
 		{"CRON_TZ=UTC 0 * * * *", syntax}, // no time zone prefix: --timezone does that

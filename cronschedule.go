@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,6 +132,11 @@ func parseSchedule(expr, source string, loc *time.Location, now time.Time) (sche
 		}
 		return everySchedule{every: d}, nil
 	}
+	if e != "" && !gronx.IsValid(e) {
+		if problem := cronFieldProblem(e); problem != "" {
+			return nil, fmt.Errorf("%s %q: not a valid cron expression: %s", source, expr, problem)
+		}
+	}
 	if e == "" || !gronx.IsValid(e) {
 		return nil, fmt.Errorf("%s %q: not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s", source, expr)
 	}
@@ -139,4 +145,55 @@ func parseSchedule(expr, source string, loc *time.Location, now time.Time) (sche
 		return nil, fmt.Errorf("%s %q: valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires", source, expr)
 	}
 	return s, nil
+}
+
+// cronFields names gronx's segments, seconds first and year last, with
+// the values each allows.
+var cronFields = [...]struct {
+	name   string
+	lo, hi int
+}{{"second", 0, 59}, {"minute", 0, 59}, {"hour", 0, 23}, {"day-of-month", 1, 31}, {"month", 1, 12}, {"day-of-week", 0, 7}, {"year", 0, 9999}}
+
+// cronFieldProblem names the field of an invalid expression whose value is
+// out of its range ("minute field 61: allowed 0-59"): "use 5 fields" is no
+// help to an expression that has five. "" when it is not that.
+func cronFieldProblem(expr string) string {
+	segs, err := gronx.Segments(expr)
+	if err != nil || len(segs) > len(cronFields) {
+		return ""
+	}
+	check := &gronx.SegmentChecker{}
+	check.SetRef(time.Now())
+	for pos, seg := range segs {
+		// Each part alone: CheckDue stops at the first part that is due.
+		for _, part := range strings.Split(seg, ",") {
+			if part == "" {
+				continue
+			}
+			_, err := check.CheckDue(part, pos)
+			if err == nil {
+				continue
+			}
+			f := cronFields[pos]
+			switch {
+			case strings.Contains(err.Error(), "step can't be 0"):
+				return fmt.Sprintf("%s field %s: a step must be at least 1", f.name, part)
+			case !strings.Contains(err.Error(), "out of bounds"):
+				return ""
+			}
+			msg := fmt.Sprintf("%s field %s: allowed %d-%d", f.name, part, f.lo, f.hi)
+			if f.name == "day-of-week" {
+				msg += " (0 and 7 are Sunday)"
+			}
+			if lo, hi, ok := strings.Cut(strings.Split(part, "/")[0], "-"); ok {
+				if l, err1 := strconv.Atoi(lo); err1 == nil {
+					if h, err2 := strconv.Atoi(hi); err2 == nil && l > h {
+						msg += ", a range from low to high"
+					}
+				}
+			}
+			return msg
+		}
+	}
+	return ""
 }

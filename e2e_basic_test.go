@@ -158,12 +158,23 @@ func TestCommandNotFound(t *testing.T) {
 	if err := os.WriteFile(plain, []byte("#!/bin/sh\ntouch "+filepath.Join(dir, "marker")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Executable, but no program: the kernel refuses it (exec format error).
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("touch "+filepath.Join(dir, "marker")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		command string
 		code    int
 		want    []string
 	}{
+		{"not a program", text, 126, []string{fmt.Sprintf("%q", text), "not a program", "ELF", "#!"}},
+		{"an empty executable file", empty, 126, []string{fmt.Sprintf("%q", empty), "not a program"}},
 		{"absolute path missing", "/nonexistent/cmd", 127, []string{`"/nonexistent/cmd"`, "not found"}},
 		{"not in PATH", "ballot-no-such-command", 127, []string{`"ballot-no-such-command"`, "not found"}},
 		{"not executable", plain, 126, []string{fmt.Sprintf("%q", plain), "cannot be executed", "permission denied"}},

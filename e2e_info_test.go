@@ -93,8 +93,8 @@ func checkCoherent(t *testing.T, inf *infoElection, code int) {
 			t.Errorf("candidates out of election order: %d at position %d (sequence %d)", i, c.Position, c.Sequence)
 		}
 	}
-	if inf.Clock != "zookeeper" {
-		t.Errorf("clock %q, want zookeeper (the clock node could not be created?) notes %v", inf.Clock, inf.Notes)
+	if inf.Clock != "local" {
+		t.Errorf("clock %q, want local (readers never write a clock node) notes %v", inf.Clock, inf.Notes)
 	}
 }
 
@@ -321,9 +321,9 @@ func TestInfo(t *testing.T) {
 		}
 	})
 
-	t.Run("LocalClock", func(t *testing.T) {
-		// The clock node cannot be created next to the base path: the ages
-		// fall back to this host's clock, and a note says so.
+	t.Run("ReadOnlyParent", func(t *testing.T) {
+		// Nothing can be created next to the base path: info reads all
+		// the same (readers never write), on this host's clock.
 		base := "/ballot/test/info-readonly/election"
 		conn := zkConnect(t, c.Servers(), 2*time.Second)
 		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
@@ -333,7 +333,7 @@ func TestInfo(t *testing.T) {
 			t.Fatal(err)
 		}
 		inf, code := infoJSON(t, c.Servers(), base)
-		if code != 1 || inf.Clock != "local" || !hasNote(inf.Notes, "ages use this host's clock") || !inf.Exists {
+		if code != 1 || inf.Clock != "local" || !inf.Exists {
 			t.Errorf("exit %d, clock %q, notes %q", code, inf.Clock, inf.Notes)
 		}
 	})

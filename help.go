@@ -121,7 +121,7 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
-  ballot version
+  ballot version (or ballot --version, ballot -v)
   ballot help [command]
 
 Commands:
@@ -203,7 +203,7 @@ func helpText(cmd string) string {
 		flagHelp(&b, "Flags", scopePause)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdVersion:
-		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n")
+		b.WriteString("ballot version: print ballot's version.\n\nUsage:\n  ballot version\n  ballot --version\n  ballot -v\n")
 	}
 	return b.String()
 }

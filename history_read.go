@@ -120,7 +120,7 @@ func lastRun(items []*historyItem) *historyItem {
 type historyReport struct {
 	Election string         `json:"election"`
 	ReadAt   time.Time      `json:"readAt"`
-	Clock    string         `json:"clock"` // zookeeper or local
+	Clock    string         `json:"clock"` // local: this host's (readers never write; older versions: zookeeper)
 	Keep     int            `json:"keep"`  // entries kept at most
 	Entries  []*historyItem `json:"entries"`
 	Notes    []string       `json:"notes"`
@@ -129,16 +129,15 @@ type historyReport struct {
 // readElectionWith reads the election and what else a reader needs from
 // the same session, within the connect wait: info, history and check all
 // read this way, and fail with the same words.
-func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, string, error) {
+func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, error) {
 	conn, err := dialReader(set, acc, log, nil, nil)
 	if err != nil {
-		return nil, time.Time{}, "", err
+		return nil, time.Time{}, err
 	}
 	type result struct {
-		s    *electionSnapshot
-		now  time.Time
-		note string
-		err  error
+		s   *electionSnapshot
+		now time.Time
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -150,8 +149,7 @@ func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(
 			done <- result{err: err}
 			return
 		}
-		now, note := readClock(conn, set.BasePath, acc.acl)
-		done <- result{s: s, now: now, note: note}
+		done <- result{s: s, now: readClock()}
 	}()
 	wait := connectWait(set)
 	var r result
@@ -162,17 +160,17 @@ func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(
 	}
 	if r.err != nil {
 		go conn.Close()
-		return nil, time.Time{}, "", fmt.Errorf("cannot read the election %s from ZooKeeper %s: %v",
+		return nil, time.Time{}, fmt.Errorf("cannot read the election %s from ZooKeeper %s: %v",
 			set.BasePath, strings.Join(set.ZooKeeperServers, ","), r.err)
 	}
 	conn.Close()
-	return r.s, r.now, r.note, nil
+	return r.s, r.now, nil
 }
 
 // runHistory is `ballot history`: 0, or 125 when ZooKeeper cannot be read.
 func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
 	var items []*historyItem
-	s, now, note, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
+	s, now, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
 		items, err = readHistory(conn, set.BasePath, set.Limit, nil)
 		return err
 	})
@@ -181,12 +179,8 @@ func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int
 		return exitFailure
 	}
 	settleHistory(items, batonTokens(s), now)
-	rep := &historyReport{Election: set.BasePath, ReadAt: now.UTC(), Clock: "zookeeper", Keep: historyKeep,
+	rep := &historyReport{Election: set.BasePath, ReadAt: now.UTC(), Clock: "local", Keep: historyKeep,
 		Entries: append([]*historyItem{}, items...), Notes: []string{}}
-	if note != "" {
-		rep.Clock = "local"
-		rep.Notes = append(rep.Notes, note)
-	}
 	switch {
 	case !s.exists:
 		rep.Notes = append(rep.Notes, set.BasePath+" does not exist")

@@ -6,69 +6,32 @@ package main
 // leads), their czxid (the leader's fencing token), their owner session and
 // their ctime/mtime. Everything else is what each candidate says about
 // itself in its proposal data (proposalData in publisher.go), and is shown
-// as such. Ages never compare this host's clock with another host's: "now"
-// is ZooKeeper's own, read as the ctime of a throwaway node, and the *Ms
-// fields a candidate writes are ages at the moment of its write, to which
-// the age of that write (now - mtime) is added.
+// as such. "Now" is this host's clock (readers never write, not even a
+// throwaway node whose ctime would tell ZooKeeper's), compared only with
+// ZooKeeper's ctime/mtime; the *Ms fields a candidate writes are ages at
+// the moment of its write, to which the age of that write (now - mtime)
+// is added, so no candidate's clock is trusted.
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path"
 	"sort"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
-// infoClockPrefix names the throwaway nodes whose ctime tells ZooKeeper's
-// time, created next to the base path.
+// infoClockPrefix names the throwaway nodes whose ctime told ZooKeeper's
+// time to readers before they stopped writing; another ballot's may still
+// be seen.
 const infoClockPrefix = ".ballot-clock-"
 
 // infoRawLimit caps raw node data shown for unparsable or foreign nodes.
 const infoRawLimit = 300
 
-// zkClock returns ZooKeeper's "now": the ctime of an ephemeral sequential
-// node created (and deleted at once) next to the base path. The parents are
-// created when missing.
-func zkClock(conn *zk.Conn, base string, acl []zk.ACL) (time.Time, error) {
-	parent := path.Dir(base)
-	prefix := parent + "/" + infoClockPrefix
-	if parent == "/" {
-		prefix = "/" + infoClockPrefix
-	}
-	p, err := conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-	if errors.Is(err, zk.ErrNoNode) && parent != "/" {
-		if err = createParents(conn, parent, acl); err == nil {
-			p, err = conn.Create(prefix, nil, zk.FlagEphemeral|zk.FlagSequence, acl)
-		}
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("cannot create a clock node under %s: %w", parent, zkError(err, "create a node under", parent))
-	}
-	defer func() { _ = conn.Delete(p, -1) }()
-	ok, stat, err := conn.Exists(p)
-	switch {
-	case err != nil:
-		return time.Time{}, fmt.Errorf("cannot read the clock node %s: %w", p, err)
-	case !ok:
-		return time.Time{}, fmt.Errorf("the clock node %s vanished", p)
-	}
-	return time.UnixMilli(stat.Ctime).UTC(), nil
-}
-
-// readClock is zkClock with the fallback to this host's clock; note is
-// non-empty when the fallback was taken.
-func readClock(conn *zk.Conn, base string, acl []zk.ACL) (now time.Time, note string) {
-	now, err := zkClock(conn, base, acl)
-	if err != nil {
-		return time.Now().UTC(), "ages use this host's clock, which may not agree with the candidates' hosts: " + err.Error()
-	}
-	return now, ""
-}
+// readClock is a reader's "now": this host's clock. Readers never write,
+// and ZooKeeper tells its time only in the stat of a write.
+func readClock() time.Time { return time.Now().UTC() }
 
 func ageMs(now time.Time, zkMs int64) int64 {
 	if d := now.UnixMilli() - zkMs; d > 0 {
@@ -92,21 +55,17 @@ func cut(b []byte) string {
 	return string(b)
 }
 
-// buildInfo turns a snapshot into what is printed. now is ZooKeeper's
-// clock, or this host's when clockNote says so.
-func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time, clockNote string) *infoElection {
+// buildInfo turns a snapshot into what is printed. now is this host's
+// clock (readClock).
+func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time) *infoElection {
 	inf := &infoElection{
 		Election:   base,
 		ZooKeeper:  servers,
 		ReadAt:     now.UTC(),
-		Clock:      "zookeeper",
+		Clock:      "local",
 		Exists:     s.exists,
 		Candidates: []infoCandidate{},
 		Notes:      []string{},
-	}
-	if clockNote != "" {
-		inf.Clock = "local"
-		inf.Notes = append(inf.Notes, clockNote)
 	}
 	for _, a := range s.acl {
 		inf.ACL = append(inf.ACL, infoACL{Scheme: a.Scheme, ID: a.ID, Perms: permString(a.Perms)})
@@ -409,12 +368,12 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
 func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
-	s, now, note, err := readElectionWith(set, acc, log, nil)
+	s, now, err := readElectionWith(set, acc, log, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
 	}
-	inf := buildInfo(set.BasePath, set.ZooKeeperServers, s, now, note)
+	inf := buildInfo(set.BasePath, set.ZooKeeperServers, s, now)
 	if set.Output != "json" {
 		writeInfoSummary(os.Stdout, inf)
 		if set.Verbose {

@@ -71,7 +71,7 @@ func TestInfoBuild(t *testing.T) {
 		proposal(t, now, 4, &proposalData{CandidateID: "old", SessionTimeoutMs: 2000}, 10000, 10000), // no state
 		proposal(t, now, 5, "{not json", 100, 100),
 	}}
-	inf := buildInfo("/e", []string{"zk:2181"}, s, now, "")
+	inf := buildInfo("/e", []string{"zk:2181"}, s, now)
 	if inf.Leader == nil || inf.Leader.ID != "a" || inf.Leader.FencingToken != 101 || len(inf.Candidates) != 5 {
 		t.Fatalf("leader %+v, %d candidates", inf.Leader, len(inf.Candidates))
 	}
@@ -116,7 +116,7 @@ func TestInfoBuild(t *testing.T) {
 
 	// The base path's ACL, and why it could not be read.
 	s.acl = append(zk.DigestACL(zk.PermAll, "alice", "pw"), zk.WorldACL(zk.PermRead)...)
-	inf = buildInfo("/e", nil, s, now, "")
+	inf = buildInfo("/e", nil, s, now)
 	if len(inf.ACL) != 2 || inf.ACL[0].Scheme != "digest" || !strings.HasPrefix(inf.ACL[0].ID, "alice:") || inf.ACL[0].Perms != "cdrwa" ||
 		inf.ACL[1] != (infoACL{Scheme: "world", ID: "anyone", Perms: "r"}) {
 		t.Errorf("ACL %+v", inf.ACL)
@@ -127,12 +127,13 @@ func TestInfoBuild(t *testing.T) {
 		t.Errorf("human output lacks %q:\n%s", want, b.String())
 	}
 	s.acl, s.aclErr = nil, zkError(zk.ErrNoAuth, "read the ACL of", "/e")
-	if inf = buildInfo("/e", nil, s, now, ""); inf.ACL != nil || !hasNote(inf.Notes, "the ACL of /e cannot be read: not authorized to read the ACL of /e") {
+	if inf = buildInfo("/e", nil, s, now); inf.ACL != nil || !hasNote(inf.Notes, "the ACL of /e cannot be read: not authorized to read the ACL of /e") {
 		t.Errorf("ACL %+v, notes %q", inf.ACL, inf.Notes)
 	}
 
-	local := buildInfo("/e", nil, &electionSnapshot{}, now, "ages use this host's clock")
-	if local.Clock != "local" || !hasNote(local.Notes, "this host's clock") || !hasNote(local.Notes, "does not exist") || local.Leader != nil {
+	// Readers never write, so "now" is this host's clock, always.
+	local := buildInfo("/e", nil, &electionSnapshot{}, now)
+	if local.Clock != "local" || !hasNote(local.Notes, "does not exist") || local.Leader != nil {
 		t.Errorf("%+v", local)
 	}
 }
@@ -242,7 +243,7 @@ func TestInfoBaton(t *testing.T) {
 			"dropped", "the baton was dropped by a without being given back", 1500, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inf := buildInfo("/e", nil, tc.s, now, "")
+			inf := buildInfo("/e", nil, tc.s, now)
 			b := inf.Baton
 			if b == nil || b.State != tc.state || b.CandidateID != tc.candidate || b.SuccessorWaitMs != tc.waitMs {
 				t.Fatalf("baton %+v, want state %s, candidate %s, successor wait %dms", b, tc.state, tc.candidate, tc.waitMs)

@@ -185,23 +185,15 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 			return exitFailure
 		}
 		if len(recs) > 0 {
-			switch {
-			case set.Output == "json" && len(recs) == 1:
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(recs[0])
-			case set.Output == "json":
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				_ = enc.Encode(recs)
-			default:
-				for _, r := range recs {
-					fmt.Fprintln(out, r.Data)
-				}
-			}
+			printLeaders(set, recs, out, os.Stderr)
 			return exitOK
 		}
 		if deadline == nil {
+			if ok, _, err := s.conn.Exists(set.BasePath); err == nil && !ok {
+				// A typo in the path is told apart from an election without a leader.
+				fmt.Fprintf(os.Stderr, "ballot: no leader: %s does not exist (no election there yet)\n", set.BasePath)
+				return exitNo
+			}
 			fmt.Fprintf(os.Stderr, "ballot: no leader has acknowledged at %s\n", set.BasePath)
 			return exitNo
 		}
@@ -210,6 +202,39 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 		case <-deadline:
 			fmt.Fprintf(os.Stderr, "ballot: no leader acknowledged at %s within %s\n", set.BasePath, set.Wait)
 			return exitNo
+		}
+	}
+}
+
+// leaderOutput is a leader node as `ballot leader --output json` prints
+// it: note says when the leader published no data.
+type leaderOutput struct {
+	leaderRecord
+	Note string `json:"note,omitempty"`
+}
+
+// printLeaders prints the leaders' data, one line each (an empty line for
+// a leader without data, which errw then names: an empty line alone looks
+// like a failure), or JSON.
+func printLeaders(set *Settings, recs []leaderRecord, out, errw io.Writer) {
+	outs := make([]leaderOutput, len(recs))
+	for i, r := range recs {
+		outs[i].leaderRecord = r
+		if r.Data == "" {
+			outs[i].Note = fmt.Sprintf("leader %s published no data: it runs without --leader-data", r.CandidateID)
+			fmt.Fprintln(errw, "ballot: "+outs[i].Note)
+		}
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	switch {
+	case set.Output == "json" && len(outs) == 1:
+		_ = enc.Encode(outs[0])
+	case set.Output == "json":
+		_ = enc.Encode(outs)
+	default:
+		for _, r := range outs {
+			fmt.Fprintln(out, r.Data)
 		}
 	}
 }

@@ -56,7 +56,7 @@ type leaderEnd struct {
 	// With leaderResigns:
 	reason  string  // command-exited, promote-failed, once-key-run, ...
 	then    verdict // stand again or exit
-	backoff bool    // before standing again, back off if ex failed quickly
+	backoff bool    // before standing again, back off if ex ended quickly
 }
 
 // endedBy is a leadership ended by something else than the leader's
@@ -69,7 +69,7 @@ func resignation(reason string, then verdict) leaderEnd {
 }
 
 // reelection is a resignation to stand again, after backing off if ex
-// (the run that made the leader resign) failed quickly.
+// (the run that made the leader resign) ended quickly.
 func reelection(reason string, ex childExit) leaderEnd {
 	return leaderEnd{how: leaderResigns, reason: reason, then: rejoin(), ex: ex, backoff: true}
 }
@@ -350,7 +350,7 @@ type endPlan struct {
 	resigns bool    // resign in order; otherwise the leadership is lost
 	reason  string  // in the resigning or leadership-lost line, and to the demote hook
 	then    verdict // after resigning: stand again, or exit with a code
-	backoff bool    // after resigning, back off if the last run failed quickly
+	backoff bool    // after resigning, back off if the last run ended quickly
 
 	preempted bool // counted in ballot_preemptions_total first
 	// finishOnce: a once key's run cut short by a step-down is finished:

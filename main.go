@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -316,12 +317,11 @@ func checkOnce(set *Settings) error {
 		if given("once-retry-unfinished") && set.OnceRetryUnfinished {
 			return errors.New("--once-retry-unfinished: needs --once-key")
 		}
+		if set.Command == cmdRunOnce && given("retries") && set.Retries > 0 {
+			// 0, as ballot.json.example has it, is no retries: fine.
+			return fmt.Errorf("--retries %d: with run once, needs --once-key (a run recorded per key is what is attempted again)", set.Retries)
+		}
 		if set.Command == cmdRunOnce {
-			for _, p := range []string{"retries", "retry-delay"} {
-				if given(p) {
-					return fmt.Errorf("--%s: with run once, needs --once-key (a run recorded per key is what is attempted again)", p)
-				}
-			}
 			// From a config file shared with run cron it is not a mistake.
 			for _, p := range []string{"on-run-end", "ping-url", "ping-url-file"} {
 				unset := p == "ping-url" && set.PingURL == "" // --ping-url= unsets
@@ -346,11 +346,33 @@ func checkOnce(set *Settings) error {
 	return nil
 }
 
+// knownExecFormat: path starts as the programs the kernel runs do, an ELF
+// executable or a #! script. True when that cannot be read (mode 0111,
+// not a regular file): then only running it tells.
+func knownExecFormat(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	return bytes.HasPrefix(head, []byte("\x7fELF")) || bytes.HasPrefix(head, []byte("#!"))
+}
+
 // checkCommand refuses, before anything is started, a command that cannot
 // be executed here.
 func checkCommand(name string) (int, error) {
-	_, err := exec.LookPath(name)
+	path, err := exec.LookPath(name)
 	switch {
+	case err == nil && !knownExecFormat(path):
+		// Elected, it would fail with "exec format error" and be retried
+		// forever.
+		return exitNotExecutable, fmt.Errorf("command %q: not a program: neither an executable (ELF) nor a script starting with #!, so the kernel would refuse it (exec format error)", name)
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):

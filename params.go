@@ -179,6 +179,14 @@ func runParams() []*param {
 				s.WrapChildLogs, err = parseBool(v)
 				return err
 			}},
+		{name: "quiet", scope: scopeRun, kind: kindBool, def: "false",
+			help: "for crontab: ballot logs only warnings and errors, and the command's output\n" +
+				"passes through unchanged (implies --wrap-child-logs=false); a host that finds\n" +
+				"its --once-key run already prints nothing",
+			apply: func(s *Settings, v string) (err error) {
+				s.Quiet, err = parseBool(v)
+				return err
+			}},
 		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
 			help: "time between SIGTERM and SIGKILL when stopping the command",
 			apply: func(s *Settings, v string) (err error) {

@@ -42,9 +42,11 @@ type runner struct {
 	current *child      // the running command, for signal forwarding
 	spare   *idleKeeper // a keeper started before it is needed (keeperidle.go)
 
-	// quickFailures: quick failures in a row, of reruns and of unelected
-	// runs, in either mode (backoffFor).
-	quickFailures int
+	// quickRuns: runs that ended quickly (failing or not) in a row, of
+	// reruns and of unelected runs, in either mode (backoffFor).
+	quickRuns int
+	// warnedQuickSuccess: the WARN on a quick success is said once.
+	warnedQuickSuccess bool
 
 	// lostClaim: the proposal of a --once-key claim whose answer was lost
 	// with its session (it may have landed); see clearLostClaim.

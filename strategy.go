@@ -294,8 +294,7 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
 		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
 	case policy == policyRerun:
-		if d := r.backoffFor(ex); d > 0 {
-			r.log.Info("the command keeps failing quickly; waiting before the next run", "wait", d)
+		if d := r.rerunWait(ex); d > 0 {
 			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
 				return endedBy(how, ex), true
 			}
@@ -308,7 +307,7 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 // afterRunPlan is afterRun's decision, without its effects: under exit
 // and reelect, policy (on-child-success or on-child-error, as policyFor
 // chose for ex) resigns, and resign is how (exit: with the run's code;
-// reelect: stand again, after backing off if the run failed quickly).
+// reelect: stand again, after backing off if the run ended quickly).
 // Under ignore and rerun the leader keeps the lead.
 func afterRunPlan(policy childPolicy, ex childExit, reason string) (resign leaderEnd, resigns bool) {
 	switch policy {

@@ -381,8 +381,7 @@ func (w *watcher) show(first bool, s *electionSnapshot) {
 		if s.exists {
 			s.readACL(w.current(), base)
 		}
-		now, note := readClock(w.current(), base, w.zk.acl)
-		inf := buildInfo(base, w.set.ZooKeeperServers, s, now, note)
+		inf := buildInfo(base, w.set.ZooKeeperServers, s, readClock())
 		msg := "no candidates"
 		if l := s.lowestProposal(); l != nil {
 			msg = fmt.Sprintf("leader %s, %d candidate(s)", label(l), len(s.proposals))
