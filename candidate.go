@@ -38,9 +38,10 @@ type candidate struct {
 	demoteOwed bool // elected: the on-demote hook is owed (demote clears it as it runs the hook)
 	published  bool // the leader node was written (or is being written)
 
-	baton    batonState    // none, pending, maybe or held (batonstate.go)
-	election *electionSeen // the election path's record, as last read
-	history  historyState  // the run history, as this leadership knows it (history.go)
+	baton    batonState         // none, pending, maybe or held (batonstate.go)
+	election *electionSeen      // the election path's record, as last read
+	history  historyState       // the run history, as this leadership knows it (history.go)
+	runEnded func(historyEntry) // told each run's end once, with its output (hooks.go); nil: nobody
 
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
 	onStandby   func()                         // told once, when next in line (a keeper started ahead)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,6 +121,9 @@ func (r *checkResult) judgeLastRun(set *Settings, last *historyItem) {
 	}
 	what := "last run " + summaryRun(last)
 	if !last.succeeded() {
+		if l := lastLine(last.Output); l != "" {
+			what += ": " + strconv.Quote(strings.ReplaceAll(l, "|", "¦")) // "|" starts a plugin's performance data
+		}
 		status := checkWarning
 		if set.FailCritical {
 			status = checkCritical

@@ -26,6 +26,7 @@ type childExit struct {
 	// LastLine: with --wrap-child-logs, the last line the command wrote
 	// (stdout or stderr), for the WARN of a failing run.
 	LastLine string
+	Output   string // the tail of its output (childSpec.Tail), valid UTF-8
 }
 
 func (e childExit) Success() bool { return e.Started && e.Code == 0 && !e.TimedOut }
@@ -41,7 +42,8 @@ type child struct {
 	exited  <-chan struct{} // a keeper started beforehand: closed once it is reaped
 	done    chan struct{}
 	exit    childExit
-	outputs []*os.File // with --wrap-child-logs: the read ends the relays read
+	outputs []*os.File  // with --wrap-child-logs: the read ends the relays read
+	tail    *outputTail // the last bytes of the output, kept for the history (nil: none)
 
 	mu       sync.Mutex
 	control  *os.File  // to the keeper: one line per order (keeper.go)
@@ -62,9 +64,12 @@ func leaseKillTimes(l *lease) killTimes {
 }
 
 type childSpec struct {
-	Argv  []string
-	Env   []string // extra NAME=value pairs (BALLOT_*)
-	Wrap  bool     // wrap each output line into a ballot log line
+	Argv []string
+	Env  []string // extra NAME=value pairs (BALLOT_*)
+	Wrap bool     // wrap each output line into a ballot log line
+	// Tail is how many of the output's last bytes to keep (childExit.Output),
+	// read from the pipes of Wrap; 0: none.
+	Tail  int
 	Grace time.Duration
 	// Deadline is when the keeper kills the tree unless told a later one
 	// (SetDeadline); it does not start the command after it. 0: none.
@@ -100,7 +105,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 			return c, nil
 		}
 	}
-	c := &child{log: log, deadline: spec.Deadline, done: make(chan struct{})}
+	c := &child{log: log, deadline: spec.Deadline, done: make(chan struct{}), tail: newOutputTail(spec)}
 	keepersExiting.Add(1)
 	var streams sync.WaitGroup
 	out, errw, closeAfterStart, relays, err := c.wrapOutput(spec.Wrap, &streams)
@@ -135,7 +140,8 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 		k.stop()
 		return nil, false
 	}
-	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done}
+	c := &child{log: log, keeper: k.c.keeper, control: k.c.control, deadline: spec.Deadline, done: make(chan struct{}), exited: k.done,
+		tail: newOutputTail(spec)}
 	var streams sync.WaitGroup
 	var relays []func()
 	c.outputs = k.wrapped
@@ -323,6 +329,7 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	}
 	waitTimeout(streams, time.Second)
 	c.exit.Duration = time.Since(c.started)
+	c.exit.Output = c.tail.String()
 	c.mu.Lock()
 	c.exit.LastLine = c.lastLine
 	c.mu.Unlock()

@@ -79,11 +79,15 @@ func (c *child) relay(stream string, r *os.File) {
 			line, b = line[:0], b[i+1:]
 		}
 	}
+	keep := take
+	if c.tail != nil {
+		keep = func(b []byte) { c.tail.Write(b); take(b) }
+	}
 	for {
 		n, err := r.Read(buf)
-		take(buf[:n])
+		keep(buf[:n])
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			drainOutput(r, buf, take)
+			drainOutput(r, buf, keep)
 		}
 		if err != nil {
 			if len(line) > 0 {
@@ -112,6 +116,57 @@ func drainOutput(r *os.File, buf []byte, take func([]byte)) {
 		}
 		take(buf[:n])
 	}
+}
+
+// outputTail keeps the last max bytes written to it (both streams, in the
+// order they were read): what the history keeps of a run's output.
+type outputTail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+	cut bool // bytes before buf were dropped
+}
+
+// newOutputTail is the tail spec asks for; nil without one, or without
+// pipes to read it from (--wrap-child-logs=false: the command writes to
+// ballot's own stdout and stderr).
+func newOutputTail(spec childSpec) *outputTail {
+	if spec.Tail <= 0 || !spec.Wrap {
+		return nil
+	}
+	return &outputTail{max: spec.Tail}
+}
+
+func (t *outputTail) Write(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.cut = true
+	}
+}
+
+// String is the tail as valid UTF-8: a character cut at the start is
+// dropped, invalid bytes become U+FFFD (never more bytes than kept).
+func (t *outputTail) String() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if t.cut {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	for len(s) > t.max { // replacement characters may be longer than the bytes they replace
+		_, n := utf8.DecodeRuneInString(s)
+		s = s[n:]
+	}
+	return s
 }
 
 // lastLineMax bounds the last line quoted in a failing run's WARN.

@@ -407,7 +407,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		}
 		v := flagVals[len(flagVals)-1]
 		if err := p.apply(s, v); err != nil {
-			return usagef("--%s %q: %v", p.name, v, err)
+			return usagef("--%s %s: %v", p.name, p.quote(v), err)
 		}
 		return nil
 	}
@@ -422,7 +422,7 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 			err = p.apply(s, v)
 		}
 		if err != nil {
-			return usagef("environment %s %q: %v", env, v, err)
+			return usagef("environment %s %s: %v", env, p.quote(v), err)
 		}
 		return nil
 	}

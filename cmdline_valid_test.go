@@ -87,28 +87,29 @@ var validDefaultCases = []validCase{
 		args: runOnce,
 		check: func(t *testing.T, s *Settings, dir string) {
 			want := &Settings{
-				Command:           cmdRunOnce,
-				Args:              []string{"/bin/true"},
-				ZooKeeperServers:  []string{"localhost:2181"},
-				BasePath:          "/ballot/election",
-				SessionTimeout:    5 * time.Second,
-				LogLevel:          slog.LevelInfo,
-				LogFormat:         "human",
-				CandidateID:       "c1",
-				OnChildSuccess:    policyReelect,
-				OnChildError:      policyReelect,
-				OnElectionFailure: electionRetry,
-				OnConnectionLoss:  lossReelect,
-				WrapChildLogs:     true,
-				StopGracePeriod:   10 * time.Second,
-				HookTimeout:       30 * time.Second,
-				PreemptAfter:      30 * time.Second,
-				Slots:             1,
-				RetryDelay:        10 * time.Second,
-				HealthInterval:    5 * time.Second,
-				HealthTimeout:     5 * time.Second,
-				HealthFailures:    3,
-				ZooKeeperACL:      aclOpen,
+				Command:            cmdRunOnce,
+				Args:               []string{"/bin/true"},
+				ZooKeeperServers:   []string{"localhost:2181"},
+				BasePath:           "/ballot/election",
+				SessionTimeout:     5 * time.Second,
+				LogLevel:           slog.LevelInfo,
+				LogFormat:          "human",
+				CandidateID:        "c1",
+				OnChildSuccess:     policyReelect,
+				OnChildError:       policyReelect,
+				OnElectionFailure:  electionRetry,
+				OnConnectionLoss:   lossReelect,
+				WrapChildLogs:      true,
+				StopGracePeriod:    10 * time.Second,
+				HookTimeout:        30 * time.Second,
+				PreemptAfter:       30 * time.Second,
+				Slots:              1,
+				RetryDelay:         10 * time.Second,
+				HistoryOutputBytes: 4096,
+				HealthInterval:     5 * time.Second,
+				HealthTimeout:      5 * time.Second,
+				HealthFailures:     3,
+				ZooKeeperACL:       aclOpen,
 			}
 			src := s.Sources
 			s.Sources, s.Values = nil, nil
@@ -135,7 +136,7 @@ var validDefaultCases = []validCase{
 				s.Retries != 0 || s.RetryDelay != 10*time.Second || s.Overlap != overlapSkip {
 				t.Errorf("got %+v", s)
 			}
-			if len(s.Sources) != len(params)-11 { // all but output, wait, reason, the four run once flags and those of info, history and check
+			if len(s.Sources) != len(params)-12 { // all but output, wait, reason, the four run once flags and those of info, history (2) and check
 				t.Errorf("Sources = %v", s.Sources)
 			}
 		},
@@ -230,6 +231,7 @@ var validSourceCases = []validCase{
 			"--on-election-failure", "run-anyway", "--on-connection-loss", "ignore", "--wrap-child-logs=false", "--quiet=false",
 			"--stop-grace-period", "0s", "--schedule", "*/5 * * * *", "--timezone", "Europe/Berlin",
 			"--starting-deadline", "1m", "--timeout", "1h", "--retries", "2", "--retry-delay", "30s", "--overlap", "replace",
+			"--on-run-end", "report --run", "--history-output-bytes", "100", "--ping-url", "https://hc.example/abc", "--ping-ca", "hc.pem",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
 			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3", "--", "cmd"),
@@ -245,11 +247,14 @@ var validSourceCases = []validCase{
 				!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 				s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
-				s.MetricsFile != "/tmp/m.prom" || s.Priority != -7 || s.PreemptAfter != 0 || s.Slots != 3 {
+				s.MetricsFile != "/tmp/m.prom" || s.Priority != -7 || s.PreemptAfter != 0 || s.Slots != 3 ||
+				!reflect.DeepEqual(s.OnRunEnd, a("report", "--run")) || s.HistoryOutputBytes != 100 ||
+				s.PingURL != "https://hc.example/abc" || s.PingCA != "hc.pem" {
 				t.Errorf("got %+v", s)
 			}
 			for name, src := range s.Sources {
-				if name != "config-file" && src != "flag" {
+				// --ping-url-file is refused beside --ping-url: left to its default.
+				if name != "config-file" && name != "ping-url-file" && src != "flag" {
 					t.Errorf("Sources[%q] = %q, want flag", name, src)
 				}
 			}
@@ -305,7 +310,8 @@ var validSourceCases = []validCase{
 			"on-promote": ["sh", "-c", "echo $HOME 'x'"], "on-demote": "demote 'a b'", "hook-timeout": "10s",
 			"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
-			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue"}`,
+			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue",
+			"on-run-end": ["report"], "history-output-bytes": 0, "ping-url-file": "/etc/ballot/ping-url", "ping-ca": "ca.pem"}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -319,7 +325,9 @@ var validSourceCases = []validCase{
 				!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
 				s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||
-				s.Priority != 12 || s.PreemptAfter != time.Minute || s.Slots != 4 {
+				s.Priority != 12 || s.PreemptAfter != time.Minute || s.Slots != 4 ||
+				!reflect.DeepEqual(s.OnRunEnd, a("report")) || s.HistoryOutputBytes != 0 ||
+				s.PingURLFile != "/etc/ballot/ping-url" || s.PingCA != "ca.pem" {
 				t.Errorf("got %+v", s)
 			}
 			file := filepath.Join(dir, "c.json")
@@ -327,7 +335,8 @@ var validSourceCases = []validCase{
 				t.Errorf("ConfigFile = %q, source %q", s.ConfigFile, s.Sources["config-file"])
 			}
 			for name, src := range s.Sources {
-				if name != "config-file" && src != "config file "+file {
+				// --ping-url is refused beside --ping-url-file: left to its default.
+				if name != "config-file" && name != "ping-url" && src != "config file "+file {
 					t.Errorf("Sources[%q] = %q", name, src)
 				}
 			}

@@ -35,6 +35,22 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_ELECTED=true")
 }
 
+// tailBytes is how much of a run's output to keep: for the runs the
+// history records (run cron, --once-key), as leader.
+func (r *runner) tailBytes(c *candidate) int {
+	if !r.recordsRuns(c) {
+		return 0
+	}
+	return r.set.HistoryOutputBytes
+}
+
+// recordsRuns: c leads a run cron or --once-key election, whose runs the
+// history records, and --on-run-end and --ping-url report.
+func (r *runner) recordsRuns(c *candidate) bool {
+	_, once := r.work.(*onceWork)
+	return c != nil && (r.cron() != nil || (once && r.set.OnceKey != ""))
+}
+
 // startCommand runs the command, as leader under the lease l (nil: not
 // elected, run-anyway).
 func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
@@ -45,6 +61,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Argv:     r.set.Args,
 		Env:      r.childEnv(c),
 		Wrap:     r.set.WrapChildLogs,
+		Tail:     r.tailBytes(c),
 		Grace:    r.set.StopGracePeriod,
 		Deadline: r.keeperDeadline(l),
 		Handoff:  handoffFor(c, l),
@@ -55,6 +72,9 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		return nil, err
 	}
 	releaseWhenTaken(cmd, l, pending)
+	if r.recordsRuns(c) {
+		r.ping.send("start", nil)
+	}
 	if cmd.pid == 0 {
 		<-cmd.Done()
 		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", cmd.Exit().Reason, "exit_code", cmd.Exit().Code)

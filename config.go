@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -96,18 +97,23 @@ type Settings struct {
 	WaitTimeout         time.Duration // give up waiting in line after this (exit 75); 0: none
 
 	// run cron
-	Schedule         string
-	Timezone         *time.Location
-	StartingDeadline time.Duration // how late a missed time may still run; 0: missed times are skipped
-	CatchUpDefault   bool          // --starting-deadline auto (the default): a brand-new election runs no past time
-	Retries          int           // further attempts of a failed or lost run (and of a --once-key run)
-	RetryDelay       time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
-	Overlap          string        // run cron: a time due while the previous run goes on: skip, queue, replace
+	Schedule           string
+	Timezone           *time.Location
+	StartingDeadline   time.Duration // how late a missed time may still run; 0: missed times are skipped
+	CatchUpDefault     bool          // --starting-deadline auto (the default): a brand-new election runs no past time
+	Retries            int           // further attempts of a failed or lost run (and of a --once-key run)
+	HistoryOutputBytes int           // the last bytes of each run's output kept in its history entry
+	RetryDelay         time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
+	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command
 	OnDemote       []string      // command line run on ceasing to lead, after the command is gone
 	HookTimeout    time.Duration // a hook still running after this is killed
+	OnRunEnd       []string      // command line run after each run of run cron or --once-key (hooks.go)
+	PingURL        string        // --ping-url or the content of --ping-url-file (ping.go); a secret
+	PingURLFile    string        // --ping-url-file, read into PingURL by checkPing
+	PingCA         string        // PEM file of the CAs for an https ping URL; "": the system's
 	LeaderData     string        // published in <base>/leader once leading ("@file" already read)
 	HealthCheck    []string      // command line; empty: no health gating
 	HealthInterval time.Duration
@@ -120,7 +126,8 @@ type Settings struct {
 	Verbose bool   // info: the detail after the summary
 
 	// history
-	Limit int // entries to print
+	Limit      int  // entries to print
+	ShowOutput bool // history: print each run's output tail
 
 	// check
 	MaxAge       time.Duration // 0: no age check
@@ -317,6 +324,16 @@ type param struct {
 	// the caller prefixes where the value came from. Unused for config-file
 	// and zookeeper-servers, which are handled specially.
 	apply func(s *Settings, v string) error
+	// secret: a usage error shows the value redacted (redactURL), never whole.
+	secret bool
+}
+
+// quote is v as a usage error shows it.
+func (p *param) quote(v string) string {
+	if p.secret {
+		return strconv.Quote(redactURL(v))
+	}
+	return strconv.Quote(v)
 }
 
 func (p *param) env() string {

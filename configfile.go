@@ -85,7 +85,7 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 		return usagef("%s: expected a string, got %s", prefix, got)
 	}
 	if err := p.apply(s, v); err != nil {
-		return usagef("%s %q: %v", prefix, v, err)
+		return usagef("%s %s: %v", prefix, p.quote(v), err)
 	}
 	return nil
 }
@@ -131,6 +131,8 @@ func setArgv(s *Settings, p *param, argv []string) {
 		s.OnDemote = argv
 	case "health-check":
 		s.HealthCheck = argv
+	case "on-run-end":
+		s.OnRunEnd = argv
 	default:
 		panic("ballot: setArgv: " + p.name + " is not a command line parameter")
 	}

@@ -40,6 +40,14 @@ func TestBuildWithoutTLS(t *testing.T) {
 		t.Errorf("--zookeeper-tls-ca without TLS: exit %d (%v), output %q; want exit %d and one line naming the option", code, err, out, exitUsage)
 	}
 
+	// An https ping URL: one line, the URL's secret path not shown.
+	refused = exec.Command(bin, "run", "once", "--candidate-id", "a", "--once-key", "k", "--ping-url", "https://hc-ping.com/secret-uuid", "--", "true")
+	out, err = refused.CombinedOutput()
+	if code := refused.ProcessState.ExitCode(); code != exitUsage || strings.Count(string(out), "\n") != 1 ||
+		!strings.Contains(string(out), `--ping-url "https://hc-ping.com/…": this ballot was built without TLS`) || strings.Contains(string(out), "secret") {
+		t.Errorf("an https --ping-url without TLS: exit %d (%v), output %q; want exit %d and one line, the URL redacted", code, err, out, exitUsage)
+	}
+
 	// An election with digest credentials under a creator ACL: a handover,
 	// then a SIGKILL of the leader's ballot, after which its keeper gives
 	// the baton back (the keeper's client, too, has no TLS).

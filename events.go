@@ -33,8 +33,8 @@ const (
 	logEvElected         logEvent = "elected"           // leading: proposal, fencing_token, lease_left
 	logEvAcknowledged    logEvent = "acknowledged"      // the leader node is written
 	logEvHolding         logEvent = "holding"           // leading without a command (hooks only)
-	logEvHookStarted     logEvent = "hook-started"      // hook=on-promote|on-demote
-	logEvHookEnded       logEvent = "hook-ended"        // hook=on-promote|on-demote, exit_code
+	logEvHookStarted     logEvent = "hook-started"      // hook=on-promote|on-demote|on-run-end
+	logEvHookEnded       logEvent = "hook-ended"        // hook=on-promote|on-demote|on-run-end, exit_code
 	logEvCommandStarted  logEvent = "command-started"   // pid
 	logEvCommandEnded    logEvent = "command-ended"     // exit_code, duration
 	logEvCommandStopped  logEvent = "command-stopped"   // ballot stopped it: reason, how

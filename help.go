@@ -130,7 +130,7 @@ Usage:
   ballot [global flags] info [--verbose] [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
-  ballot [global flags] history [--limit N] [--output human|json]
+  ballot [global flags] history [--limit N] [--show-output] [--output human|json]
   ballot [global flags] check [--max-age DURATION] [--fail-critical]
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
@@ -191,7 +191,7 @@ func helpText(cmd string) string {
 			"run cron and of a --once-key job (scheduled time or key, candidate, host, fencing\n"+
 			"token, start, duration, exit code, how it ended) and the scheduled times skipped,\n"+
 			"as the leaders recorded them (the newest %d are kept).\n\n"+
-			"Usage:\n  ballot [global flags] history [--limit N] [--output human|json]\n\n", historyKeep)
+			"Usage:\n  ballot [global flags] history [--limit N] [--show-output] [--output human|json]\n\n", historyKeep)
 		flagHelp(&b, "Flags", scopeHistory, scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdCheck:

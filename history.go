@@ -32,6 +32,12 @@ const (
 	// historyKeep is how many entries an election keeps: a daily job's
 	// hundred days, an hourly job's four.
 	historyKeep = 100
+	// historyOutputMax bounds --history-output-bytes. The entry is written
+	// in the multi-op that ends the run, with at most a few small entries
+	// (closeLeftOpen's are open, so without output): JSON escapes a control
+	// character in 6 bytes, so 64 KiB of output is at most 384 KiB of
+	// entry, well under ZooKeeper's 1 MiB jute.maxbuffer.
+	historyOutputMax = 64 << 10
 	// historyFormat is the entries' format version; a reader shows
 	// entries of a newer format as far as it understands them.
 	historyFormat = 1
@@ -78,6 +84,7 @@ type historyEntry struct {
 	Slot          int        `json:"slot,omitempty"`     // --slots: the slot that ran it
 	Attempt       int        `json:"attempt,omitempty"`  // --retries: this attempt (1, 2, …) of Attempts
 	Attempts      int        `json:"attempts,omitempty"` // --retries + 1
+	Output        string     `json:"output,omitempty"`   // the last --history-output-bytes of its output
 }
 
 // succeeded: a run that exited 0 by itself.
@@ -103,6 +110,7 @@ type openEntry struct {
 	path    string
 	version int32
 	entry   historyEntry
+	told    bool // its end was told to c.runEnded
 }
 
 // listHistory lists the entries, creating the history node if missing:
@@ -251,6 +259,13 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 	}
 	if !ex.Started && e.Ended == endExited {
 		e.Reason = ex.Reason // the command could not be executed
+	}
+	e.Output = ex.Output
+	if !o.told && c.runEnded != nil {
+		// Told before the write, which may wait out a partition: the
+		// hook's news is the run's end, not the history's.
+		o.told = true
+		c.runEnded(e)
 	}
 	data, _ := json.Marshal(e)
 	ops := []any{&zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}}

@@ -198,6 +198,9 @@ func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int
 		return 0
 	}
 	writeHistoryHuman(w, rep)
+	if set.ShowOutput {
+		writeHistoryOutput(w, rep.Entries)
+	}
 	return 0
 }
 
@@ -222,6 +225,31 @@ func writeHistoryHuman(w io.Writer, rep *historyReport) {
 			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 		}
 	}
+}
+
+// writeHistoryOutput prints, under the table, the output tail of each
+// entry that has one, newest first, each line indented.
+func writeHistoryOutput(w io.Writer, items []*historyItem) {
+	for _, it := range items {
+		if it.Output == "" {
+			continue
+		}
+		c := historyColumns(it)
+		fmt.Fprintf(w, "\n# output of %s (%s, started %s, exit %s), its last %d bytes:\n", it.Node, c[1], c[0], c[5], len(it.Output))
+		for _, l := range strings.Split(strings.TrimRight(it.Output, "\n"), "\n") {
+			fmt.Fprintln(w, "  "+strings.TrimRight(l, "\r"))
+		}
+	}
+}
+
+// lastLine is the last non-empty line of a run's output tail, for check.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\r\n\t "), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 200 {
+		l = strings.ToValidUTF8(l[:200], "") + "…"
+	}
+	return l
 }
 
 // historyColumns is one entry as history's human output shows it.

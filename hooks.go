@@ -10,6 +10,8 @@ package main
 // lost, where the proposal cannot be deleted and the hook is best effort.
 
 import (
+	"os"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -111,4 +113,123 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 	r.mu.Unlock()
 	go func() { <-hook.Done(); r.forget(hook) }()
 	return hook, nil
+}
+
+// runEnded is told the end of each run of run cron or --once-key, once,
+// as its history entry says (candidate.runEnded): it queues the end's
+// ping (--ping-url) and starts the on-run-end hook.
+//
+// The hook runs beside the leadership, not under it: started and waited
+// for in the background, so it never delays the next scheduled time, a
+// retry, a renewal or a handover, and a lease lost meanwhile does not
+// stop it. It only reports a run that is
+// over; it is not the job, so it needs no fencing, and a hook that a lost
+// lease killed would lose the very news of that loss. It is bounded by
+// --hook-timeout instead, and ballot waits for it before it exits
+// (runEndHooks).
+func (r *runner) runEnded(c *candidate, e historyEntry) {
+	what := "fail" // healthchecks.io: a failure without an exit code (or timed out, yet 0)
+	if e.ExitCode != nil && (*e.ExitCode != 0 || e.succeeded()) {
+		what = strconv.Itoa(*e.ExitCode)
+	}
+	r.ping.send(what, []byte(e.Output))
+	if len(r.set.OnRunEnd) == 0 {
+		return
+	}
+	env, file := r.runEndEnv(c, e)
+	r.runEndHooks.Add(1)
+	go func() { // even its start (a keeper's fork and exec) is off the leader's path
+		defer r.runEndHooks.Done()
+		defer removeFile(file)
+		r.runEndHook(env)
+	}()
+}
+
+// runEndHook runs the on-run-end hook with env, bounded by --hook-timeout.
+func (r *runner) runEndHook(env []string) {
+	hook, err := startChild(r.log, childSpec{Argv: r.set.OnRunEnd, Env: env, Wrap: r.set.WrapChildLogs, Grace: r.set.StopGracePeriod,
+		StartLimit: r.set.HookTimeout})
+	if err != nil {
+		r.log.Error("cannot start the on-run-end hook", "error", err)
+		r.metrics.HookFailed("on-run-end")
+		return
+	}
+	if hook.pid == 0 {
+		<-hook.Done()
+		r.log.Error("cannot execute the on-run-end hook", "command", r.set.OnRunEnd[0], "reason", hook.Exit().Reason, "exit_code", hook.Exit().Code)
+		r.metrics.HookFailed("on-run-end")
+		return
+	}
+	r.log.Info("on-run-end hook started", logEvHookStarted.attr(), "hook", "on-run-end", "pid", hook.pid, "command", r.set.OnRunEnd[0])
+	t := time.NewTimer(r.set.HookTimeout)
+	defer t.Stop()
+	timedOut := false
+	select {
+	case <-hook.Done():
+	case <-t.C:
+		hook.Stop(syscall.SIGTERM, r.set.StopGracePeriod, nil)
+		r.log.Warn("on-run-end hook timed out", "timeout", r.set.HookTimeout)
+		timedOut = true
+	case <-r.hurry:
+		hook.Kill()
+	}
+	ex := hook.Exit()
+	if timedOut || !ex.Success() {
+		r.log.Warn("on-run-end hook failed", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+		r.metrics.HookFailed("on-run-end")
+		return
+	}
+	r.log.Info("on-run-end hook ended", logEvHookEnded.attr(), "hook", "on-run-end", "exit_code", ex.Code, "duration", ex.Duration.Round(time.Millisecond))
+}
+
+// runEndEnv is the on-run-end hook's environment: the command's, and the
+// run's outcome; file is the output tail's file ("": none), for the caller
+// to remove once the hook is over.
+func (r *runner) runEndEnv(c *candidate, e historyEntry) (env []string, file string) {
+	env = r.childEnv(c)
+	code, attempt, dur, sched := "", 1, "", ""
+	if e.ExitCode != nil {
+		code = strconv.Itoa(*e.ExitCode)
+	}
+	if e.Attempt > 0 {
+		attempt = e.Attempt
+	}
+	if e.DurationMs != nil {
+		dur = strconv.FormatFloat(float64(*e.DurationMs)/1000, 'f', 3, 64)
+	}
+	if e.ScheduledTime != nil {
+		sched = e.ScheduledTime.In(r.set.Timezone).Format(time.RFC3339)
+	}
+	env = append(env, "BALLOT_RUN_RESULT="+runResult(e), "BALLOT_EXIT_CODE="+code, "BALLOT_SCHEDULED_TIME="+sched,
+		"BALLOT_ATTEMPT="+strconv.Itoa(attempt), "BALLOT_DURATION="+dur, "BALLOT_RUN_ENDED="+e.Ended)
+	if e.Key != "" {
+		env = append(env, "BALLOT_ONCE_KEY="+e.Key)
+	}
+	if f, err := os.CreateTemp("", "ballot-output-*"); err == nil {
+		_, werr := f.WriteString(e.Output)
+		if cerr := f.Close(); werr == nil && cerr == nil {
+			file = f.Name()
+		} else {
+			removeFile(f.Name())
+		}
+	}
+	return append(env, "BALLOT_OUTPUT_FILE="+file), file
+}
+
+// runResult is BALLOT_RUN_RESULT: success or failure for a command that
+// ended by itself (or could not be executed), else how it was ended.
+func runResult(e historyEntry) string {
+	switch {
+	case e.succeeded():
+		return "success"
+	case e.Ended == endExited:
+		return "failure"
+	}
+	return e.Ended
+}
+
+func removeFile(name string) {
+	if name != "" {
+		_ = os.Remove(name)
+	}
 }

@@ -85,6 +85,8 @@ func (r *runner) run() int {
 		if r.sess != nil {
 			r.sess.Close()
 		}
+		r.runEndHooks.Wait() // each bounded by --hook-timeout; killed on a second signal
+		r.ping.flush()
 		// A resignation does not wait for a keeper's own exit once it has
 		// reported its tree reaped (child.await); ballot's exit does.
 		awaitKeepers(time.Second)
@@ -156,6 +158,7 @@ func (r *runner) join() (*candidate, verdict) {
 			var c *candidate
 			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
 			if err == nil {
+				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
 				r.setCandidate(c)
 				r.publishHealth()
 				return c, verdict{}

@@ -251,6 +251,9 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	if err := checkOnce(set); err != nil {
 		return nil, exitUsage, err
 	}
+	if err := checkPing(set); err != nil {
+		return nil, exitUsage, err
+	}
 	if set.Slots > 1 && set.OnceRetryUnfinished {
 		// With one slot, a retry waits out the dropped baton of the run's
 		// holder; with several it would take another slot at once, while
@@ -283,6 +286,30 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	return sched, 0, nil
 }
 
+// checkPing refuses what --ping-url cannot use: both ways of giving it,
+// a CA file that holds none.
+func checkPing(set *Settings) error {
+	if f := set.PingURLFile; f != "" {
+		if set.PingURL != "" {
+			return fmt.Errorf("--ping-url-file %q: not with --ping-url (from %s); give the URL one way", f, set.Sources["ping-url"])
+		}
+		u, err := readPingURLFile(f)
+		if err == nil {
+			_, err = parsePingURL(u)
+		}
+		if err != nil {
+			return fmt.Errorf("--ping-url-file %q: %v", f, err)
+		}
+		set.PingURL = u
+	}
+	if set.PingCA != "" && set.PingURL != "" && strings.HasPrefix(set.PingURL, "https:") {
+		if _, err := loadPingTLS(set.PingCA); err != nil {
+			return fmt.Errorf("--ping-ca %q: %v", set.PingCA, err)
+		}
+	}
+	return nil
+}
+
 // checkOnce refuses flags that contradict --once-key.
 func checkOnce(set *Settings) error {
 	given := func(name string) bool { return set.Sources[name] != "" && set.Sources[name] != "default" }
@@ -293,6 +320,15 @@ func checkOnce(set *Settings) error {
 		if set.Command == cmdRunOnce && given("retries") && set.Retries > 0 {
 			// 0, as ballot.json.example has it, is no retries: fine.
 			return fmt.Errorf("--retries %d: with run once, needs --once-key (a run recorded per key is what is attempted again)", set.Retries)
+		}
+		if set.Command == cmdRunOnce {
+			// From a config file shared with run cron it is not a mistake.
+			for _, p := range []string{"on-run-end", "ping-url", "ping-url-file"} {
+				unset := p == "ping-url" && set.PingURL == "" // --ping-url= unsets
+				if given(p) && !unset && !strings.HasPrefix(set.Sources[p], "config file") {
+					return fmt.Errorf("--%s: with run once, needs --once-key (only a run recorded per key has an end to report)", p)
+				}
+			}
 		}
 		return nil
 	}

@@ -36,6 +36,8 @@ type metrics struct {
 	cronLastRun       time.Time
 	cronLastSuccess   time.Time
 	cronSkipped       map[string]int
+	hookFailures      map[string]int // by hook: on-run-end
+	pingFailures      int            // --ping-url pings given up or dropped
 	paused            bool
 	written           string
 	connected         func() bool
@@ -49,7 +51,7 @@ func newMetrics(path, election, candidate string, connected func() bool, lease f
 	if path == "" {
 		return nil
 	}
-	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, connected: connected, lease: lease,
+	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, hookFailures: map[string]int{}, connected: connected, lease: lease,
 		labels: fmt.Sprintf(`election=%s,candidate=%s`, strconv.Quote(election), strconv.Quote(candidate)),
 		kick:   make(chan struct{}, 1)}
 	return m
@@ -91,6 +93,8 @@ func (m *metrics) CronSucceeded(scheduled time.Time) {
 	m.update(func(m *metrics) { m.cronLastSuccess = scheduled })
 }
 func (m *metrics) CronSkipped(reason string) { m.update(func(m *metrics) { m.cronSkipped[reason]++ }) }
+func (m *metrics) HookFailed(hook string)    { m.update(func(m *metrics) { m.hookFailures[hook]++ }) }
+func (m *metrics) PingFailed()               { m.update(func(m *metrics) { m.pingFailures++ }) }
 
 // loop writes the file on every change and every metricsRefresh, until
 // stop; then it writes ballot_up 0.
@@ -187,6 +191,16 @@ func (m *metrics) render() string {
 	for _, r := range reasons {
 		fmt.Fprintf(&b, "ballot_cron_skipped_total{%s,reason=%s} %d\n", m.labels, strconv.Quote(r), m.cronSkipped[r])
 	}
+	b.WriteString("# HELP ballot_hook_failures_total Hooks that failed, timed out or could not be executed, by hook (on-run-end)\n# TYPE ballot_hook_failures_total counter\n")
+	hooks := make([]string, 0, len(m.hookFailures))
+	for h := range m.hookFailures {
+		hooks = append(hooks, h)
+	}
+	sort.Strings(hooks)
+	for _, h := range hooks {
+		fmt.Fprintf(&b, "ballot_hook_failures_total{%s,hook=%s} %d\n", m.labels, strconv.Quote(h), m.hookFailures[h])
+	}
+	fmt.Fprintf(&b, "# HELP ballot_ping_failures_total --ping-url pings given up after their tries, or dropped\n# TYPE ballot_ping_failures_total counter\nballot_ping_failures_total{%s} %d\n", m.labels, m.pingFailures)
 	return b.String()
 }
 

@@ -225,6 +225,43 @@ func hookParams() []*param {
 				s.OnDemote, err = splitCommandLine(v)
 				return err
 			}},
+		{name: "on-run-end", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+			help: "run cron, and run once with --once-key: command line run on the host that ran\n" +
+				"the job after each run or attempt, with its outcome in BALLOT_RUN_RESULT and\n" +
+				"more (README); beside the schedule and the lease, bounded by --hook-timeout; its\n" +
+				"failure is logged and counted, never changes the run's outcome",
+			apply: func(s *Settings, v string) (err error) {
+				s.OnRunEnd, err = splitCommandLine(v)
+				return err
+			}},
+		{name: "ping-url", scope: scopeRun, arg: "URL", opt: true, secret: true,
+			help: "run cron, and run once with --once-key: healthchecks.io-style URL told of each\n" +
+				"run: URL/start, then URL/<exit code> with the output tail; a secret, never logged\n" +
+				"whole; http or https, no redirects, no proxies",
+			apply: func(s *Settings, v string) error {
+				if v == "" {
+					s.PingURL = "" // none: a config file's, unset
+					return nil
+				}
+				if _, err := parsePingURL(v); err != nil {
+					return err
+				}
+				s.PingURL = strings.TrimSpace(v)
+				return nil
+			}},
+		{name: "ping-url-file", scope: scopeRun, arg: "FILE", opt: true,
+			help: "file whose first line is the ping URL (kept out of ps and the environment);\n" +
+				"not with --ping-url",
+			apply: func(s *Settings, v string) (err error) {
+				s.PingURLFile, err = fileName(v) // read by checkPing, before anything starts
+				return err
+			}},
+		{name: "ping-ca", scope: scopeRun, arg: "FILE", opt: true, shown: "the system's CAs (SSL_CERT_FILE, SSL_CERT_DIR)",
+			help: "PEM file of the CA certificates that sign an https ping URL's server",
+			apply: func(s *Settings, v string) (err error) {
+				s.PingCA, err = fileName(v)
+				return err
+			}},
 		{name: "hook-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
 			help: "a hook still running after this is killed, > 0",
 			apply: func(s *Settings, v string) (err error) {
@@ -428,6 +465,21 @@ func cronParams() []*param {
 				return err
 			},
 			choices: []string{overlapSkip, overlapQueue, overlapReplace}},
+		{name: "history-output-bytes", scope: scopeRun, kind: kindInt, arg: "N", def: "4096",
+			help: "run cron, and run once with --once-key: keep the last N bytes of each run's\n" +
+				"output (with --wrap-child-logs) in its history entry (ballot history\n" +
+				"--show-output); readable by whoever can read the election; 0 to 65536",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number of bytes; use 0 (keep none) to 65536, e.g. 4096")
+				case n < 0 || n > historyOutputMax:
+					return fmt.Errorf("out of range; use 0 (keep none) to %d (64 KiB)", historyOutputMax)
+				}
+				s.HistoryOutputBytes = n
+				return nil
+			}},
 		{name: "retries", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
 			help: "run cron, and run once with --once-key: attempt a failed, timed-out or lost run\n" +
 				"again, up to N more times (N+1 in all, across failovers); cron: never once the\n" +
@@ -485,6 +537,13 @@ func readerParams() []*param {
 				}
 				s.Limit = n
 				return nil
+			}},
+		{name: "show-output", scope: scopeHistory, kind: kindBool, def: "false",
+			help: "human output: under each run, the tail of its output that the history keeps\n" +
+				"(--history-output-bytes); json output always has it",
+			apply: func(s *Settings, v string) (err error) {
+				s.ShowOutput, err = parseBool(v)
+				return err
 			}},
 		{name: "max-age", scope: scopeCheck, kind: kindDuration, arg: "DURATION", opt: true,
 			help: "CRITICAL when no run succeeded for this long (e.g. 26h for a daily job), > 0;\n" +

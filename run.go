@@ -63,6 +63,9 @@ type runner struct {
 	health *health    // nil without --health-check
 
 	work leaderWork // run once's or run cron's, with that mode's state (strategy.go)
+
+	runEndHooks sync.WaitGroup // --on-run-end hooks going on: ballot's exit waits for them (hooks.go)
+	ping        *pinger        // --ping-url; nil without (ping.go)
 }
 
 func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
@@ -70,6 +73,11 @@ func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
 		alarm: newWakeAlarm()}
 	go r.notify.watchdog(r.vouches, r.stopping)
 	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected, r.lease.Load)
+	if p, err := newPinger(r); err != nil { // checked with the flags (checkPing): a file changed since
+		log.Error("cannot ping; runs are not reported to --ping-url", "error", err)
+	} else {
+		r.ping = p
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)

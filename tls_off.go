@@ -43,3 +43,14 @@ func (a wireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
 func encodeCert(c clientCert) (chain, key string) { return "-", "-" }
 
 func decodeCert(chain, key string) (c clientCert, ok bool) { return c, false }
+
+type pingTLSConfig struct{}
+
+// loadPingTLS cannot: an https ping URL is refused before (parsePingURL).
+func loadPingTLS(file string) (*pingTLSConfig, error) {
+	return nil, errors.New("this ballot was built without TLS (tag ballot_notls)")
+}
+
+func pingTLS(conn net.Conn, name string, tc *pingTLSConfig) (net.Conn, error) {
+	return conn, errors.New("built without TLS")
+}
