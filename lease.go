@@ -100,8 +100,10 @@ type lease struct {
 
 	// resting: a cron leader between runs, nothing running under the
 	// lease, sends no renewals and lets the lease lapse (Rest, Arm).
-	resting   bool
-	wakeRenew chan struct{} // pinged by Arm: renew at once
+	resting      bool
+	armedAt      bootTime      // when Arm last resumed renewals from rest
+	lastAnswered bootTime      // the send time of the latest renewal answered for us
+	wakeRenew    chan struct{} // pinged by Arm: renew at once
 
 	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
 	taken   chan struct{} // closed once no take is pending (the candidate's baton state settled)
@@ -364,10 +366,23 @@ func (l *lease) Arm() {
 	l.mu.Lock()
 	was := l.resting
 	l.resting = false
+	if was {
+		l.armedAt = l.clock.now()
+	}
 	l.mu.Unlock()
 	if was {
 		ping(l.wakeRenew)
 	}
+}
+
+// armedFresh reports that a renewal sent since renewals last resumed from
+// rest was answered: a lapsed lease's tail may still look fresh, but a
+// run started on it would be stopped by a stall the steady renewals ride
+// through.
+func (l *lease) armedFresh() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastAnswered >= l.armedAt
 }
 
 // Resting reports that the renewals are stopped (Rest).
@@ -378,15 +393,15 @@ func (l *lease) Resting() bool {
 }
 
 // AwaitFresh arms the lease and waits until it is fresh (Fresh): at once
-// if renewals answered lately leave it so, otherwise after the answer of
-// the renewal Arm sends. false when the leadership ends (the lease's
+// if renewals never stopped and answered lately leave it so, otherwise
+// after the answer of a renewal sent since Arm resumed them (armedFresh). false when the leadership ends (the lease's
 // ended), the session is lost, or stop closes first. Only the supervising
 // goroutine calls it (it consumes renewed).
 func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
 	l.awaitTake()
 	l.Arm()
 	for {
-		if l.Fresh() {
+		if l.Fresh() && l.armedFresh() {
 			return true
 		}
 		if isClosed(l.gone) || l.c.s.isLost() {
@@ -424,6 +439,10 @@ func (l *lease) renew(sent bootTime) {
 	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
 	now := l.clock.now()
+	// The set may land on a baton another session created after ours was
+	// deleted (an operator, while we were stopped): SetData cannot check
+	// the owner, its answer can. Such a renewal proves nothing for us.
+	foreign := err == nil && (len(res) < 2 || res[1].Stat == nil || res[1].Stat.EphemeralOwner != c.s.ID())
 	l.mu.Lock()
 	for i, s := range l.inFlight {
 		if s == sent {
@@ -431,15 +450,16 @@ func (l *lease) renew(sent bootTime) {
 			break
 		}
 	}
-	if err == nil {
+	if err == nil && !foreign {
 		if len(res) == 2 && res[1].Stat != nil && sent > l.zkClock.sent {
 			l.zkClock = zkClockReading{mtime: time.UnixMilli(res[1].Stat.Mtime), sent: sent}
 		}
 		l.end = max(l.end, l.endFrom(sent))
+		l.lastAnswered = max(l.lastAnswered, sent)
 		l.latency = time.Duration(now - sent)
 		l.maxLat = max(l.maxLat, l.latency)
 	}
-	recovered := err == nil && l.slowSince != 0 && len(l.inFlight) == 0
+	recovered := err == nil && !foreign && l.slowSince != 0 && len(l.inFlight) == 0
 	slowFor := time.Duration(now - l.slowSince)
 	if recovered {
 		l.slowSince = 0
@@ -447,6 +467,8 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Unlock()
 	ping(l.answered)
 	switch {
+	case foreign:
+		l.lose("our baton node was deleted and another session holds one")
 	case err == nil:
 		ping(l.renewed)
 		if recovered {
@@ -479,7 +501,7 @@ func (l *lease) reportSlow(now bootTime) {
 	oldest := time.Duration(now - l.inFlight[0])
 	l.mu.Unlock()
 	l.c.log.Warn("lease renewal slow: ZooKeeper has not answered; the command goes on while the lease lasts",
-		"unanswered_for", oldest.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond),
+		"unlastAnsweredfor", oldest.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond),
 		"stops_at_lease_left", l.grace.Round(time.Millisecond))
 }
 

@@ -196,3 +196,35 @@ func TestNextCheckInCountsFromTheLastCheckIn(t *testing.T) {
 		}
 	}
 }
+
+// TestArmedFreshWaitsForARenewalSentSinceTheRest: a lapsed lease's tail
+// may still look fresh when a run is due soon after the last one; a run
+// starts only on a renewal sent since the renewals resumed.
+func TestArmedFreshWaitsForARenewalSentSinceTheRest(t *testing.T) {
+	clk := &testClock{boot: bootTime(time.Hour), wall: time.Unix(1e9, 0)}
+	l := testLease(5*time.Second, time.Second, clk, false)
+	l.wakeRenew = make(chan struct{}, 1)
+	if !l.armedFresh() {
+		t.Fatal("a lease that never rested is not armedFresh")
+	}
+	l.lastAnswered = clk.boot
+	l.Rest()
+	clk.advance(time.Second)
+	l.Arm()
+	if l.armedFresh() {
+		t.Error("armedFresh before any renewal sent since Arm was answered")
+	}
+	l.lastAnswered = clk.boot - 1 // sent just before Arm: still the old tail
+	if l.armedFresh() {
+		t.Error("armedFresh on a renewal sent before Arm")
+	}
+	l.lastAnswered = clk.boot
+	if !l.armedFresh() {
+		t.Error("not armedFresh on a renewal sent at Arm")
+	}
+	clk.advance(time.Second)
+	l.Arm() // not resting: renewals go on, nothing to wait for again
+	if !l.armedFresh() {
+		t.Error("an Arm while renewals run made the lease wait again")
+	}
+}
