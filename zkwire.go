@@ -405,8 +405,10 @@ func readFrame(r io.Reader) ([]byte, error) {
 
 type wireBuf struct{ bytes.Buffer }
 
-func (w *wireBuf) int32(v int32) { _ = binary.Write(w, binary.BigEndian, v) }
-func (w *wireBuf) int64(v int64) { _ = binary.Write(w, binary.BigEndian, v) }
+// int32 and int64 append big-endian bytes as binary.Write would, without
+// its reflection (issue 35: binary size).
+func (w *wireBuf) int32(v int32) { w.Write(binary.BigEndian.AppendUint32(nil, uint32(v))) }
+func (w *wireBuf) int64(v int64) { w.Write(binary.BigEndian.AppendUint64(nil, uint64(v))) }
 func (w *wireBuf) buffer(b []byte) {
 	w.int32(int32(len(b)))
 	w.Write(b)
