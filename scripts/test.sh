@@ -82,8 +82,11 @@ for goos in darwin freebsd; do
 	echo "ok"
 done
 
-step "go test -race -count=1 -timeout 15m -v ./... $*"
-go test -race -count=1 -timeout 15m -v ./... "$@"
+# -parallel 4: the tests marked t.Parallel() mostly wait on ZooKeeper and
+# timers, so twice the cores keeps the CPU busy without starving them (the
+# timing-sensitive tests stay serial: they run alone, before the parallel ones).
+step "go test -race -count=1 -timeout 15m -parallel 4 -v ./... $*"
+go test -race -count=1 -timeout 15m -parallel 4 -v ./... "$@"
 
 if [ "$#" -gt 0 ]; then
 	step "cross build skipped (go test arguments given)"
