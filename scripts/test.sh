@@ -11,7 +11,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s ==\n' "$*"; }
+# Each step says when it starts (seconds since the script began), so a slow
+# run shows where its time went.
+step() { printf '\n== %s == (at %ss)\n' "$*" "$SECONDS"; }
 
 # go test -race needs cgo, hence a C compiler; the cross build needs make.
 need=()
