@@ -203,6 +203,7 @@ func TestParseScheduleInvalid(t *testing.T) {
 }
 
 func TestScheduleLatest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		expr, zone string
 		at         string // RFC 3339
@@ -309,6 +310,7 @@ func TestScheduleLatest(t *testing.T) {
 // expression, returned a Latest later than t in Europe/Paris, and failed
 // with "tried so hard". cronSchedule works around it; see cron.go.)
 func TestScheduleDST(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		zone, expr, from string
 		want             []string // successive Next() from `from`, UTC

@@ -51,6 +51,7 @@ func proposalOf(t *testing.T, p *ballotProc) string {
 // nothing under creator; a second candidate with the same credentials
 // takes part; wrong credentials are "not authorized".
 func TestSecureDigestACLs(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	servers := c.ConnString()
 	const aliceCred = "alice:correct horse"

@@ -448,6 +448,7 @@ func (b badInput) commandLine(vars map[string]string) []string {
 }
 
 func TestBadInputs(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	touch, err := exec.LookPath("touch")

@@ -151,6 +151,7 @@ func fileExists(path string) bool {
 // Commands that cannot be run.
 
 func TestCommandNotFound(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	dir := t.TempDir()
@@ -221,6 +222,7 @@ func TestCommandNotFound(t *testing.T) {
 // The exit policy passes the command's exit status on.
 
 func TestExitPolicyPassesChildCode(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	cases := []struct {
@@ -271,6 +273,7 @@ func TestExitPolicyPassesChildCode(t *testing.T) {
 // The command's output in each log format.
 
 func TestWrapChildLogs(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	run := func(t *testing.T, base string, flags ...string) string {
@@ -392,6 +395,7 @@ func TestWrapChildLogs(t *testing.T) {
 // Signals are forwarded to the command.
 
 func TestSignalForwarding(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	base := "/signals/e"

@@ -29,6 +29,7 @@ func control(t *testing.T, e *election, args ...string) (string, int) {
 }
 
 func TestStepDown(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
@@ -69,6 +70,7 @@ func TestStepDown(t *testing.T) {
 }
 
 func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	flags := []string{"--stop-grace-period", "1s"}
@@ -135,6 +137,7 @@ func TestPauseSkipsCron(t *testing.T) {
 // recorded as finished with its exit code, and its ballot exits with it;
 // nobody runs the key again.
 func TestStepDownEndsAOnceRun(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := onceCandidate(t, c, e.base, "a", "k", nil, e.ticks, "tick", e.ticks)

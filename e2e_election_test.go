@@ -163,6 +163,7 @@ func logGaps(t *testing.T, what string, gaps []time.Duration) {
 }
 
 func TestTwoCandidatesOneLeaderSIGTERMHandover(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
@@ -198,6 +199,7 @@ func TestTwoCandidatesOneLeaderSIGTERMHandover(t *testing.T) {
 // TestChildExitPolicies: the leader's command exits; each policy decides
 // what follows. Two candidates, each command ticks for 300ms then exits.
 func TestChildExitPolicies(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	for _, tc := range []struct {
 		policy string
@@ -260,6 +262,7 @@ func TestChildExitPolicies(t *testing.T) {
 // and a grandchild that left the process group must die with it, and the
 // follower takes over once the session expires.
 func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick", "grandchild")
@@ -307,6 +310,7 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 // once the command is reaped: the keeper, waiting for ballot's "bye", sees
 // EOF instead and gives the baton back.
 func TestCommandEndsAsBallotDies(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	quit := filepath.Join(t.TempDir(), "quit")
@@ -342,6 +346,7 @@ func TestCommandEndsAsBallotDies(t *testing.T) {
 // TestThreeCandidatesInLine: leadership passes down the line in proposal
 // order, one command at a time, waking only the next candidate.
 func TestThreeCandidatesInLine(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")

@@ -226,6 +226,7 @@ func TestFaultServerKilled(t *testing.T) {
 // within the session timeout and for longer than it, per
 // on-connection-loss.
 func TestFaultEnsembleRestart(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy string
 		long   bool
@@ -237,6 +238,7 @@ func TestFaultEnsembleRestart(t *testing.T) {
 			name = tc.policy + "-long"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each its own ensemble; the outages' margins are seconds, not load-sized
 			// A leader rides out any outage shorter than 7T/16 less a
 			// round trip, whatever the phase of its renewals (lease.go).
 			// Debian's tickTime 2s allows a 40s session, far more than a

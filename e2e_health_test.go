@@ -15,6 +15,7 @@ import (
 // TestHealthGating: a candidate stands for election only while its health
 // check passes, and a leader whose check starts failing resigns.
 func TestHealthGating(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	t.Run("never-healthy", func(t *testing.T) {
 		e := newHookElection(t, c)

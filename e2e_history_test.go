@@ -84,6 +84,7 @@ func find(items []*historyItem, match func(*historyItem) bool) *historyItem {
 }
 
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 
 	// A cron leader SIGKILLed mid-run: its run was recorded as running;

@@ -15,6 +15,7 @@ import (
 // is a failing command: its command never runs, the on-child-error policy
 // applies.
 func TestFailingPromoteHook(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	t.Run("reelect", func(t *testing.T) {
 		e := newHookElection(t, c)
@@ -80,6 +81,7 @@ func TestFailingPromoteHook(t *testing.T) {
 // stopped. A promote hook that timed out has failed, whatever its status;
 // a demote hook that hangs does not keep ballot from exiting.
 func TestHangingHooksAreStopped(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	t.Run("promote", func(t *testing.T) {
 		e := newHookElection(t, c)
@@ -154,6 +156,7 @@ func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
 // hook and ends ballot with 0, as any stop before the command ran, in run
 // once and run cron alike.
 func TestStopDuringPromoteHook(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	for _, mode := range []string{"once", "cron"} {
 		t.Run(mode, func(t *testing.T) {

@@ -287,6 +287,7 @@ func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 // promote < command < demote, and each demote ends before the next
 // promote starts.
 func TestHooksOrderCleanHandover(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newHookElection(t, c)
 	flags := hookFlags(e.events, "--on-child-success", "reelect", "--on-child-error", "reelect")
@@ -340,6 +341,7 @@ func TestHooksOrderCleanHandover(t *testing.T) {
 // demote hook runs with reason stop-requested and ends before the
 // follower's promote hook starts.
 func TestHooksOrderSIGTERM(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newHookElection(t, c)
 	a := e.add("a", hookFlags(e.events), nil, "tick")
@@ -446,6 +448,7 @@ func TestHooksOrderSessionExpiry(t *testing.T) {
 // TestHooksOnlyNoCommand: run once with hooks and no command holds the
 // leadership until stopped.
 func TestHooksOnlyNoCommand(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newHookElection(t, c)
 	args := runArgs(c.Servers(), e.base, "a", append(hookFlags(e.events), "--leader-data", "hooks only")...)

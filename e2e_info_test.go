@@ -99,6 +99,7 @@ func checkCoherent(t *testing.T, inf *infoElection, code int) {
 }
 
 func TestInfo(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 
 	t.Run("NoPath", func(t *testing.T) {
@@ -380,6 +381,7 @@ func waitLines(t *testing.T, p *ballotProc, timeout time.Duration, want ...strin
 }
 
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newFreshElection(t, c)
 	args := func(format string) []string {

@@ -86,6 +86,7 @@ func onceFinished(t *testing.T, c *zkCluster, base, key string) bool {
 // lost. Whether the claim landed or not, and even when the session is
 // lost with the answer, the job runs, once, and its key ends finished.
 func TestOnceClaimAnswerLost(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	cases := []struct {
 		name string
@@ -184,6 +185,7 @@ func waitNoProposals(t *testing.T, c *zkCluster, base string, cut *atomic.Bool) 
 // keys are deleted and an unfinished one stays (deleted, it could run
 // again).
 func TestOncePruneKeepsUnfinished(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	base := "/ballot/test/once-prune"
 	seedElection(t, c.Servers(), base)
@@ -234,6 +236,7 @@ func TestOncePruneKeepsUnfinished(t *testing.T) {
 // does not hold its key forever) and records it as timed out;
 // --wait-timeout gives up waiting in line with exit 75, like flock -w.
 func TestOnceTimeouts(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	t.Run("timeout", func(t *testing.T) {
 		t.Parallel()

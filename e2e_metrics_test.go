@@ -78,6 +78,7 @@ func waitProm(t *testing.T, file string, ok func(m map[string]float64) bool) map
 // TestMetricsFile: the file follows leadership, command exits and cron
 // runs, and says ballot_up 0 once ballot has exited.
 func TestMetricsFile(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 	e := newElection(t, c)

@@ -72,6 +72,7 @@ func (l *notifyListener) wait(t *testing.T, s string) int {
 // STATUS with the role, leader and fencing token, the watchdog fed while
 // healthy, STOPPING and a timeout extension on stop, in that order.
 func TestSystemdNotify(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	leaderSock, lead := listenNotify(t)

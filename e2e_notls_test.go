@@ -14,6 +14,7 @@ import (
 )
 
 func TestBuildWithoutTLS(t *testing.T) {
+	t.Parallel()
 	deps, err := exec.Command("go", "list", "-deps", "-tags", "ballot_notls", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -36,6 +36,7 @@ func onceCandidate(t *testing.T, c *zkCluster, base, id, key string, flags []str
 }
 
 func TestOnceKey(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 	runs, ticks := filepath.Join(dir, "runs"), filepath.Join(dir, "ticks")
@@ -95,6 +96,7 @@ func TestOnceKey(t *testing.T) {
 // and unfinished: nobody runs it again, unless --once-retry-unfinished, and
 // then never while the first runner's session lives.
 func TestOnceKeyUnfinished(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 	ticks := filepath.Join(dir, "ticks")
@@ -149,6 +151,7 @@ func TestOnceKeyUnfinished(t *testing.T) {
 // TestNoWait: like flock -n, a candidate that finds another leading exits
 // 75 at once instead of waiting in line.
 func TestNoWait(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")

@@ -20,6 +20,7 @@ import (
 const preemptAfterTest = 4 * time.Second
 
 func TestPreferredLeaders(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	preempt := []string{"--preempt-after", preemptAfterTest.String()}
 
@@ -158,6 +159,7 @@ func waitEvents(t *testing.T, p *ballotProc, ev logEvent, n int, timeout time.Du
 // revocation of the handover plus W — and a successor that reads the
 // revoked record gets no credit.
 func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	for _, gone := range []bool{true, false} {
 		name := "named successor gone"

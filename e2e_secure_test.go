@@ -130,6 +130,7 @@ func expiredTLSServer(t *testing.T, pki *testPKI) string {
 // TestSecureTLS: an election and a handover over TLS, info, leader and
 // watch with the same options, and every connection error.
 func TestSecureTLS(t *testing.T) {
+	t.Parallel()
 	pki := newTestPKI(t)
 	c := startTLSZK(t, pki, "want")
 	tlsServers := byName(c.SecureServers()[0]) // verified as "localhost"
@@ -237,6 +238,7 @@ func TestSecureTLS(t *testing.T) {
 // takes ballot's, which is then ballot's identity for the default creator
 // ACL; without one, ballot says the server wants one.
 func TestSecureClientAuthNeed(t *testing.T) {
+	t.Parallel()
 	pki := newTestPKI(t)
 	c := startTLSZK(t, pki, "need")
 	servers := byName(c.SecureServers()[0])
@@ -286,6 +288,7 @@ func TestSecureClientAuthNeed(t *testing.T) {
 // TestSecureChroot: a chroot in the connection string is prepended to the
 // base path, and logs and info show the full path.
 func TestSecureChroot(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	servers := c.ConnString() + "/apps/team"

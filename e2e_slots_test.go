@@ -89,6 +89,7 @@ func waitSlotTenures(t *testing.T, file string, n int, timeout time.Duration) {
 }
 
 func TestSlots(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 
 	t.Run("two at once, a released slot goes to the next", func(t *testing.T) {
@@ -347,6 +348,7 @@ func slotsOnEnsemble(t *testing.T, c *zkCluster) {
 // that slot first, before taking another, and a candidate whose proposal
 // is gone meanwhile ends its candidacy instead of spinning.
 func TestSlotLostTake(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	for _, gone := range []bool{false, true} {
 		name := "another slot taken, the lost one given back"

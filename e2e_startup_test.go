@@ -119,6 +119,7 @@ func TestElectionFailurePolicies(t *testing.T) {
 }
 
 func TestDebugLogsSources(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ballot.json")

@@ -91,6 +91,7 @@ func harnessWaitState(t *testing.T, events <-chan zk.Event, want zk.State, timeo
 }
 
 func TestHarnessStandalone(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	c := startZK(t, 1)
 	t.Logf("standalone start: %v", time.Since(t0))
@@ -137,6 +138,7 @@ func TestHarnessStandalone(t *testing.T) {
 }
 
 func TestHarnessEnsemble(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	c := startZKWith(t, zkOptions{N: 3})
 	t.Logf("ensemble start: %v", time.Since(t0))

@@ -22,6 +22,7 @@ import (
 // server granted it (clamped to [2, 20] × tickTime), with the library's
 // logs going nowhere; and its password resumes the session.
 func TestSessionFactsComeOffTheWire(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	tick := zkc.TickTime()
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: zkc.Servers(), ZooKeeperACL: aclOpen})

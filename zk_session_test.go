@@ -11,6 +11,7 @@ import (
 // connection to come back (a claim, watches, renewals); the reconnect
 // must wake them all, or one waits forever on a healthy session.
 func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	p := newTCPProxy(t, c.Servers())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -72,6 +72,7 @@ func releaseOf(h *handoff, base string) {
 // wire, is resumed by the tiny client, which gives the baton back (record
 // marked, baton deleted) and closes the session: its proposal goes at once.
 func TestWireEndsASessionItDidNotOpen(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn, h := sniffedSession(t, c)
 	mkdir(t, conn, "/e")
@@ -107,6 +108,7 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 // TestWireReleaseIsConditional: the release marks only our own take,
 // fenced by our proposal; the session is closed in every case.
 func TestWireReleaseIsConditional(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	other := zkConnect(t, c.Servers(), 2*time.Second)
 
@@ -189,6 +191,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 // but never answers gets only its share of the session timeout; the
 // release still happens on the second.
 func TestWireServerThatNeverAnswers(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	mute, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
