@@ -182,24 +182,20 @@ func (m *metrics) render() string {
 	}
 	stamp("ballot_cron_last_run_timestamp_seconds", "Scheduled time of the last run cron run started by this candidate", m.cronLastRun)
 	stamp("ballot_cron_last_success_timestamp_seconds", "Scheduled time of the last run cron run of this candidate that exited 0", m.cronLastSuccess)
-	b.WriteString("# HELP ballot_cron_skipped_total Scheduled times this candidate skipped as leader, by reason\n# TYPE ballot_cron_skipped_total counter\n")
-	reasons := make([]string, 0, len(m.cronSkipped))
-	for r := range m.cronSkipped {
-		reasons = append(reasons, r)
+	// A counter with one more label, its values in a stable order.
+	byLabel := func(name, help, label string, counts map[string]int) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+		keys := make([]string, 0, len(counts))
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s{%s,%s=%s} %d\n", name, m.labels, label, strconv.Quote(k), counts[k])
+		}
 	}
-	sort.Strings(reasons)
-	for _, r := range reasons {
-		fmt.Fprintf(&b, "ballot_cron_skipped_total{%s,reason=%s} %d\n", m.labels, strconv.Quote(r), m.cronSkipped[r])
-	}
-	b.WriteString("# HELP ballot_hook_failures_total Hooks that failed, timed out or could not be executed, by hook (on-run-end)\n# TYPE ballot_hook_failures_total counter\n")
-	hooks := make([]string, 0, len(m.hookFailures))
-	for h := range m.hookFailures {
-		hooks = append(hooks, h)
-	}
-	sort.Strings(hooks)
-	for _, h := range hooks {
-		fmt.Fprintf(&b, "ballot_hook_failures_total{%s,hook=%s} %d\n", m.labels, strconv.Quote(h), m.hookFailures[h])
-	}
+	byLabel("ballot_cron_skipped_total", "Scheduled times this candidate skipped as leader, by reason", "reason", m.cronSkipped)
+	byLabel("ballot_hook_failures_total", "Hooks that failed, timed out or could not be executed, by hook (on-run-end)", "hook", m.hookFailures)
 	fmt.Fprintf(&b, "# HELP ballot_ping_failures_total --ping-url pings given up after their tries, or dropped\n# TYPE ballot_ping_failures_total counter\nballot_ping_failures_total{%s} %d\n", m.labels, m.pingFailures)
 	return b.String()
 }
