@@ -21,7 +21,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # the linux/amd64 binary's 6.8 MiB is the Go runtime and crypto/tls (2.2
 # MiB of it, for --zookeeper-tls; see BENCHMARKS.md).
 # TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
-# (tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
+# (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=-l -ldflags "$(LDFLAGS)"
 

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // batonWait is W: how long a successor waits after finding the baton
@@ -70,7 +72,7 @@ func (c *candidate) handoverPath() string { return c.basePath + "/" + slotName(h
 func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, Slot: c.slot, CandidateID: c.id, Host: host, PID: os.Getpid(),
-		Proposal: c.node, Session: sessionHex(c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
+		Proposal: c.node, Session: zookeeper.SessionHex(c.s.ID()), SessionTimeoutMs: c.s.Timeout().Milliseconds(),
 		BatonWaitMs: recordedWaitMs(c.s.Timeout()), FencingToken: c.token, At: time.Now().UTC()}
 }
 
@@ -115,7 +117,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 	var named namedWait
 	announced := "" // the last wait logged
 	for {
-		if c.s.isLost() {
+		if c.s.IsLost() {
 			return leaseStart{}, errSessionLost
 		}
 		// Only a proof answered before the record is read may give credit:
@@ -175,7 +177,7 @@ type handoverSeen struct {
 }
 
 func (c *candidate) readHandover() (*handoverSeen, error) {
-	raw, stat, err := c.s.conn.Get(c.handoverPath())
+	raw, stat, err := c.s.Conn.Get(c.handoverPath())
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}
@@ -196,7 +198,7 @@ func parseHandover(raw []byte) *handoverSeen {
 // (or a missing record, see takeBaton), and how long its holder's lease
 // may still run: "" when there is none.
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
-	mine := h.parsed && h.rec.Session == sessionHex(c.s.ID())
+	mine := h.parsed && h.rec.Session == zookeeper.SessionHex(c.s.ID())
 	if h.parsed && (h.rec.State == handoverHanded || h.rec.State == handoverRevoked) {
 		// Ours only if it names this proposal. Named to another, which
 		// is no longer in line or whose handover was revoked
@@ -248,7 +250,7 @@ type electionSeen struct {
 
 // readElection reads the election path's record.
 func (c *candidate) readElection() (*electionSeen, error) {
-	raw, st, err := c.s.conn.Get(c.basePath)
+	raw, st, err := c.s.Conn.Get(c.basePath)
 	if err != nil {
 		return nil, err
 	}
@@ -329,11 +331,11 @@ func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error
 	}
 	note := releasedPath(c.basePath, path.Base(who))
 	if drop.noteFor == note && !fired(drop.note) {
-		ok, _, err := c.s.conn.Exists(note)
+		ok, _, err := c.s.Conn.Exists(note)
 		return ok, err
 	}
 	// Not watched yet, or the watch fired (a watch fires once): arm it.
-	ok, _, ev, err := c.s.conn.ExistsW(note)
+	ok, _, ev, err := c.s.Conn.ExistsW(note)
 	if err != nil {
 		return false, err
 	}
@@ -367,7 +369,7 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 	case i == 3 && errors.Is(res[3].Error, zk.ErrBadVersion):
 		c.election = nil // another leader recorded its W meanwhile
 		return 0, false, nil
-	case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
+	case zookeeper.Retryable(err) || errors.Is(err, zk.ErrSessionExpired):
 		// The multi may have been applied: a baton of ours is found on
 		// the next round (the take fails with "exists", waitHeld sees it
 		// is ours). Until then, leaving the election must end the
@@ -375,7 +377,7 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 		c.baton.answerLost(c.slot)
 		return 0, false, c.retryAfter(err, stop)
 	}
-	return 0, false, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zkError(err, "create", c.batonPath()))
+	return 0, false, fmt.Errorf("cannot take the baton %s: %w", c.batonPath(), zookeeper.Error(err, "create", c.batonPath()))
 }
 
 // take sends the take's multi-op: it creates the baton and marks the
@@ -383,11 +385,11 @@ func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan stru
 // the election's record if it is the longest yet. c.election is read.
 func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse, err error) {
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1},
-		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl, Flags: zk.FlagEphemeral}}
+		&zk.CreateRequest{Path: c.batonPath(), Data: c.handoverData(handoverTaken), Acl: c.s.ACL, Flags: zk.FlagEphemeral}}
 	if h.exists {
 		ops = append(ops, &zk.SetDataRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Version: h.stat.Version})
 	} else {
-		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.acl})
+		ops = append(ops, &zk.CreateRequest{Path: c.handoverPath(), Data: c.handoverData(handoverTaken), Acl: c.s.ACL})
 	}
 	w := recordedWaitMs(c.s.Timeout())
 	record := c.election.ours && w > c.election.rec.BatonWaitMs
@@ -396,7 +398,7 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 		ops = append(ops, &zk.SetDataRequest{Path: c.basePath, Data: b, Version: c.election.version})
 	}
 	sent = bootNow()
-	res, err = c.s.conn.Multi(ops...)
+	res, err = c.s.Conn.Multi(ops...)
 	if err != nil {
 		return sent, res, err
 	}
@@ -430,7 +432,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		// Ours, from a take whose answer was lost: nothing runs under it.
 		// Checked against our proposal, so that a delete the client sends
 		// late, on a new session, cannot remove a successor's baton.
-		if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.DeleteRequest{Path: c.batonPath(), Version: -1}); err == nil {
 			c.baton.ownGone()
 		}
@@ -441,10 +443,10 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 	// leader hands over for --preempt-after only to one ready (preempt.go).
 	c.standBy()
 	c.proveWhile(true)
-	if *announced != "held "+sessionHex(owner) {
-		*announced = "held " + sessionHex(owner)
-		holder := "session " + sessionHex(owner)
-		if b, _, err := c.s.conn.Get(c.batonPath()); err == nil {
+	if *announced != "held "+zookeeper.SessionHex(owner) {
+		*announced = "held " + zookeeper.SessionHex(owner)
+		holder := "session " + zookeeper.SessionHex(owner)
+		if b, _, err := c.s.Conn.Get(c.batonPath()); err == nil {
 			var rec handoverRecord
 			if json.Unmarshal(b, &rec) == nil {
 				holder = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
@@ -463,7 +465,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 			if held, _, ev, err = c.batonWatch(); err != nil || !held {
 				return nil
 			}
-		case <-c.s.lost:
+		case <-c.s.Lost():
 			return errSessionLost
 		case <-stop:
 			return errStopped
@@ -477,7 +479,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Event, stop <-chan struct{}) error {
 	var changed <-chan zk.Event
 	if exists {
-		_, _, ev, err := c.s.conn.GetW(c.handoverPath())
+		_, _, ev, err := c.s.Conn.GetW(c.handoverPath())
 		if err == nil {
 			changed = ev
 		}
@@ -488,7 +490,7 @@ func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Eve
 	case <-t.C:
 	case <-changed:
 	case <-noted:
-	case <-c.s.lost:
+	case <-c.s.Lost():
 		return errSessionLost
 	case <-stop:
 		return errStopped
@@ -507,7 +509,7 @@ func fired(w <-chan zk.Event) bool {
 }
 
 func (c *candidate) batonHolder() (held bool, owner int64, err error) {
-	ok, st, err := c.s.conn.Exists(c.batonPath())
+	ok, st, err := c.s.Conn.Exists(c.batonPath())
 	if err != nil || !ok {
 		return false, 0, err
 	}
@@ -515,7 +517,7 @@ func (c *candidate) batonHolder() (held bool, owner int64, err error) {
 }
 
 func (c *candidate) batonWatch() (held bool, owner int64, ev <-chan zk.Event, err error) {
-	ok, st, ev, err := c.s.conn.ExistsW(c.batonPath())
+	ok, st, ev, err := c.s.Conn.ExistsW(c.batonPath())
 	if err != nil || !ok {
 		return false, 0, ev, err
 	}

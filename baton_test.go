@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 func TestBatonWaitIsThreeQuartersOfT(t *testing.T) {
@@ -25,7 +27,7 @@ func TestBatonWaitIsThreeQuartersOfT(t *testing.T) {
 // testCandidate is a candidate whose session has id and timeout T, as far
 // as the baton's records go.
 func testCandidate(id int64, T time.Duration) *candidate {
-	return &candidate{s: &session{id: id, timeout: T, lost: make(chan struct{})},
+	return &candidate{s: zookeeper.Detached(id, T),
 		basePath: "/ballot/test", id: "alice", node: "/ballot/test/_c_x-proposal-0000000001"}
 }
 

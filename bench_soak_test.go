@@ -50,6 +50,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 const benchSoakDefault = "1000,2000,4000"
@@ -223,7 +225,7 @@ func benchSoakStepDown(conn *zk.Conn, base, cand string, within time.Duration) e
 		}
 		// ErrNoNode: the last leader cleared its own request between
 		// the create and the set; try again.
-		if err != nil && !retryable(err) && !errors.Is(err, zk.ErrNoNode) {
+		if err != nil && !zookeeper.Retryable(err) && !errors.Is(err, zk.ErrNoNode) {
 			return err
 		}
 		if time.Now().After(deadline) {

@@ -52,6 +52,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 func init() {
@@ -275,13 +277,13 @@ func (b *benchEnv) seed(t *testing.T, base string) {
 	// member dropped under load, a ZooKeeper election) as ballot does:
 	// a request lost with the connection is tried again.
 	for try := 0; try < 20; try++ {
-		if err = createParents(b.conn, base, zk.WorldACL(zk.PermAll)); err == nil {
+		if err = zookeeper.CreateParents(b.conn, base, zk.WorldACL(zk.PermAll)); err == nil {
 			_, err = b.conn.Create(handoverPath(base), rec, 0, zk.WorldACL(zk.PermAll))
 			if err == nil || errors.Is(err, zk.ErrNodeExists) {
 				return
 			}
 		}
-		if !retryable(err) {
+		if !zookeeper.Retryable(err) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // candidate is one proposal in one session.
 type candidate struct {
 	log      *slog.Logger
-	s        *session
+	s        *zookeeper.Session
 	basePath string
 	id       string
 	node     string // full path of the proposal node
@@ -141,7 +143,7 @@ func sortedProposals(children []string) []string {
 // larger --slots waited out); an error ends the wait (a --slots
 // disagreement refuses).
 func (c *candidate) placeInLine(stop <-chan struct{}) (line []string, me int, err error) {
-	children, _, err := c.s.conn.Children(c.basePath)
+	children, _, err := c.s.Conn.Children(c.basePath)
 	if err != nil {
 		return nil, -1, c.retryAfter(err, stop)
 	}
@@ -172,7 +174,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 	}
 	f := &followWatches{c: c}
 	for {
-		if c.s.isLost() {
+		if c.s.IsLost() {
 			return errSessionLost
 		}
 		line, me, err := c.placeInLine(stop)
@@ -184,7 +186,7 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 		case me < 0:
 			return errProposalGone
 		case me == 0:
-			if c.s.isLost() || !c.s.connected.Load() {
+			if c.s.IsLost() || !c.s.Connected() {
 				continue
 			}
 			return nil
@@ -247,7 +249,7 @@ func (f *followWatches) namesUs() bool {
 	// must go and take it, whatever our place). One watch, kept
 	// until it fires.
 	if f.named == nil {
-		raw, _, w, err := c.s.conn.GetW(c.handoverPath())
+		raw, _, w, err := c.s.Conn.GetW(c.handoverPath())
 		if err == nil && c.handedToUs(parseHandover(raw)) {
 			return true
 		}
@@ -273,7 +275,7 @@ func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) 
 		// must be ready (standBy) before the new leader's command ends.
 		// Only the third watches the lowest too: no herd.
 		f.lowest, f.lowestGone = line[0], nil
-		ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + f.lowest)
+		ok, _, w, err := c.s.Conn.ExistsW(c.basePath + "/" + f.lowest)
 		if err != nil || !ok {
 			f.lowest = ""
 			return pred, nil, nil // gone already (or unknown): list the line again
@@ -292,10 +294,10 @@ func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) 
 func (f *followWatches) watchPredecessor(pred string, me int) (exists bool, watch <-chan zk.Event, err error) {
 	c := f.c
 	if me != 1 {
-		exists, _, watch, err = c.s.conn.ExistsW(pred)
+		exists, _, watch, err = c.s.Conn.ExistsW(pred)
 		return exists, watch, err
 	}
-	raw, _, watch, err := c.s.conn.GetW(pred)
+	raw, _, watch, err := c.s.Conn.GetW(pred)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, nil, nil
 	}
@@ -330,7 +332,7 @@ func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAm
 		case ev := <-f.lowestGone:
 			if ev.Type == zk.EventNodeDataChanged {
 				// The leader's state changed: watch it again, and wait on.
-				if ok, _, w, err := c.s.conn.ExistsW(c.basePath + "/" + f.lowest); err == nil && ok {
+				if ok, _, w, err := c.s.Conn.ExistsW(c.basePath + "/" + f.lowest); err == nil && ok {
 					f.lowestGone = w
 					continue
 				}
@@ -338,7 +340,7 @@ func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAm
 			f.lowest, f.lowestGone = "", nil
 			return false, nil // list the line again: we may be next
 		case ev := <-watch:
-			switch predecessorChanged(ev.Type, me, func() bool { return c.s.connected.Load() && !c.s.isLost() }, firstAmongEqual) {
+			switch predecessorChanged(ev.Type, me, func() bool { return c.s.Connected() && !c.s.IsLost() }, firstAmongEqual) {
 			case predecessorWent:
 				return true, nil
 			case predecessorStays:
@@ -349,7 +351,7 @@ func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAm
 				}
 			}
 			return false, nil
-		case <-c.s.lost:
+		case <-c.s.Lost():
 			return false, errSessionLost
 		case <-stop:
 			return false, errStopped
@@ -396,10 +398,10 @@ func predecessorChanged(ev zk.EventType, me int, online func() bool, firstAmongE
 
 func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 	switch {
-	case retryable(err):
-		return c.s.waitOnline(stop)
+	case zookeeper.Retryable(err):
+		return c.s.WaitOnline(stop)
 	case errors.Is(err, zk.ErrSessionExpired):
-		c.s.markLost("session expired")
+		c.s.MarkLost("session expired")
 		return errSessionLost
 	default:
 		// Unexpected (ACLs, a deleted base path): wait a moment, retry.
@@ -407,7 +409,7 @@ func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 		select {
 		case <-time.After(500 * time.Millisecond):
 			return nil
-		case <-c.s.lost:
+		case <-c.s.Lost():
 			return errSessionLost
 		case <-stop:
 			return errStopped
@@ -424,7 +426,7 @@ func (c *candidate) retryAfter(err error, stop <-chan struct{}) error {
 func (c *candidate) withdraw(extra ...any) bool {
 	c.pub.stop()
 	c.retire()
-	if c.s.isLost() {
+	if c.s.IsLost() {
 		return true // the session, and its nodes, are gone
 	}
 	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps(c.successor())...)

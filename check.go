@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 const (
@@ -179,7 +181,7 @@ func onceJob(items []*historyItem) bool {
 }
 
 // runCheck is `ballot check`.
-func runCheck(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
+func runCheck(set *Settings, acc *zookeeper.Access, log *slog.Logger, w io.Writer) int {
 	f := &checkFacts{}
 	s, now, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
 		f.items, err = readHistory(conn, set.BasePath, historyKeep, func(it *historyItem) bool { return it.succeeded() })

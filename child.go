@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // childExit is how a command ended, as ballot reports it.
@@ -76,7 +78,7 @@ type childSpec struct {
 	Deadline killTimes
 	// Handoff lets the keeper end ballot's session, should ballot die,
 	// once the tree is gone (zkwire.go). nil: it leaves it to expire.
-	Handoff *handoff
+	Handoff *zookeeper.Handoff
 	// Demote is the on-demote hook the keeper runs, should ballot die
 	// while leading, before it ends the session (keeperend.go). nil: none.
 	Demote *demoteHook
@@ -266,7 +268,7 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 // tellHandoff gives the keeper what ending ballot's session takes, over
 // the private pipe, never in arguments or the environment: the password
 // is the session.
-func (c *child) tellHandoff(h *handoff) {
+func (c *child) tellHandoff(h *zookeeper.Handoff) {
 	c.tell(sessionOrder(h))
 	c.tell(accessOrder(h.Access))
 	c.tellRelease(h)
@@ -274,7 +276,7 @@ func (c *child) tellHandoff(h *handoff) {
 
 // tellRelease gives the keeper the release of the baton, fenced by the
 // proposal; nothing without one.
-func (c *child) tellRelease(h *handoff) {
+func (c *child) tellRelease(h *zookeeper.Handoff) {
 	if h.ReleasePath != "" {
 		c.tell(releaseOrder(h))
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 func (r *runner) childEnv(c *candidate) []string {
@@ -30,7 +32,7 @@ func (r *runner) childEnv(c *candidate) []string {
 	return append(env,
 		"BALLOT_PROPOSAL_NODE="+c.node,
 		"BALLOT_FENCING_TOKEN="+strconv.FormatInt(c.token, 10),
-		"BALLOT_SESSION_ID="+sessionHex(c.s.ID()),
+		"BALLOT_SESSION_ID="+zookeeper.SessionHex(c.s.ID()),
 		"BALLOT_SLOT="+strconv.Itoa(c.slot),
 		"BALLOT_ELECTED=true")
 }
@@ -133,11 +135,11 @@ func releaseWhenTaken(cmd *child, l *lease, pending bool) {
 // handoffFor is what a keeper needs to end c's session and give its baton
 // back should ballot die; nil when not elected. While a handover's take is
 // pending under l, only the session: the release follows the take.
-func handoffFor(c *candidate, l *lease) *handoff {
+func handoffFor(c *candidate, l *lease) *zookeeper.Handoff {
 	if c == nil {
 		return nil
 	}
-	h := c.s.handoff()
+	h := c.s.Handoff()
 	if l != nil && l.takePending() {
 		return h
 	}

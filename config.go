@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // The policies are types of their own, so that a connection-loss policy
@@ -36,9 +38,9 @@ const (
 
 // Values for zookeeper-acl.
 const (
-	aclOpen             = "open"
-	aclCreator          = "creator"
-	aclCreatorWorldRead = "creator-world-read"
+	aclOpen             = zookeeper.ACLOpen
+	aclCreator          = zookeeper.ACLCreator
+	aclCreatorWorldRead = zookeeper.ACLCreatorWorldRead
 )
 
 // lossPolicy is on-connection-loss: what a leader does when its

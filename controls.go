@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // controls is what a leader is asked to do, kept current by a watcher.
@@ -147,7 +149,7 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 	go func() {
 		for {
 			if err != nil {
-				if !retryable(err) || c.s.waitOnline(quit) != nil {
+				if !zookeeper.Retryable(err) || c.s.WaitOnline(quit) != nil {
 					return
 				}
 			} else {
@@ -156,7 +158,7 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 				case <-sev:
 				case <-quit:
 					return
-				case <-c.s.lost:
+				case <-c.s.Lost():
 					return
 				}
 			}
@@ -171,16 +173,16 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 // usually does not, and then one round trip is all a new leader spends.
 // The watch is the session's one on path (existsWatch): it fires at the
 // node's creation, change or deletion.
-func getOrWatch(s *session, path string) ([]byte, <-chan struct{}, error) {
+func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan struct{}, error) {
 	for {
-		ok, ev, err := s.existsWatch(path)
+		ok, ev, err := s.ExistsWatch(path)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !ok {
 			return nil, ev, nil
 		}
-		raw, _, err := s.conn.Get(path)
+		raw, _, err := s.Conn.Get(path)
 		if err == nil {
 			if raw == nil {
 				raw = []byte{}
@@ -197,9 +199,9 @@ func getOrWatch(s *session, path string) ([]byte, <-chan struct{}, error) {
 // it has been acted on.
 func (c *candidate) clearStepDown() {
 	p := c.basePath + "/" + stepDownName
-	raw, st, err := c.s.conn.Get(p)
+	raw, st, err := c.s.Conn.Get(p)
 	if err == nil && namesUs(raw, c.node) {
-		_ = c.s.conn.Delete(p, st.Version)
+		_ = c.s.Conn.Delete(p, st.Version)
 	}
 }
 
@@ -215,7 +217,7 @@ func operator() string {
 // runStepDown is `ballot step-down`: ask the leader (with --candidate-id,
 // that candidate if it leads) to hand over; with --wait, wait until a
 // different candidate leads. Exit 0 done, 1 not possible or not in time.
-func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+func runStepDown(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
 	conn := dialOperator(set, acc, log, "cannot read ZooKeeper")
 	if conn == nil {
 		return exitFailure
@@ -252,12 +254,12 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 	old := l.data.CandidateID
 	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
 	p := set.BasePath + "/" + stepDownName
-	_, err = conn.Create(p, rec, 0, acc.acl)
+	_, err = conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNodeExists) {
 		_, err = conn.Set(p, rec, -1)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ballot: step-down: %v\n", zkFailed(err, "write", p))
+		fmt.Fprintf(os.Stderr, "ballot: step-down: %v\n", zookeeper.Failed(err, "write", p))
 		return exitFailure
 	}
 	fmt.Fprintf(out, "asked %s to step down\n", old)
@@ -281,8 +283,8 @@ func runStepDown(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) 
 
 // dialOperator connects for an operator's command; on failure it prints
 // "ballot: <failed>: why" and returns nil.
-func dialOperator(set *Settings, acc *zkAccess, log *slog.Logger, failed string) *zk.Conn {
-	conn, err := dialReader(set, acc, log, nil, nil)
+func dialOperator(set *Settings, acc *zookeeper.Access, log *slog.Logger, failed string) *zk.Conn {
+	conn, err := zookeeper.DialReader(acc, set.SessionTimeout, log, nil, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: "+failed+": "+err.Error())
 		return nil
@@ -291,7 +293,7 @@ func dialOperator(set *Settings, acc *zkAccess, log *slog.Logger, failed string)
 }
 
 // runResume is `ballot resume`: the leader starts its command again.
-func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+func runResume(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
 	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
 	if conn == nil {
 		return exitFailure
@@ -303,7 +305,7 @@ func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 	case errors.Is(err, zk.ErrNoNode):
 		fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zkFailed(err, "delete", p))
+		fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zookeeper.Failed(err, "delete", p))
 		return exitFailure
 	default:
 		fmt.Fprintf(out, "resumed %s\n", set.BasePath)
@@ -313,7 +315,7 @@ func runResume(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 
 // runPause is `ballot pause`: the leader stops its command and holds the
 // lead running nothing until `ballot resume`.
-func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+func runPause(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
 	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
 	if conn == nil {
 		return exitFailure
@@ -321,17 +323,17 @@ func runPause(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int
 	defer conn.Close()
 	p := set.BasePath + "/" + pauseName
 	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
-	_, err := conn.Create(p, rec, 0, acc.acl)
+	_, err := conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
-		if err = createParents(conn, set.BasePath, acc.acl); err == nil {
-			_, err = conn.Create(p, rec, 0, acc.acl)
+		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {
+			_, err = conn.Create(p, rec, 0, acc.ACL)
 		}
 	}
 	if errors.Is(err, zk.ErrNodeExists) {
 		_, err = conn.Set(p, rec, -1)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ballot: pause: %v\n", zkFailed(err, "write", p))
+		fmt.Fprintf(os.Stderr, "ballot: pause: %v\n", zookeeper.Failed(err, "write", p))
 		return exitFailure
 	}
 	fmt.Fprintf(out, "paused %s\n", set.BasePath)

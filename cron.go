@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 const onTimeTolerance = time.Second
@@ -75,7 +77,7 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 	// With --slots, each slot runs each scheduled time once: its own record.
 	st := cronState{path: c.basePath + "/" + slotName(cronName, c.slot), version: -1}
 	for {
-		b, stat, err := c.s.conn.Get(st.path)
+		b, stat, err := c.s.Conn.Get(st.path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return st, nil
@@ -115,14 +117,14 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 	for {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if st.version < 0 {
-			ops = append(ops, &zk.CreateRequest{Path: st.path, Data: data, Acl: c.s.acl})
+			ops = append(ops, &zk.CreateRequest{Path: st.path, Data: data, Acl: c.s.ACL})
 		} else {
 			ops = append(ops, &zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
 		}
 		if op := c.historyCreate(entry); op != nil {
 			ops = append(ops, op) // the run's history entry, in the same fenced write
 		}
-		res, err := c.s.conn.Multi(ops...)
+		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
 			c.created(res, 2, entry)
 			st.last, st.rec = t, rec
@@ -133,14 +135,14 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 			}
 			return nil
 		}
-		if !retryable(err) {
-			return zkError(err, "write", st.path)
+		if !zookeeper.Retryable(err) {
+			return zookeeper.Error(err, "write", st.path)
 		}
 		// The answer was lost: the write may have happened. Read it back.
-		if err := c.s.waitOnline(r.stopping); err != nil {
+		if err := c.s.WaitOnline(r.stopping); err != nil {
 			return err
 		}
-		b, stat, gerr := c.s.conn.Get(st.path)
+		b, stat, gerr := c.s.Conn.Get(st.path)
 		if gerr == nil {
 			var got cronRecord
 			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
@@ -627,15 +629,15 @@ func (cl *cronLeader) recordEnd(ok bool) {
 	}
 	data, _ := json.Marshal(st.rec)
 	for try := 0; ; try++ {
-		_, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		_, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
 		if err == nil {
 			st.version++
 			break
 		}
-		if retryable(err) && try < 3 && c.s.waitOnline(r.stopping) == nil {
+		if zookeeper.Retryable(err) && try < 3 && c.s.WaitOnline(r.stopping) == nil {
 			// The answer was lost: the write may have happened.
-			if b, stat, gerr := c.s.conn.Get(st.path); gerr == nil {
+			if b, stat, gerr := c.s.Conn.Get(st.path); gerr == nil {
 				var got cronRecord
 				if json.Unmarshal(b, &got) == nil && got.Ended == st.rec.Ended && got.Attempt == st.rec.Attempt && got.ScheduledTime.Equal(st.last) {
 					st.version = stat.Version

@@ -66,7 +66,7 @@ func (r *runner) checkClock(c *candidate, t time.Time) error {
 			case <-l.renewed:
 			case <-wait.C:
 				return errors.New("no lease renewal answered: ZooKeeper's clock is unknown")
-			case <-c.s.lost:
+			case <-c.s.Lost():
 				return errSessionLost
 			case <-r.stopping:
 				return errStopped

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // TestCronClockAheadOfZooKeeper: a leader whose clock is ahead of
@@ -65,7 +67,7 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := dialSession(lg, acc, 2*time.Second, 5*time.Second, nil)
+	s, err := zookeeper.DialSession(lg, acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

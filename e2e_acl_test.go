@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // digestConn is a plain client of c logged in with cred (user:password).
@@ -240,7 +242,7 @@ func TestSecureDigestACLs(t *testing.T) {
 	// gets ballot's.
 	t.Run("existing base path", func(t *testing.T) {
 		base := "/acl-existing/e"
-		if err := createParents(admin, base, zk.WorldACL(zk.PermAll)); err != nil {
+		if err := zookeeper.CreateParents(admin, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		p := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick"), append(global(servers, base,

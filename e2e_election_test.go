@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // election is a set of candidates for one election path whose commands
@@ -52,7 +54,7 @@ func seedElection(t testing.TB, servers []string, base string) {
 	t.Helper()
 	conn := zkConnect(t, servers, 2*time.Second)
 	defer conn.Close()
-	if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
+	if err := zookeeper.CreateParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("seed %s: %v", base, err)
 	}
 	rec := []byte(`{"state":"released","candidateId":"seed","sessionTimeoutMs":2000,"at":"2026-01-01T00:00:00Z"}`)

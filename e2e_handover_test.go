@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // TestCleanHandoverStartsOnCredit: the next in line, ready (proved in
@@ -85,7 +87,7 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	if _, err := next.readElection(); err != nil {
 		t.Fatal(err)
 	}
-	children, _, err := leaderSession.conn.Children(base)
+	children, _, err := leaderSession.Conn.Children(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 		}
 	}
 	var rec handoverRecord
-	b, _, _ := leaderSession.conn.Get(base + "/" + handoverName)
+	b, _, _ := leaderSession.Conn.Get(base + "/" + handoverName)
 	_ = json.Unmarshal(b, &rec)
 	if rec.State != handoverTaken || rec.CandidateID != "newcomer" {
 		t.Errorf("record %s, want taken by newcomer", b)
@@ -162,7 +164,7 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.conn.Delete(c.node, -1); err != nil {
+	if err := s.Conn.Delete(c.node, -1); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.takeHandedOver(h, func() bool { return true }, nil)
@@ -170,7 +172,7 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 	if !errors.As(err, &lost) {
 		t.Fatalf("take without a proposal: %v, want the proposal lost", err)
 	}
-	if ok, _, _ := s.conn.Exists(c.batonPath()); ok {
+	if ok, _, _ := s.Conn.Exists(c.batonPath()); ok {
 		t.Errorf("a baton exists")
 	}
 }
@@ -180,7 +182,7 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 type inProcess struct {
 	t    *testing.T
 	log  *slog.Logger
-	acc  *zkAccess
+	acc  *zookeeper.Access
 	base string
 }
 
@@ -193,9 +195,9 @@ func newInProcess(t *testing.T, zkc *zkCluster, base string) *inProcess {
 	return &inProcess{t: t, log: slog.New(slog.NewTextHandler(io.Discard, nil)), acc: acc, base: base}
 }
 
-func (p *inProcess) session() *session {
+func (p *inProcess) session() *zookeeper.Session {
 	p.t.Helper()
-	s, err := dialSession(p.log, p.acc, 2*time.Second, 5*time.Second, nil)
+	s, err := zookeeper.DialSession(p.log, p.acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -203,17 +205,17 @@ func (p *inProcess) session() *session {
 	return s
 }
 
-func (p *inProcess) join(s *session, id string) *candidate {
+func (p *inProcess) join(s *zookeeper.Session, id string) *candidate {
 	p.t.Helper()
 	return p.joinWith(s, id, 0)
 }
 
-func (p *inProcess) joinWith(s *session, id string, priority int) *candidate {
+func (p *inProcess) joinWith(s *zookeeper.Session, id string, priority int) *candidate {
 	p.t.Helper()
 	return p.joinSlots(s, id, priority, 1)
 }
 
-func (p *inProcess) joinSlots(s *session, id string, priority, slots int) *candidate {
+func (p *inProcess) joinSlots(s *zookeeper.Session, id string, priority, slots int) *candidate {
 	p.t.Helper()
 	c, err := propose(p.log, s, p.base, id, "run once", priority, slots, nil)
 	if err != nil {
@@ -332,12 +334,12 @@ func TestResignLeavesNoBatonThatMayBeOurs(t *testing.T) {
 	p := newInProcess(t, zkc, base)
 	c := p.join(p.session(), "x")
 	// The take was applied; its answer was lost.
-	if _, err := c.s.conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := c.s.Conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	c.baton.answerLost(0)
 	// The leader node, published (version 0, this session's).
-	if _, err := c.s.conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := c.s.Conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	c.published = true

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // runBallotInfo runs `ballot info` and returns its stdout, stderr and exit
@@ -117,7 +119,7 @@ func TestInfo(t *testing.T) {
 	t.Run("EmptyPath", func(t *testing.T) {
 		base := "/ballot/test/info-empty"
 		conn := zkConnect(t, c.Servers(), 2*time.Second)
-		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
+		if err := zookeeper.CreateParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		inf, code := infoJSON(t, c.Servers(), base)
@@ -281,7 +283,7 @@ func TestInfo(t *testing.T) {
 	t.Run("ForeignNodes", func(t *testing.T) {
 		base := "/ballot/test/info-foreign"
 		conn := zkConnect(t, c.Servers(), 2*time.Second)
-		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
+		if err := zookeeper.CreateParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		for name, data := range map[string]string{
@@ -327,7 +329,7 @@ func TestInfo(t *testing.T) {
 		// the same (readers never write), on this host's clock.
 		base := "/ballot/test/info-readonly/election"
 		conn := zkConnect(t, c.Servers(), 2*time.Second)
-		if err := createParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
+		if err := zookeeper.CreateParents(conn, base, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := conn.SetACL("/ballot/test/info-readonly", zk.WorldACL(zk.PermRead), -1); err != nil {

@@ -22,7 +22,7 @@ func TestRenewalOnAnotherSessionsBatonLosesTheLease(t *testing.T) {
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)
 	c := p.join(p.session(), "a")
-	if _, err := c.s.conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := c.s.Conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	c.baton.took(0, 0)
@@ -42,10 +42,10 @@ func TestRenewalOnAnotherSessionsBatonLosesTheLease(t *testing.T) {
 
 	// An operator deletes our baton; another session creates one.
 	other := p.session()
-	if err := c.s.conn.Delete(c.batonPath(), -1); err != nil {
+	if err := c.s.Conn.Delete(c.batonPath(), -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := other.Conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	l.renew(bootNow())

@@ -185,7 +185,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			if _, err := named.readElection(); err != nil {
 				t.Fatal(err)
 			}
-			children, _, err := leader.s.conn.Children(base)
+			children, _, err := leader.s.Conn.Children(base)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -362,12 +362,12 @@ func TestSlotLostTake(t *testing.T) {
 			x := p.joinSlots(p.session(), "x", 0, 2)
 			// The lost take of slot 1, applied: its baton, our session's.
 			x.slot = 1
-			if _, err := x.s.conn.Create(x.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			if _, err := x.s.Conn.Create(x.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}
 			x.baton.answerLost(1)
 			if gone {
-				if err := x.s.conn.Delete(x.node, -1); err != nil {
+				if err := x.s.Conn.Delete(x.node, -1); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -393,7 +393,7 @@ func TestSlotLostTake(t *testing.T) {
 			}
 			held := 0
 			for k := 0; k < 2; k++ {
-				if ok, st, _ := x.s.conn.Exists(base + "/" + slotName(batonName, k)); ok && st.EphemeralOwner == x.s.ID() {
+				if ok, st, _ := x.s.Conn.Exists(base + "/" + slotName(batonName, k)); ok && st.EphemeralOwner == x.s.ID() {
 					held++
 				}
 			}

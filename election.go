@@ -24,18 +24,20 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 var (
-	errSessionLost  = errors.New("ZooKeeper session lost")
+	errSessionLost  = zookeeper.ErrSessionLost // the ZooKeeper layer's waits end with these two
 	errProposalGone = errors.New("proposal node is gone")
-	errStopped      = errors.New("stopped")
+	errStopped      = zookeeper.ErrStopped
 )
 
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.
-func propose(log *slog.Logger, s *session, basePath, candidateID, mode string, priority, slots int, stop <-chan struct{}) (*candidate, error) {
+func propose(log *slog.Logger, s *zookeeper.Session, basePath, candidateID, mode string, priority, slots int, stop <-chan struct{}) (*candidate, error) {
 	host, _ := os.Hostname()
 	status := proposalData{
 		CandidateID:      candidateID,
@@ -79,12 +81,12 @@ func proposalTag(guid [16]byte, slots, priority int) string {
 
 // createProposal creates the proposal node named by tag, and the election
 // path if it is missing; it returns the node's full path.
-func createProposal(s *session, basePath, tag string, data []byte, stop <-chan struct{}) (string, error) {
+func createProposal(s *zookeeper.Session, basePath, tag string, data []byte, stop <-chan struct{}) (string, error) {
 	for {
-		if s.isLost() {
+		if s.IsLost() {
 			return "", errSessionLost
 		}
-		p, err := s.conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, s.acl)
+		p, err := s.Conn.Create(basePath+"/"+tag+proposalPrefix, data, zk.FlagEphemeral|zk.FlagSequence, s.ACL)
 		switch {
 		case err == nil:
 			return p, nil
@@ -92,7 +94,7 @@ func createProposal(s *session, basePath, tag string, data []byte, stop <-chan s
 			if err := createElectionPath(s, basePath); err != nil {
 				return "", err
 			}
-		case retryable(err):
+		case zookeeper.Retryable(err):
 			// The create may have happened: never create again before a
 			// listing has shown our tag absent, or this session would hold
 			// two proposals, the lower one led by nobody.
@@ -103,7 +105,7 @@ func createProposal(s *session, basePath, tag string, data []byte, stop <-chan s
 		case errors.Is(err, zk.ErrSessionExpired):
 			return "", errSessionLost
 		case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
-			return "", zkError(err, "create a proposal under", basePath)
+			return "", zookeeper.Error(err, "create a proposal under", basePath)
 		default:
 			return "", fmt.Errorf("cannot create a proposal under %s: %w", basePath, err)
 		}
@@ -113,18 +115,18 @@ func createProposal(s *session, basePath, tag string, data []byte, stop <-chan s
 // createElectionPath creates the election path and its missing parents;
 // nil too when another candidate made it first, or the connection dropped
 // (the proposal's create is then tried again).
-func createElectionPath(s *session, basePath string) error {
+func createElectionPath(s *zookeeper.Session, basePath string) error {
 	if dir := path.Dir(basePath); dir != "/" {
-		if err := createParents(s.conn, dir, s.acl); err != nil && !retryable(err) {
+		if err := zookeeper.CreateParents(s.Conn, dir, s.ACL); err != nil && !zookeeper.Retryable(err) {
 			return fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 		}
 	}
-	_, err := s.conn.Create(basePath, nil, 0, s.acl)
+	_, err := s.Conn.Create(basePath, nil, 0, s.ACL)
 	switch {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL):
-		return zkError(err, "create", basePath)
-	case !errors.Is(err, zk.ErrNodeExists) && !retryable(err):
+		return zookeeper.Error(err, "create", basePath)
+	case !errors.Is(err, zk.ErrNodeExists) && !zookeeper.Retryable(err):
 		return fmt.Errorf("cannot create the election path %s: %w", basePath, err)
 	}
 	return nil
@@ -132,19 +134,19 @@ func createElectionPath(s *session, basePath string) error {
 
 // proposalToken reads the proposal's czxid, its fencing token, waiting out
 // a dropped connection.
-func proposalToken(s *session, node string, stop <-chan struct{}) (int64, error) {
+func proposalToken(s *zookeeper.Session, node string, stop <-chan struct{}) (int64, error) {
 	for {
-		ok, stat, err := s.conn.Exists(node)
+		ok, stat, err := s.Conn.Exists(node)
 		if err == nil && !ok {
 			return 0, errProposalGone
 		}
 		if err == nil {
 			return stat.Czxid, nil
 		}
-		if !retryable(err) {
+		if !zookeeper.Retryable(err) {
 			return 0, err
 		}
-		if err := s.waitOnline(stop); err != nil {
+		if err := s.WaitOnline(stop); err != nil {
 			return 0, err
 		}
 	}
@@ -153,14 +155,14 @@ func proposalToken(s *session, node string, stop <-chan struct{}) (int64, error)
 // findTagged lists the election until the listing succeeds and returns our
 // tagged proposal, "" if the create did not happen. Should there be two,
 // the lower is kept and the other deleted.
-func findTagged(s *session, basePath, tag string, stop <-chan struct{}) (string, error) {
+func findTagged(s *zookeeper.Session, basePath, tag string, stop <-chan struct{}) (string, error) {
 	for {
-		if err := s.waitOnline(stop); err != nil {
+		if err := s.WaitOnline(stop); err != nil {
 			return "", err
 		}
-		children, _, err := s.conn.Children(basePath)
+		children, _, err := s.Conn.Children(basePath)
 		if err != nil {
-			if retryable(err) {
+			if zookeeper.Retryable(err) {
 				continue
 			}
 			if errors.Is(err, zk.ErrSessionExpired) {
@@ -178,7 +180,7 @@ func findTagged(s *session, basePath, tag string, stop <-chan struct{}) (string,
 			return "", nil
 		}
 		for _, extra := range mine[1:] {
-			_ = s.conn.Delete(basePath+"/"+extra, -1)
+			_ = s.Conn.Delete(basePath+"/"+extra, -1)
 		}
 		return basePath + "/" + mine[0], nil
 	}

@@ -18,7 +18,7 @@ import (
 func (r *runner) beforeFollowing(c *candidate) verdict {
 	if key := r.set.OnceKey; key != "" {
 		r.clearLostClaim(c)
-		rec, _, _, err := readOnce(c.s.conn, c.basePath, key)
+		rec, _, _, err := readOnce(c.s.Conn, c.basePath, key)
 		if err == nil && rec != nil && !r.onceRetry().allows(rec) {
 			c.withdraw()
 			r.logOnceDone(c, "")
@@ -26,7 +26,7 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 		}
 	}
 	if r.set.NoWait {
-		children, _, err := c.s.conn.Children(c.basePath)
+		children, _, err := c.s.Conn.Children(c.basePath)
 		line := sortedProposals(children)
 		ahead := err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node
 		if c.slots > 1 {
@@ -38,7 +38,7 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 			held, owner, herr := c.batonHolder()
 			ahead = herr == nil && held && owner != c.s.ID()
 			if h, herr := c.readHandover(); !ahead && herr == nil && h.parsed && h.rec.State == handoverHanded && !c.handedToUs(h) {
-				ok, _, _ := c.s.conn.Exists(h.rec.Successor)
+				ok, _, _ := c.s.Conn.Exists(h.rec.Successor)
 				ahead = ok
 			}
 		}
@@ -58,7 +58,7 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 // logOnceDone says who ran --once-key's key, and that this ballot runs
 // nothing.
 func (r *runner) logOnceDone(c *candidate, how string) {
-	rec, _, running, err := readOnce(c.s.conn, c.basePath, r.set.OnceKey)
+	rec, _, running, err := readOnce(c.s.Conn, c.basePath, r.set.OnceKey)
 	what := "unknown (the record cannot be read)"
 	if err == nil && rec != nil {
 		what = rec.String()
@@ -138,7 +138,7 @@ func (r *runner) notifyFollowing(c *candidate, place int, lowestProposal string)
 		return
 	}
 	leader := lowestProposal
-	if b, _, err := c.s.conn.Get(lowestProposal); err == nil {
+	if b, _, err := c.s.Conn.Get(lowestProposal); err == nil {
 		if d, _ := parseProposalData(b); d != nil {
 			leader = d.CandidateID
 		}

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // handedData is the release that names a successor. Its W is the longest
@@ -102,8 +104,8 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 				return 0, fmt.Errorf("cannot read the election's record: %w", err)
 			}
 			continue
-		case i >= 0 || !retryable(err):
-			return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zkError(err, "create", c.batonPath()))
+		case i >= 0 || !zookeeper.Retryable(err):
+			return 0, fmt.Errorf("cannot take the baton handed over to us: %w", zookeeper.Error(err, "create", c.batonPath()))
 		default:
 			if lost == 0 {
 				lost = s
@@ -115,13 +117,13 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 			if !fresh() {
 				return 0, errors.New("the take's answer was lost, and the credit ran out before it was found")
 			}
-			if err := c.s.waitOnline(quit); err != nil {
+			if err := c.s.WaitOnline(quit); err != nil {
 				return 0, err
 			}
 			if mine, h, err = c.findOwnTake(); err == nil {
 				break
 			}
-			if !retryable(err) {
+			if !zookeeper.Retryable(err) {
 				return 0, err
 			}
 		}
@@ -140,13 +142,13 @@ func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
 		return false, nil, err
 	}
 	if held && owner != c.s.ID() {
-		return false, nil, fmt.Errorf("the baton handed over to us is held by session %s", sessionHex(owner))
+		return false, nil, fmt.Errorf("the baton handed over to us is held by session %s", zookeeper.SessionHex(owner))
 	}
 	if h, err = c.readHandover(); err != nil {
 		return false, nil, err
 	}
 	if held {
-		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != sessionHex(c.s.ID()) {
+		if !h.parsed || h.rec.State != handoverTaken || h.rec.Proposal != c.node || h.rec.Session != zookeeper.SessionHex(c.s.ID()) {
 			return false, nil, fmt.Errorf("our baton exists but the handover record is not our take: %s", h.raw)
 		}
 		c.baton.took(c.slot, h.stat.Version)
@@ -224,7 +226,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	if !h.parsed || h.rec.State != handoverHanded || c.handedToUs(h) || h.rec.Successor == "" {
 		return false, nil
 	}
-	ok, _, gone, err := c.s.conn.ExistsW(h.rec.Successor)
+	ok, _, gone, err := c.s.Conn.ExistsW(h.rec.Successor)
 	if err != nil {
 		return true, c.retryAfter(err, stop)
 	}
@@ -236,7 +238,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 		rec := h.rec
 		rec.State, rec.RevokedBy, rec.At = handoverRevoked, c.id, time.Now().UTC()
 		b, _ := json.Marshal(rec)
-		if _, err := c.s.conn.Set(c.handoverPath(), b, h.stat.Version); err != nil && !errors.Is(err, zk.ErrBadVersion) {
+		if _, err := c.s.Conn.Set(c.handoverPath(), b, h.stat.Version); err != nil && !errors.Is(err, zk.ErrBadVersion) {
 			return true, c.retryAfter(err, stop)
 		} else if err == nil {
 			c.log.Warn("the candidate the baton was handed over to has not taken it; revoked the handover, waiting out what it may have started",
@@ -244,7 +246,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 		}
 		return true, nil
 	}
-	_, _, changed, err := c.s.conn.GetW(c.handoverPath())
+	_, _, changed, err := c.s.Conn.GetW(c.handoverPath())
 	if err != nil {
 		return true, c.retryAfter(err, stop)
 	}
@@ -259,7 +261,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	case <-gone:
 	case <-changed:
 	case <-t.C:
-	case <-c.s.lost:
+	case <-c.s.Lost():
 		return true, errSessionLost
 	case <-stop:
 		return true, errStopped

@@ -120,9 +120,9 @@ func (c *candidate) listHistory() {
 		return
 	}
 	dir := historyDir(c.basePath)
-	names, _, err := c.s.conn.Children(dir)
+	names, _, err := c.s.Conn.Children(dir)
 	if errors.Is(err, zk.ErrNoNode) {
-		_, err = c.s.conn.Create(dir, nil, 0, c.s.acl)
+		_, err = c.s.Conn.Create(dir, nil, 0, c.s.ACL)
 		if errors.Is(err, zk.ErrNodeExists) {
 			err = nil
 		}
@@ -150,7 +150,7 @@ func (c *candidate) historyCreate(e historyEntry) *zk.CreateRequest {
 		return nil
 	}
 	data, _ := json.Marshal(e)
-	return &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.acl, Flags: zk.FlagSequence}
+	return &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence}
 }
 
 // created notes the entry a multi-op created (res[i]) as the run going on.
@@ -184,13 +184,13 @@ func (c *candidate) adoptOwnEntry(match func(historyEntry) bool) {
 // token token that matches, among the newest ten; nil if none.
 func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *openEntry {
 	dir := historyDir(c.basePath)
-	names, _, err := c.s.conn.Children(dir)
+	names, _, err := c.s.Conn.Children(dir)
 	if err != nil {
 		return nil
 	}
 	sort.Strings(names)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
-		raw, st, err := c.s.conn.Get(dir + "/" + names[i])
+		raw, st, err := c.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry
 		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
 			continue
@@ -206,7 +206,7 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 func (c *candidate) runEndOf(t time.Time) time.Time {
 	dir := historyDir(c.basePath)
 	for i, looked := len(c.history.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
-		raw, _, err := c.s.conn.Get(dir + "/" + c.history.names[i])
+		raw, _, err := c.s.Conn.Get(dir + "/" + c.history.names[i])
 		var e historyEntry
 		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
 			continue
@@ -273,7 +273,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 	ops = append(ops, c.closeLeftOpen()...)
 	if sk := c.history.overlap; sk != nil {
 		data, _ := json.Marshal(sk)
-		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.acl, Flags: zk.FlagSequence})
+		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence})
 	}
 	if extra := len(c.history.names) - historyKeep; extra > 0 {
 		for _, n := range c.history.names[:extra] {
@@ -299,7 +299,7 @@ func (c *candidate) closeLeftOpen() []any {
 		if c.history.open != nil && p == c.history.open.path {
 			continue
 		}
-		raw, st, err := c.s.conn.Get(p)
+		raw, st, err := c.s.Conn.Get(p)
 		if err != nil {
 			break
 		}
@@ -343,9 +343,9 @@ func (c *candidate) writeRunEnd(ex childExit) {
 	if len(ops) == 0 {
 		return
 	}
-	_, err := c.s.conn.Multi(append([]any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}, ops...)...)
+	_, err := c.s.Conn.Multi(append([]any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}, ops...)...)
 	if err != nil && len(ops) > 1 {
-		_, err = c.s.conn.Multi(ops[0])
+		_, err = c.s.Conn.Multi(ops[0])
 		ops = ops[:1]
 		if err == nil {
 			// Something else changed the history (an entry to delete was
@@ -373,14 +373,14 @@ func (c *candidate) recordSkip(from, due time.Time, count int, reason string) {
 		d := due.UTC()
 		e.LastSkipped, e.Skipped = &d, e.Skipped+count
 		data, _ := json.Marshal(e)
-		if _, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.SetDataRequest{Path: sk.path, Data: data, Version: sk.version}); err == nil {
 			sk.entry, sk.version = e, sk.version+1
 			return
 		}
 	}
 	e := skipEntry(c, from, due, count, reason)
-	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1}, c.historyCreate(e))
+	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1}, c.historyCreate(e))
 	if err != nil {
 		c.log.Debug("cannot record the skipped time in the history", "error", err)
 		return

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // historyItem is one history entry as read, with what a reader adds.
@@ -41,7 +43,7 @@ func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem
 		return nil, nil
 	}
 	if err != nil {
-		return nil, zkError(err, "read", dir)
+		return nil, zookeeper.Error(err, "read", dir)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	var items []*historyItem
@@ -54,7 +56,7 @@ func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem
 			continue // pruned meanwhile
 		}
 		if err != nil {
-			return nil, zkError(err, "read", dir+"/"+n)
+			return nil, zookeeper.Error(err, "read", dir+"/"+n)
 		}
 		it := &historyItem{Node: n, mtime: st.Mtime}
 		if err := json.Unmarshal(raw, &it.historyEntry); err != nil {
@@ -129,8 +131,8 @@ type historyReport struct {
 // readElectionWith reads the election and what else a reader needs from
 // the same session, within the connect wait: info, history and check all
 // read this way, and fail with the same words.
-func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, error) {
-	conn, err := dialReader(set, acc, log, nil, nil)
+func readElectionWith(set *Settings, acc *zookeeper.Access, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, error) {
+	conn, err := zookeeper.DialReader(acc, set.SessionTimeout, log, nil, nil)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -151,7 +153,7 @@ func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(
 		}
 		done <- result{s: s, now: readClock()}
 	}()
-	wait := connectWait(set)
+	wait := zookeeper.ConnectWait(set.SessionTimeout)
 	var r result
 	select {
 	case r = <-done:
@@ -168,7 +170,7 @@ func readElectionWith(set *Settings, acc *zkAccess, log *slog.Logger, more func(
 }
 
 // runHistory is `ballot history`: 0, or 125 when ZooKeeper cannot be read.
-func runHistory(set *Settings, acc *zkAccess, log *slog.Logger, w io.Writer) int {
+func runHistory(set *Settings, acc *zookeeper.Access, log *slog.Logger, w io.Writer) int {
 	var items []*historyItem
 	s, now, err := readElectionWith(set, acc, log, func(conn *zk.Conn, _ *electionSnapshot) (err error) {
 		items, err = readHistory(conn, set.BasePath, set.Limit, nil)

@@ -19,6 +19,8 @@ import (
 	"os"
 	"sort"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // infoClockPrefix names the throwaway nodes whose ctime told ZooKeeper's
@@ -68,7 +70,7 @@ func buildInfo(base string, servers []string, s *electionSnapshot, now time.Time
 		Notes:      []string{},
 	}
 	for _, a := range s.acl {
-		inf.ACL = append(inf.ACL, infoACL{Scheme: a.Scheme, ID: a.ID, Perms: permString(a.Perms)})
+		inf.ACL = append(inf.ACL, infoACL{Scheme: a.Scheme, ID: a.ID, Perms: zookeeper.PermString(a.Perms)})
 	}
 	if s.aclErr != nil {
 		inf.Notes = append(inf.Notes, "the ACL of "+base+" cannot be read: "+s.aclErr.Error())
@@ -202,7 +204,7 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 		Sequence:       n.seq,
 		Priority:       proposalPriority(n.name),
 		Czxid:          n.stat.Czxid,
-		SessionID:      sessionHex(n.stat.EphemeralOwner),
+		SessionID:      zookeeper.SessionHex(n.stat.EphemeralOwner),
 		ProposalAgeMs:  ageMs(now, n.stat.Ctime),
 		LastWriteAgeMs: ageMs(now, n.stat.Mtime),
 		DataVersion:    n.stat.Version,
@@ -303,7 +305,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 		var br batonRecord
 		_ = json.Unmarshal(s.baton.raw, &br)
 		rec = br.handoverRecord
-		b = &infoBaton{State: "held", SessionID: sessionHex(s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
+		b = &infoBaton{State: "held", SessionID: zookeeper.SessionHex(s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
 		if br.LeaseMs > 0 {
 			age := ageMs(now, s.baton.stat.Mtime)
 			b.Lease = &infoLease{LastRenewalAgoMs: age, LastRenewalMs: br.LastRenewalMs, LargestRenewalMs: br.LargestRenewalMs,
@@ -367,7 +369,7 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
-func runInfo(set *Settings, acc *zkAccess, log *slog.Logger) int {
+func runInfo(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	s, now, err := readElectionWith(set, acc, log, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 func TestInfoFmtMs(t *testing.T) {
@@ -126,7 +128,7 @@ func TestInfoBuild(t *testing.T) {
 	if want := "acl:\n- " + inf.ACL[0].Scheme + ":" + inf.ACL[0].ID + " cdrwa\n- world:anyone r\nleader:\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("human output lacks %q:\n%s", want, b.String())
 	}
-	s.acl, s.aclErr = nil, zkError(zk.ErrNoAuth, "read the ACL of", "/e")
+	s.acl, s.aclErr = nil, zookeeper.Error(zk.ErrNoAuth, "read the ACL of", "/e")
 	if inf = buildInfo("/e", nil, s, now); inf.ACL != nil || !hasNote(inf.Notes, "the ACL of /e cannot be read: not authorized to read the ACL of /e") {
 		t.Errorf("ACL %+v, notes %q", inf.ACL, inf.Notes)
 	}
@@ -203,7 +205,7 @@ func TestWatchDiff(t *testing.T) {
 func TestInfoBaton(t *testing.T) {
 	now := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
 	rec := func(state, id string, session int64) []byte {
-		b, _ := json.Marshal(handoverRecord{State: state, CandidateID: id, Proposal: "/e/" + id, Session: sessionHex(session),
+		b, _ := json.Marshal(handoverRecord{State: state, CandidateID: id, Proposal: "/e/" + id, Session: zookeeper.SessionHex(session),
 			SessionTimeoutMs: 2000, FencingToken: 7})
 		return b
 	}

@@ -58,6 +58,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 const keeperArg = ".ballot-keeper"
@@ -77,10 +79,10 @@ type keeper struct {
 	unapplied sync.Mutex     // held by obey from reading orders until it has carried them out
 
 	mu     sync.Mutex
-	h      *handoff    // what ending ballot's session takes; nil: unknown
-	demote *demoteHook // the on-demote hook to run if ballot dies; nil: none
-	bye    bool        // ballot said "bye": it read the exit and lives on
-	logOut *os.File    // ballot's stderr (fd 5), for the keeper's own log lines
+	h      *zookeeper.Handoff // what ending ballot's session takes; nil: unknown
+	demote *demoteHook        // the on-demote hook to run if ballot dies; nil: none
+	bye    bool               // ballot said "bye": it read the exit and lives on
+	logOut *os.File           // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
 func keeperMain(args []string) int {
@@ -226,7 +228,7 @@ func (k *keeper) obey(control *os.File) {
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
 	// a key and credentials, each read from a file of at most 1 MiB: 8 MiB
 	// at worst. A longer line would end the scan as if ballot were gone.
-	lines.Buffer(make([]byte, 0, 64<<10), 10*maxCredentialFile)
+	lines.Buffer(make([]byte, 0, 64<<10), 10*zookeeper.MaxCredentialFile)
 	for lines.Scan() {
 		o, ok := parseOrder(lines.Text()) // keeperpipe.go
 		if !ok {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // keeperBase is the boot clock's reading when a keeper test starts.
@@ -268,7 +270,7 @@ func TestKeeperReadsWaitingOrdersBeforeKilling(t *testing.T) {
 		{"renewals waiting, the last past too: overdue", []string{
 			deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8))), deadlineOrder(killTimes{Kill: lease.Kill - 1})}, true},
 		{"deadline 0 0 waiting: not overdue", []string{deadlineOrder(killTimes{})}, false},
-		{"only other orders waiting: overdue", []string{signalOrder(syscall.SIGHUP), releaseOrder(&handoff{Proposal: "/e/p", ReleasePath: "/e/b"})}, true},
+		{"only other orders waiting: overdue", []string{signalOrder(syscall.SIGHUP), releaseOrder(&zookeeper.Handoff{Proposal: "/e/p", ReleasePath: "/e/b"})}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTestKeeper(t, lease)

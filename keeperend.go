@@ -8,6 +8,8 @@ package main
 // on-demote: two holders of a virtual IP.
 
 import (
+	"ballot/internal/zookeeper"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -47,6 +49,16 @@ func (d *demoteHook) environ() []string {
 	return append(env, d.Env...)
 }
 
+// stampRelease dates the release record now, as the keeper writes it.
+func stampRelease(h *zookeeper.Handoff) {
+	var rec handoverRecord
+	if h.ReleasePath == "" || json.Unmarshal(h.ReleaseData, &rec) != nil {
+		return
+	}
+	rec.At = time.Now().UTC()
+	h.ReleaseData, _ = json.Marshal(rec)
+}
+
 // afterBallot ends what ballot left when it died: the on-demote hook, if
 // ballot would have run one, then the release and the session's close.
 func (k *keeper) afterBallot() {
@@ -57,20 +69,20 @@ func (k *keeper) afterBallot() {
 	k.mu.Unlock()
 	if hook == nil {
 		if h != nil {
-			h.stampRelease()
-			_ = h.endSession(h.timeout())
+			stampRelease(h)
+			_ = h.EndSession(h.Timeout())
 		}
 		return
 	}
 
 	log := newLogger(k.logOut, hook.LogFormat, slog.LevelInfo).With("keeper_pid", os.Getpid())
-	var s *wireSession
+	var s *zookeeper.WireSession
 	switch {
 	case h == nil:
 		log.Warn("ballot died while leading; its session is unknown to the keeper: running the on-demote hook, best effort")
 	default:
 		var err error
-		s, _, err = h.resume(time.Now().Add(h.timeout()), 0)
+		s, _, err = h.Resume(time.Now().Add(h.Timeout()), 0)
 		switch {
 		case errors.Is(err, errSessionLost):
 			log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
@@ -84,7 +96,7 @@ func (k *keeper) afterBallot() {
 	}
 
 	stop := make(chan struct{})
-	kept := make(chan *wireSession, 1)
+	kept := make(chan *zookeeper.WireSession, 1)
 	if s != nil {
 		go func() { kept <- keepAlive(log, h, s, stop) }()
 	} else {
@@ -96,15 +108,15 @@ func (k *keeper) afterBallot() {
 	if h == nil {
 		return
 	}
-	h.stampRelease()
+	stampRelease(h)
 	if s != nil {
-		err := s.finish(h, time.Now().Add(h.timeout()))
+		err := s.Finish(h, time.Now().Add(h.Timeout()))
 		s.Close()
 		if err == nil || errors.Is(err, errSessionLost) {
 			return
 		}
 	}
-	_ = h.endSession(h.timeout())
+	_ = h.EndSession(h.Timeout())
 }
 
 // keepAlive pings s every third of the session timeout until stop is
@@ -112,8 +124,8 @@ func (k *keeper) afterBallot() {
 // by one to the next server that takes the session, while the session may
 // still live: a session timeout after the last answered ping. It returns
 // the session's connection, nil if it is lost.
-func keepAlive(log *slog.Logger, h *handoff, s *wireSession, stop <-chan struct{}) *wireSession {
-	t := s.timeout
+func keepAlive(log *slog.Logger, h *zookeeper.Handoff, s *zookeeper.WireSession, stop <-chan struct{}) *zookeeper.WireSession {
+	t := s.Timeout()
 	tick := time.NewTicker(t / 3)
 	defer tick.Stop()
 	touched := time.Now()
@@ -124,12 +136,12 @@ func keepAlive(log *slog.Logger, h *handoff, s *wireSession, stop <-chan struct{
 		case <-tick.C:
 		}
 		sent := time.Now()
-		if err := s.ping(sent.Add(t / 3)); err == nil {
+		if err := s.Ping(sent.Add(t / 3)); err == nil {
 			touched = sent
 			continue
 		}
 		s.Close()
-		ns, _, err := h.resume(touched.Add(t), 0)
+		ns, _, err := h.Resume(touched.Add(t), 0)
 		if err != nil {
 			log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends",
 				"error", err)

@@ -20,6 +20,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // idleKeeperLine is the idle keeper's first report.
@@ -80,7 +82,7 @@ type idleKeeper struct {
 // startIdleKeeper starts an idle keeper that knows h (the session and
 // the release) and demote (nil: none); wrap: the command it may run will
 // have its output wrapped into log lines.
-func startIdleKeeper(h *handoff, demote *demoteHook, wrap bool) (*idleKeeper, error) {
+func startIdleKeeper(h *zookeeper.Handoff, demote *demoteHook, wrap bool) (*idleKeeper, error) {
 	// The on-demote hook, should it run, writes where the command would.
 	out, errw := os.Stdout, os.Stderr
 	var wrapped, writeEnds []*os.File

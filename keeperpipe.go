@@ -41,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // The orders of the control pipe.
@@ -66,10 +68,10 @@ type keeperOrder struct {
 	// session: the session (Servers, SessionID, Passwd, TimeoutMs);
 	// release: the release (Proposal, ReleasePath, ReleaseVersion,
 	// ReleaseData, Baton).
-	handoff *handoff
-	access  wireAccess  // access
-	demote  *demoteHook // demote
-	run     *runOrder   // run
+	handoff *zookeeper.Handoff
+	access  zookeeper.WireAccess // access
+	demote  *demoteHook          // demote
+	run     *runOrder            // run
 }
 
 func signalOrder(sig syscall.Signal) string { return fmt.Sprintf("%s %d", orderSignal, int(sig)) }
@@ -81,20 +83,20 @@ func deadlineOrder(d killTimes) string {
 // sessionOrder and releaseOrder tell the keeper what ending ballot's
 // session takes (zkwire.go): the password is the session, so it goes over
 // the private pipe, never in arguments or the environment.
-func sessionOrder(h *handoff) string {
+func sessionOrder(h *zookeeper.Handoff) string {
 	// The id as unsigned: a member with myid 128 or more hands out ids
 	// with the top bit set.
 	return fmt.Sprintf("%s %x %x %d %s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), endMark)
 }
 
-func releaseOrder(h *handoff) string {
+func releaseOrder(h *zookeeper.Handoff) string {
 	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
 }
 
 // accessOrder is how ballot reaches ZooKeeper (TLS, credentials):
 // "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
 // chain's certificates DER, comma-separated, and the key PKCS #8.
-func accessOrder(a wireAccess) string {
+func accessOrder(a zookeeper.WireAccess) string {
 	field := func(b []byte) string {
 		if len(b) == 0 {
 			return "-"
@@ -105,7 +107,7 @@ func accessOrder(a wireAccess) string {
 	if a.TLS {
 		mode = "tls"
 	}
-	chain, key := encodeCert(a.Cert)
+	chain, key := a.CertFields()
 	return strings.Join([]string{orderAccess, mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest), endMark}, " ")
 }
 
@@ -166,7 +168,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	case o.kind == orderRelease && len(args) == 5:
 		v, err1 := strconv.ParseInt(args[2], 10, 32)
 		data, err2 := hex.DecodeString(args[3])
-		o.handoff = &handoff{Proposal: args[0], ReleasePath: args[1], ReleaseVersion: int32(v), ReleaseData: data, Baton: args[4]}
+		o.handoff = &zookeeper.Handoff{Proposal: args[0], ReleasePath: args[1], ReleaseVersion: int32(v), ReleaseData: data, Baton: args[4]}
 		return o, err1 == nil && err2 == nil
 	case o.kind == orderDemote && len(args) == 5:
 		o.demote = parseDemote(args)
@@ -181,18 +183,18 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 }
 
 // parseSession reads "ID PASSWD TIMEOUT SERVERS" (hex, hex, ms, a,b,c).
-func parseSession(f []string) *handoff {
+func parseSession(f []string) *zookeeper.Handoff {
 	id, err1 := strconv.ParseUint(f[0], 16, 64)
 	pw, err2 := hex.DecodeString(f[1])
 	ms, err3 := strconv.ParseInt(f[2], 10, 32)
 	if err1 != nil || err2 != nil || err3 != nil || f[3] == "" {
 		return nil
 	}
-	return &handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
+	return &zookeeper.Handoff{SessionID: int64(id), Passwd: pw, TimeoutMs: int32(ms), Servers: strings.Split(f[3], ",")}
 }
 
 // parseAccess reads the fields after "access"; ok is false if any is bad.
-func parseAccess(f []string) (a wireAccess, ok bool) {
+func parseAccess(f []string) (a zookeeper.WireAccess, ok bool) {
 	if len(f) != 6 || (f[0] != "tls" && f[0] != "plain") {
 		return a, false
 	}
@@ -210,11 +212,8 @@ func parseAccess(f []string) (a wireAccess, ok bool) {
 		return a, false
 	}
 	a.ServerName, a.CA, a.Digest = string(name), ca, digest
-	if f[3] != "-" {
-		var ok bool
-		if a.Cert, ok = decodeCert(f[3], f[4]); !ok {
-			return a, false
-		}
+	if f[3] != "-" && !a.SetCertFields(f[3], f[4]) {
+		return a, false
 	}
 	return a, true
 }

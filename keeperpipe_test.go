@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 func TestKeeperOrdersRoundTrip(t *testing.T) {
@@ -21,9 +23,9 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	session := &handoff{SessionID: 0x7fedcba987654321, Passwd: []byte{0, 1, 0xfe, 0xff}, TimeoutMs: 4007,
+	session := &zookeeper.Handoff{SessionID: 0x7fedcba987654321, Passwd: []byte{0, 1, 0xfe, 0xff}, TimeoutMs: 4007,
 		Servers: []string{"10.0.0.1:2181", "[fe80::1]:2182", "zk3.example.com:2181"}}
-	release := &handoff{Proposal: "/ballot/x/_c_ab-proposal-0000000012", ReleasePath: "/ballot/x/handover",
+	release := &zookeeper.Handoff{Proposal: "/ballot/x/_c_ab-proposal-0000000012", ReleasePath: "/ballot/x/handover",
 		ReleaseVersion: 2147483647, ReleaseData: []byte(`{"state":"released"}`), Baton: "/ballot/x/baton"}
 	for _, tc := range []struct {
 		line string
@@ -35,11 +37,11 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		{deadlineOrder(killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
 		{sessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
 		{releaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
-		{accessOrder(wireAccess{}), keeperOrder{kind: orderAccess}},
-		{accessOrder(wireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: wireAccess{Digest: []byte("alice:correct horse")}}},
-		{accessOrder(wireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
+		{accessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
+		{accessOrder(zookeeper.WireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{Digest: []byte("alice:correct horse")}}},
+		{accessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
 			Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}),
-			keeperOrder{kind: orderAccess, access: wireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
+			keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
 				Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}}},
 		{demoteOrder(&demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
 			Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}),
@@ -154,10 +156,10 @@ func TestKeeperRunOrderRoundTrip(t *testing.T) {
 // learn the session, or a dead ballot's session is left to expire.
 func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 	for _, myid := range []int64{0, 1, 127, 128, 200, 255} {
-		h := &handoff{SessionID: myid<<56 | 0x0123456789ab, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}
+		h := &zookeeper.Handoff{SessionID: myid<<56 | 0x0123456789ab, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}
 		o, ok := parseOrder(sessionOrder(h))
 		if !ok || o.handoff == nil || o.handoff.SessionID != h.SessionID {
-			t.Errorf("myid %d: session %s sent as %q, read as %+v, %v", myid, sessionHex(h.SessionID), sessionOrder(h), o.handoff, ok)
+			t.Errorf("myid %d: session %s sent as %q, read as %+v, %v", myid, zookeeper.SessionHex(h.SessionID), sessionOrder(h), o.handoff, ok)
 		}
 	}
 }
@@ -168,9 +170,9 @@ func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 func TestKeeperIgnoresCutOrders(t *testing.T) {
 	whole := []string{
 		deadlineOrder(killTimes{Kill: 123456789012, Backstop: 123456789999}),
-		sessionOrder(&handoff{SessionID: 0x1234, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}),
-		releaseOrder(&handoff{Proposal: "/b/p", ReleasePath: "/b/handover", ReleaseVersion: 3, ReleaseData: []byte("{}"), Baton: "/b/baton"}),
-		accessOrder(wireAccess{TLS: true, ServerName: "zk", Digest: []byte("u:p")}),
+		sessionOrder(&zookeeper.Handoff{SessionID: 0x1234, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}),
+		releaseOrder(&zookeeper.Handoff{Proposal: "/b/p", ReleasePath: "/b/handover", ReleaseVersion: 3, ReleaseData: []byte("{}"), Baton: "/b/baton"}),
+		accessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk", Digest: []byte("u:p")}),
 		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Timeout: time.Second}),
 		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Timeout: time.Second}),
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 func leaderPath(base string) string { return base + "/" + leaderName }
@@ -38,7 +40,7 @@ func (c *candidate) nodeOp(f func()) {
 				select {
 				case f := <-c.ops:
 					f()
-				case <-c.s.lost:
+				case <-c.s.Lost():
 					return
 				case <-c.done:
 					return
@@ -48,7 +50,7 @@ func (c *candidate) nodeOp(f func()) {
 	})
 	select {
 	case c.ops <- f:
-	case <-c.s.lost:
+	case <-c.s.Lost():
 	case <-c.done:
 	}
 }
@@ -60,7 +62,7 @@ func (c *candidate) flushNodeOps(d time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(d):
-	case <-c.s.lost:
+	case <-c.s.Lost():
 	}
 }
 
@@ -82,28 +84,28 @@ func (r *runner) publishLeader(c *candidate) {
 		}
 		path := c.leaderPath()
 		check := &zk.CheckVersionRequest{Path: c.node, Version: -1}
-		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.acl, Flags: zk.FlagEphemeral}
-		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
-			_, err := c.s.conn.Multi(check, create)
+		create := &zk.CreateRequest{Path: path, Data: data, Acl: c.s.ACL, Flags: zk.FlagEphemeral}
+		for attempt := 0; attempt < 5 && !c.s.IsLost(); attempt++ {
+			_, err := c.s.Conn.Multi(check, create)
 			if err == nil {
 				r.log.Info("leadership acknowledged: leader node written", logEvAcknowledged.attr(), "path", path)
 				return
 			}
 			if !errors.Is(err, zk.ErrNodeExists) {
-				if retryable(err) && c.s.waitOnline(r.stopping) == nil {
+				if zookeeper.Retryable(err) && c.s.WaitOnline(r.stopping) == nil {
 					continue
 				}
-				r.log.Warn("cannot write the leader node", "path", path, "error", zkError(err, "create", path))
+				r.log.Warn("cannot write the leader node", "path", path, "error", zookeeper.Error(err, "create", path))
 				return
 			}
-			b, stat, err := c.s.conn.Get(path)
+			b, stat, err := c.s.Conn.Get(path)
 			if err != nil {
 				continue
 			}
 			if c.ownsLeaderNode(b, stat) {
 				return
 			}
-			_, _ = c.s.conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
+			_, _ = c.s.Conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
 		}
 	})
 }
@@ -117,9 +119,9 @@ func (r *runner) unpublishLeader(c *candidate) {
 	c.published = false
 	c.nodeOp(func() {
 		path := c.leaderPath()
-		b, stat, err := c.s.conn.Get(path)
+		b, stat, err := c.s.Conn.Get(path)
 		if err == nil && c.ownsLeaderNode(b, stat) {
-			_ = c.s.conn.Delete(path, stat.Version)
+			_ = c.s.Conn.Delete(path, stat.Version)
 		}
 	})
 }
@@ -133,14 +135,14 @@ func (r *runner) unpublishLeader(c *candidate) {
 // lost), which only a known holder can give back, so the caller's
 // withdraw ends the session, and the baton with it.
 func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
-	if !c.published || c.s.isLost() || c.baton.maybe() {
+	if !c.published || c.s.IsLost() || c.baton.maybe() {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
 	for to := c.successor(); ; to = (handTo{}) {
 		ops := append([]any{&zk.DeleteRequest{Path: c.leaderPath(), Version: 0},
 			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(to)...)
-		res, err := c.s.conn.Multi(ops...)
+		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
 			break
 		}
@@ -166,9 +168,9 @@ func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
 
 // runLeader is `ballot leader`: print the acknowledged leader's data; with
 // --slots, every holder's, one per line (JSON: an array), in slot order.
-func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
-	wait := connectWait(set)
-	s, err := dialSession(log, acc, set.SessionTimeout, wait, nil)
+func runLeader(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
+	wait := zookeeper.ConnectWait(set.SessionTimeout)
+	s, err := zookeeper.DialSession(log, acc, set.SessionTimeout, wait, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: cannot read ZooKeeper: "+err.Error())
 		return exitFailure
@@ -179,7 +181,7 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 		deadline = time.After(set.Wait)
 	}
 	for {
-		recs, changed, err := readLeaderNodes(s.conn, set.BasePath, deadline != nil)
+		recs, changed, err := readLeaderNodes(s.Conn, set.BasePath, deadline != nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 			return exitFailure
@@ -189,7 +191,7 @@ func runLeader(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) in
 			return exitOK
 		}
 		if deadline == nil {
-			if ok, _, err := s.conn.Exists(set.BasePath); err == nil && !ok {
+			if ok, _, err := s.Conn.Exists(set.BasePath); err == nil && !ok {
 				// A typo in the path is told apart from an election without a leader.
 				fmt.Fprintf(os.Stderr, "ballot: no leader: %s does not exist (no election there yet)\n", set.BasePath)
 				return exitNo
@@ -250,7 +252,7 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("cannot read ZooKeeper: %w", zkError(err, "read", p))
+			return fmt.Errorf("cannot read ZooKeeper: %w", zookeeper.Error(err, "read", p))
 		}
 		var rec leaderRecord
 		if json.Unmarshal(b, &rec) != nil {
@@ -274,7 +276,7 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 			ok, _, ev, err := conn.ExistsW(leaderPath(base))
 			switch {
 			case err != nil:
-				return nil, nil, fmt.Errorf("cannot read ZooKeeper: %w", zkError(err, "read", leaderPath(base)))
+				return nil, nil, fmt.Errorf("cannot read ZooKeeper: %w", zookeeper.Error(err, "read", leaderPath(base)))
 			case ok:
 				return readLeaderNodes(conn, base, false) // written meanwhile
 			}

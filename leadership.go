@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // Why a follower left the line: the cause of its context (followContext),
@@ -141,7 +143,7 @@ func (r *runner) candidacy(work leaderWork) verdict {
 // join makes a proposal, in the current session or a new one. Without
 // one, the verdict says what next: exit, or run-anyway.
 func (r *runner) join() (*candidate, verdict) {
-	wait := connectWait(r.set)
+	wait := zookeeper.ConnectWait(r.set.SessionTimeout)
 	backoff := time.Second
 	for {
 		if !r.health.Healthy() {
@@ -152,7 +154,7 @@ func (r *runner) join() (*candidate, verdict) {
 		}
 		var err error
 		if r.sess == nil {
-			r.sess, err = dialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
+			r.sess, err = zookeeper.DialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
 		}
 		if err == nil {
 			var c *candidate
@@ -169,7 +171,7 @@ func (r *runner) join() (*candidate, verdict) {
 			if errors.Is(err, errSessionLost) {
 				// Lost between dialing and proposing (say, while waiting to
 				// be healthy): not an election failure; start afresh.
-				r.log.Info("session lost before the proposal was made; starting a new one", "reason", r.sess.lostReason())
+				r.log.Info("session lost before the proposal was made; starting a new one", "reason", r.sess.LostReason())
 				r.dropSessionIfLost()
 				continue
 			}
@@ -311,8 +313,8 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 func leadershipContext(c *candidate, l *lease) (over func()) {
 	go func() {
 		select {
-		case <-c.s.lost:
-			l.endWith(sessionLostCause(c.s.lostReason()))
+		case <-c.s.Lost():
+			l.endWith(sessionLostCause(c.s.LostReason()))
 		case <-l.ended.Done():
 		}
 	}()
@@ -499,14 +501,14 @@ func afterLoss(stopping bool, onLoss lossPolicy, onceClaimed bool) afterLossStep
 // Otherwise the session is closed below and the baton goes with it,
 // dropped.
 func (r *runner) releaseLost(c *candidate) {
-	if !c.baton.held() || c.s.isLost() {
+	if !c.baton.held() || c.s.IsLost() {
 		return
 	}
 	version := c.baton.version // of our take: the note is only for a record still at it
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for attempt := 0; attempt < 5 && !c.s.isLost(); attempt++ {
+		for attempt := 0; attempt < 5 && !c.s.IsLost(); attempt++ {
 			// The proposal goes too: the session is about to end anyway.
 			released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
 			switch {
@@ -523,10 +525,10 @@ func (r *runner) releaseLost(c *candidate) {
 					r.log.Warn("cannot leave the note that this leadership ended; the next leader waits for the dropped baton", "error", err)
 				}
 				return
-			case !retryable(err):
+			case !zookeeper.Retryable(err):
 				return
 			}
-			if c.s.waitOnline(nil) != nil {
+			if c.s.WaitOnline(nil) != nil {
 				return
 			}
 		}
@@ -542,13 +544,13 @@ func (r *runner) releaseLost(c *candidate) {
 
 func (r *runner) why(err error) string {
 	if errors.Is(err, errSessionLost) && r.sess != nil {
-		return r.sess.lostReason()
+		return r.sess.LostReason()
 	}
 	return err.Error()
 }
 
 func (r *runner) dropSessionIfLost() {
-	if r.sess != nil && r.sess.isLost() {
+	if r.sess != nil && r.sess.IsLost() {
 		r.sess.Close()
 		r.sess = nil
 	}

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // Fractions of the session timeout T.
@@ -105,10 +107,10 @@ type lease struct {
 	lastAnswered bootTime      // the send time of the latest renewal answered for us
 	wakeRenew    chan struct{} // pinged by Arm: renew at once
 
-	pending *handoverSeen // a handover's take still to send: the lease runs on credit until it is answered
-	taken   chan struct{} // closed once no take is pending (the candidate's baton state settled)
-	release *handoff      // after a handover's take: what the keeper needs to give the baton back
-	sent    bootTime      // send time of the take (renewals are scheduled from it)
+	pending *handoverSeen      // a handover's take still to send: the lease runs on credit until it is answered
+	taken   chan struct{}      // closed once no take is pending (the candidate's baton state settled)
+	release *zookeeper.Handoff // after a handover's take: what the keeper needs to give the baton back
+	sent    bootTime           // send time of the take (renewals are scheduled from it)
 }
 
 // holdLease starts a leader's lease from start: the take's, or a
@@ -215,8 +217,8 @@ func (l *lease) renewLoop() {
 					"last_check_in_ago", time.Duration(now-bootTime(l.checkedIn.Load())).Round(time.Millisecond))
 			}
 			if l.enforced && now >= l.hardEnd() {
-				l.c.s.markLost("supervision stuck past the lease's end")
-				l.c.s.conn.Close()
+				l.c.s.MarkLost("supervision stuck past the lease's end")
+				l.c.s.Conn.Close()
 				return
 			}
 			continue
@@ -238,7 +240,7 @@ func (l *lease) renewLoop() {
 				next = l.clock.now()
 			case <-l.quit:
 				return
-			case <-l.c.s.lost:
+			case <-l.c.s.Lost():
 				return
 			}
 			continue
@@ -290,8 +292,8 @@ func (l *lease) takePending() bool {
 func (l *lease) awaitTake() {
 	select {
 	case <-l.taken:
-	case <-l.c.s.lost:
-		l.c.s.conn.Close()
+	case <-l.c.s.Lost():
+		l.c.s.Conn.Close()
 		<-l.taken
 	}
 }
@@ -311,7 +313,7 @@ func (l *lease) sleepUntil(t bootTime) bool {
 	case <-l.wakeRenew:
 		return true
 	case <-l.quit:
-	case <-l.c.s.lost:
+	case <-l.c.s.Lost():
 	}
 	return false
 }
@@ -346,7 +348,7 @@ func (l *lease) atRest() bool {
 			return true
 		case <-l.quit:
 			return false
-		case <-l.c.s.lost:
+		case <-l.c.s.Lost():
 			return false
 		}
 	}
@@ -355,7 +357,7 @@ func (l *lease) atRest() bool {
 	case <-l.wakeRenew:
 		return true
 	case <-l.quit:
-	case <-l.c.s.lost:
+	case <-l.c.s.Lost():
 	}
 	return false
 }
@@ -404,7 +406,7 @@ func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
 		if l.Fresh() && l.armedFresh() {
 			return true
 		}
-		if isClosed(l.gone) || l.c.s.isLost() {
+		if isClosed(l.gone) || l.c.s.IsLost() {
 			return false
 		}
 		t := time.NewTimer(l.renewEvery())
@@ -414,7 +416,7 @@ func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
 		case <-l.ended.Done():
 			t.Stop()
 			return false
-		case <-l.c.s.lost:
+		case <-l.c.s.Lost():
 			t.Stop()
 			return false
 		case <-stop:
@@ -436,7 +438,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Lock()
 	data := c.batonData(l.latency, l.maxLat, l.wait-l.timeout/killMarginDiv)
 	l.mu.Unlock()
-	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
 	now := l.clock.now()
 	// The set may land on a baton another session created after ours was
@@ -476,12 +478,12 @@ func (l *lease) renew(sent bootTime) {
 				"last_renewal", l.latency.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond))
 		}
 	case errors.Is(err, zk.ErrSessionExpired):
-		c.s.markLost("session expired")
+		c.s.MarkLost("session expired")
 	case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
 		l.lose((&nodeLostError{"proposal"}).Error())
 	case len(res) == 2 && errors.Is(res[1].Error, zk.ErrNoNode):
 		l.lose((&nodeLostError{"baton"}).Error())
-	case !retryable(err):
+	case !zookeeper.Retryable(err):
 		// An ACL, a deleted election path: the lease runs out meanwhile.
 		c.log.Warn("cannot renew the lease", "error", err)
 	}
@@ -526,7 +528,7 @@ func (l *lease) watch() {
 	}
 	proposal := c.node[len(c.basePath)+1:]
 	for {
-		children, _, ev, err := c.s.conn.ChildrenW(c.basePath)
+		children, _, ev, err := c.s.Conn.ChildrenW(c.basePath)
 		switch {
 		case err == nil:
 			c.lineSeen.Store(&children)
@@ -547,7 +549,7 @@ func (l *lease) watch() {
 			l.lose((&nodeLostError{"proposal"}).Error())
 			return
 		default:
-			if !retryable(err) || c.s.waitOnline(l.quit) != nil {
+			if !zookeeper.Retryable(err) || c.s.WaitOnline(l.quit) != nil {
 				return
 			}
 			continue
@@ -559,7 +561,7 @@ func (l *lease) watch() {
 			}
 		case <-l.quit:
 			return
-		case <-c.s.lost:
+		case <-c.s.Lost():
 			return
 		}
 	}
@@ -676,7 +678,7 @@ func (l *lease) Fresh() bool {
 }
 
 func (l *lease) fresh() bool {
-	return !isClosed(l.gone) && !l.c.s.isLost() && l.clock.now() < l.stopAt()
+	return !isClosed(l.gone) && !l.c.s.IsLost() && l.clock.now() < l.stopAt()
 }
 
 // Vouches reports, for systemd's watchdog, that the lease is fresh and
@@ -684,7 +686,7 @@ func (l *lease) fresh() bool {
 // while the session is connected, as a follower does.
 func (l *lease) Vouches() bool {
 	if l.Resting() {
-		return !isClosed(l.gone) && !l.c.s.isLost() && l.c.s.connected.Load()
+		return !isClosed(l.gone) && !l.c.s.IsLost() && l.c.s.Connected()
 	}
 	return l.fresh() && l.supervised(l.clock.now())
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // testClock is a boot clock and a Go clock that move only when told.
@@ -32,7 +34,7 @@ func (c *testClock) advance(d time.Duration) {
 func testLease(T, stopGrace time.Duration, clk *testClock, busy bool) *lease {
 	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
-		c:          &candidate{s: &session{lost: make(chan struct{})}},
+		c:          &candidate{s: zookeeper.Detached(0, 0)},
 		leaseTerms: newLeaseTerms(T, stopGrace),
 		clock:      clk.clock(),
 		end:        newLeaseTerms(T, stopGrace).endFrom(clk.boot),
@@ -120,7 +122,7 @@ func TestLeaseDecisionsOnItsClock(t *testing.T) {
 					t.Errorf("fresh after its baton went (%q)", l.GoneWhy())
 				}
 				lost := testLease(T, stopGrace, clk, true)
-				lost.c.s.markLost("session expired")
+				lost.c.s.MarkLost("session expired")
 				if lost.fresh() {
 					t.Errorf("fresh after its session was lost")
 				}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -127,7 +129,7 @@ func realMain(args []string) int {
 		}
 		return exitUsage
 	}
-	for _, w := range acc.warnings {
+	for _, w := range acc.Warnings {
 		log.Warn(w)
 	}
 	return runSubcommand(set, acc, log)
@@ -188,7 +190,7 @@ func newMainLogger(set *Settings) (log *slog.Logger, closeLog func()) {
 }
 
 // runSubcommand runs the command the settings name, and is its exit code.
-func runSubcommand(set *Settings, acc *zkAccess, log *slog.Logger) int {
+func runSubcommand(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	switch set.Command {
 	case cmdInfo:
 		return runInfo(set, acc, log)
@@ -216,14 +218,14 @@ func runSubcommand(set *Settings, acc *zkAccess, log *slog.Logger) int {
 // startRun is run once and run cron: the checks that need more than one
 // parameter or the file system, then the runner. Nothing is started and
 // nothing is left behind when a check fails.
-func startRun(set *Settings, acc *zkAccess, log *slog.Logger) int {
+func startRun(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	sched, code, err := checkRun(set)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return code
 	}
 	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
-		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.describe()...)...)
+		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.Describe()...)...)
 	r := newRunner(set, acc, log)
 	r.work = newLeaderWork(r, sched)
 	if len(set.HealthCheck) > 0 {

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 const (
@@ -84,21 +86,21 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
 	listed := make(chan struct{}) // the history's listing, sent along: no round trip more
 	go func() { c.listHistory(); close(listed) }()
-	_, err = c.s.conn.Create(onceDir(c.basePath), nil, 0, c.s.acl)
+	_, err = c.s.Conn.Create(onceDir(c.basePath), nil, 0, c.s.ACL)
 	<-listed
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return false, nil, zkFailed(err, "create", onceDir(c.basePath))
+		return false, nil, zookeeper.Failed(err, "create", onceDir(c.basePath))
 	}
 	p := oncePath(c.basePath, key)
 	for attempt := 0; attempt < 10; attempt++ {
-		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
+		rec, version, running, err := readOnce(c.s.Conn, c.basePath, key)
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
 				return false, nil, err
 			}
 			continue
 		}
-		session := sessionHex(c.s.ID())
+		session := zookeeper.SessionHex(c.s.ID())
 		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
 			// Our own claim, whose answer was lost (below): it landed.
 			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
@@ -118,13 +120,13 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
 			data, _ := json.Marshal(mine)
-			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: c.s.acl})
+			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: c.s.ACL})
 		} else {
 			mine.Attempt = rec.Attempt + 1
 			data, _ := json.Marshal(mine)
 			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
 		}
-		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.acl, Flags: zk.FlagEphemeral})
+		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.ACL, Flags: zk.FlagEphemeral})
 		entry := c.newRunEntry(historyOnce)
 		entry.Key = key
 		if mine.Attempts > 0 {
@@ -133,7 +135,7 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 		if op := c.historyCreate(entry); op != nil {
 			ops = append(ops, op) // the run's history entry, in the same fenced write
 		}
-		res, err := c.s.conn.Multi(ops...)
+		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
 			c.created(res, 4, entry)
 			switch {
@@ -149,7 +151,7 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 			c.pruneOnce()
 			return true, &mine, nil
 		}
-		if retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
+		if zookeeper.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
 			// The answer was lost, not necessarily the claim: read the
 			// record back once online (above). A lost session ends the
 			// claim with errSessionLost: see clearLostClaim.
@@ -176,7 +178,7 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 // session leaves KEY "started, unfinished"). It reports whether it did.
 func (c *candidate) finishOnce(key string, ex childExit) bool {
 	p := oncePath(c.basePath, key)
-	raw, st, err := c.s.conn.Get(p)
+	raw, st, err := c.s.Conn.Get(p)
 	if err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
 		return false
@@ -188,11 +190,11 @@ func (c *candidate) finishOnce(key string, ex childExit) bool {
 	data, _ := json.Marshal(rec)
 	ops := []any{&zk.SetDataRequest{Path: p, Data: data, Version: st.Version}, &zk.DeleteRequest{Path: p + "/running", Version: -1}}
 	hist := c.historyEndOps(ex) // the history's end of the run, in the same write
-	if _, err := c.s.conn.Multi(append(ops, hist...)...); err == nil {
+	if _, err := c.s.Conn.Multi(append(ops, hist...)...); err == nil {
 		c.ended(hist)
 		return true
 	}
-	if _, err := c.s.conn.Multi(ops...); err != nil {
+	if _, err := c.s.Conn.Multi(ops...); err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
 		c.writeRunEnd(ex)
 		return false
@@ -207,7 +209,7 @@ func (c *candidate) finishOnce(key string, ex childExit) bool {
 // node has a child) cannot be deleted anyway.
 func (c *candidate) pruneOnce() {
 	dir := onceDir(c.basePath)
-	names, _, err := c.s.conn.Children(dir)
+	names, _, err := c.s.Conn.Children(dir)
 	if err != nil || len(names) <= onceKeep {
 		return
 	}
@@ -217,18 +219,18 @@ func (c *candidate) pruneOnce() {
 	}
 	var keys []aged
 	for _, n := range names {
-		if ok, st, err := c.s.conn.Exists(dir + "/" + n); err == nil && ok {
+		if ok, st, err := c.s.Conn.Exists(dir + "/" + n); err == nil && ok {
 			keys = append(keys, aged{n, st.Czxid})
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].czxid < keys[j].czxid })
 	for _, k := range keys[:max(0, len(keys)-onceKeep)] {
-		raw, st, err := c.s.conn.Get(dir + "/" + k.name)
+		raw, st, err := c.s.Conn.Get(dir + "/" + k.name)
 		var rec onceRecord
 		if err != nil || json.Unmarshal(raw, &rec) != nil || rec.FinishedAt == nil {
 			continue
 		}
-		_ = c.s.conn.Delete(dir+"/"+k.name, st.Version) // unless retried since
+		_ = c.s.Conn.Delete(dir+"/"+k.name, st.Version) // unless retried since
 	}
 }
 
@@ -239,13 +241,13 @@ func (c *candidate) watchOnce(key string) (<-chan struct{}, func()) {
 	seen, quit := make(chan struct{}), make(chan struct{})
 	go func() {
 		for {
-			ok, _, ev, err := c.s.conn.ExistsW(oncePath(c.basePath, key))
+			ok, _, ev, err := c.s.Conn.ExistsW(oncePath(c.basePath, key))
 			switch {
 			case err == nil && ok:
 				close(seen)
 				return
 			case err != nil:
-				if !retryable(err) || c.s.waitOnline(quit) != nil {
+				if !zookeeper.Retryable(err) || c.s.WaitOnline(quit) != nil {
 					return
 				}
 				continue
@@ -254,7 +256,7 @@ func (c *candidate) watchOnce(key string) (<-chan struct{}, func()) {
 			case <-ev:
 			case <-quit:
 				return
-			case <-c.s.lost:
+			case <-c.s.Lost():
 				return
 			}
 		}

@@ -18,6 +18,8 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // clearLostClaim deletes the record of r.lostClaim's claim, if it landed
@@ -28,7 +30,7 @@ import (
 func (r *runner) clearLostClaim(c *candidate) {
 	proposal, key := r.lostClaim, r.set.OnceKey
 	for attempt := 0; proposal != "" && attempt < 10; attempt++ {
-		rec, version, running, err := readOnce(c.s.conn, c.basePath, key)
+		rec, version, running, err := readOnce(c.s.Conn, c.basePath, key)
 		if err == nil {
 			if !claimLandedUnrun(rec, proposal, running) {
 				break // it did not land, or someone has retried it since
@@ -38,7 +40,7 @@ func (r *runner) clearLostClaim(c *candidate) {
 			if e := c.findOpenEntry(rec.FencingToken, func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key }); e != nil {
 				ops = append(ops, &zk.DeleteRequest{Path: e.path, Version: e.version})
 			}
-			_, err = c.s.conn.Multi(ops...)
+			_, err = c.s.Conn.Multi(ops...)
 			switch {
 			case err == nil:
 				r.log.Warn("cleared the once key's record left by a claim whose answer was lost with its session; the command never ran: claiming the key again",
@@ -47,7 +49,7 @@ func (r *runner) clearLostClaim(c *candidate) {
 				return
 			case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNotEmpty), errors.Is(err, zk.ErrNoNode):
 				err = nil // changed meanwhile: read it again
-			case !retryable(err) && !errors.Is(err, zk.ErrSessionExpired):
+			case !zookeeper.Retryable(err) && !errors.Is(err, zk.ErrSessionExpired):
 				r.log.Warn("cannot clear the once key's record left by a claim whose answer was lost", "once_key", key, "error", err)
 				return
 			}

@@ -127,7 +127,7 @@ func (c *candidate) firstOther() (first string, line map[string]bool) {
 // (not resigning), healthy, and proving it is in line (standby.go), so it
 // can start at once. ev fires when its data changes (nil if unread).
 func (c *candidate) readyToLead(proposal string) (bool, <-chan zk.Event) {
-	raw, _, ev, err := c.s.conn.GetW(proposal)
+	raw, _, ev, err := c.s.Conn.GetW(proposal)
 	if err != nil {
 		return false, nil
 	}
@@ -149,7 +149,7 @@ func (c *candidate) publishPreempt(proposal string, due bootTime) {
 	}
 	st := &preemptStatus{Proposal: proposal, Priority: proposalPriority(proposal),
 		At: time.Now().Add(time.Duration(due - bootNow())).UTC().Truncate(time.Millisecond)}
-	if raw, _, err := c.s.conn.Get(proposal); err == nil {
+	if raw, _, err := c.s.Conn.Get(proposal); err == nil {
 		var d proposalData
 		if json.Unmarshal(raw, &d) == nil {
 			st.CandidateID = d.CandidateID

@@ -126,7 +126,7 @@ func (p *publisher) loop() {
 		select {
 		case <-p.quit:
 			return
-		case <-p.c.s.lost:
+		case <-p.c.s.Lost():
 			return
 		case <-p.kick:
 		}
@@ -136,7 +136,7 @@ func (p *publisher) loop() {
 			case <-p.hurried:
 			case <-p.quit:
 				return
-			case <-p.c.s.lost:
+			case <-p.c.s.Lost():
 				return
 			}
 		}
@@ -152,14 +152,14 @@ func (p *publisher) loop() {
 		data := p.status.encode()
 		p.hurry = false
 		p.mu.Unlock()
-		_, err := p.c.s.conn.Set(p.c.node, data, -1)
+		_, err := p.c.s.Conn.Set(p.c.node, data, -1)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return
 		case err != nil:
 			// Not written (the connection dropped): try again once it is
 			// back, so the node does not keep saying something stale.
-			if p.c.s.waitOnline(p.quit) != nil {
+			if p.c.s.WaitOnline(p.quit) != nil {
 				return
 			}
 			p.update(func(*proposalData) {})

@@ -51,7 +51,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
 		}
-		res, merr := c.s.conn.Multi(ops...)
+		res, merr := c.s.Conn.Multi(ops...)
 		if merr == nil {
 			break
 		}
@@ -171,9 +171,9 @@ func (c *candidate) leaveReleasedNote(version int32) (written bool, err error) {
 	}
 	note := releasedPath(c.basePath, path.Base(c.node))
 	ops := []any{&zk.CheckVersionRequest{Path: c.handoverPath(), Version: version},
-		&zk.CreateRequest{Path: note, Data: c.handoverData(handoverReleased), Acl: c.s.acl}}
+		&zk.CreateRequest{Path: note, Data: c.handoverData(handoverReleased), Acl: c.s.ACL}}
 	for attempt := 0; attempt < 3; attempt++ {
-		res, err := c.s.conn.Multi(ops...)
+		res, err := c.s.Conn.Multi(ops...)
 		switch i := failedOp(res); {
 		case err == nil:
 			return true, nil
@@ -183,7 +183,7 @@ func (c *candidate) leaveReleasedNote(version int32) (written bool, err error) {
 			return true, nil
 		case i == 1 && errors.Is(res[1].Error, zk.ErrNoNode):
 			// The first note of this election: its directory, once.
-			if _, err := c.s.conn.Create(path.Dir(note), nil, 0, c.s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if _, err := c.s.Conn.Create(path.Dir(note), nil, 0, c.s.ACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return false, err
 			}
 		default:
@@ -216,11 +216,11 @@ func noteSubject(h *handoverSeen) string {
 // stays until the next take after a dropped baton.
 func (c *candidate) clearNotes() {
 	dir := c.basePath + "/" + releasedDirName
-	names, _, err := c.s.conn.Children(dir)
+	names, _, err := c.s.Conn.Children(dir)
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		_ = c.s.conn.Delete(dir+"/"+n, -1)
+		_ = c.s.Conn.Delete(dir+"/"+n, -1)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"ballot/internal/zookeeper"
 )
 
 // exit codes of ballot itself
@@ -28,10 +30,10 @@ const (
 
 type runner struct {
 	set *Settings
-	zk  *zkAccess
+	zk  *zookeeper.Access
 	log *slog.Logger
 
-	sess *session
+	sess *zookeeper.Session
 
 	// stopping is closed on the first SIGTERM/SIGINT, hurry on the second.
 	stopping chan struct{}
@@ -68,7 +70,7 @@ type runner struct {
 	ping        *pinger        // --ping-url; nil without (ping.go)
 }
 
-func newRunner(set *Settings, acc *zkAccess, log *slog.Logger) *runner {
+func newRunner(set *Settings, acc *zookeeper.Access, log *slog.Logger) *runner {
 	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier(),
 		alarm: newWakeAlarm()}
 	go r.notify.watchdog(r.vouches, r.stopping)
@@ -134,7 +136,7 @@ func (r *runner) connected() bool {
 	r.mu.Lock()
 	c := r.cand
 	r.mu.Unlock()
-	return c != nil && c.s.connected.Load() && !c.s.isLost()
+	return c != nil && c.s.Connected() && !c.s.IsLost()
 }
 
 // vouches says whether this candidate can vouch for itself, for systemd's

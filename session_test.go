@@ -8,13 +8,14 @@ package main
 import (
 	"io"
 	"log/slog"
-	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // TestSessionFactsComeOffTheWire: whatever timeout a candidate asks for,
@@ -41,15 +42,15 @@ func TestSessionFactsComeOffTheWire(t *testing.T) {
 		{"lowered to 20 ticks", 100 * tick, 20 * tick},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := dialSession(quiet, acc, tc.requested, 5*time.Second, nil)
+			s, err := zookeeper.DialSession(quiet, acc, tc.requested, 5*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
 			// dialSession returns once the client library has the session
 			// too: ballot's requests go out on it.
-			if got, lib := s.ID(), s.conn.SessionID(); got == 0 || got != lib || s.conn.State() != zk.StateHasSession {
-				t.Fatalf("session id 0x%x, the client library has 0x%x (%s)", got, lib, s.conn.State())
+			if got, lib := s.ID(), s.Conn.SessionID(); got == 0 || got != lib || s.Conn.State() != zk.StateHasSession {
+				t.Fatalf("session id 0x%x, the client library has 0x%x (%s)", got, lib, s.Conn.State())
 			}
 			if got := s.Timeout(); got != tc.granted {
 				t.Fatalf("session timeout %s, want %s (requested %s, tickTime %s)", got, tc.granted, tc.requested, tick)
@@ -57,11 +58,11 @@ func TestSessionFactsComeOffTheWire(t *testing.T) {
 			if server := serverSessionTimeout(t, zkc, s.ID()); server != tc.granted {
 				t.Fatalf("the server says the session's timeout is %s; ballot counts with %s", server, tc.granted)
 			}
-			h := s.handoff()
-			if h == nil || len(h.Passwd) == 0 || h.SessionID != s.ID() || h.timeout() != tc.granted {
+			h := s.Handoff()
+			if h == nil || len(h.Passwd) == 0 || h.SessionID != s.ID() || h.Timeout() != tc.granted {
 				t.Fatalf("handoff %+v: want session 0x%x with a password and timeout %s", h, s.ID(), tc.granted)
 			}
-			w, err := h.resumeAt(zkc.Servers()[0], time.Now().Add(5*time.Second))
+			w, err := h.ResumeAt(zkc.Servers()[0], time.Now().Add(5*time.Second))
 			if err != nil {
 				t.Fatalf("the password read off the wire does not resume the session: %v", err)
 			}
@@ -84,34 +85,4 @@ func serverSessionTimeout(t *testing.T, zkc *zkCluster, id int64) time.Duration 
 	}
 	ms, _ := strconv.Atoi(m[1])
 	return time.Duration(ms) * time.Millisecond
-}
-
-// TestParseConnectReply: the connect response as ZooKeeper frames it, with
-// and without the read-only flag; a truncated one is an error, not a
-// session.
-func TestParseConnectReply(t *testing.T) {
-	frame := func(readOnly bool) []byte {
-		var b wireBuf
-		b.int32(0)    // protocol version
-		b.int32(4007) // timeout, ms
-		b.int64(0x1234abcd)
-		b.buffer([]byte("0123456789abcdef"))
-		if readOnly {
-			b.bool(false)
-		}
-		return b.Bytes()
-	}
-	want := connectReply{SessionID: 0x1234abcd, Timeout: 4007 * time.Millisecond, Passwd: []byte("0123456789abcdef")}
-	for _, ro := range []bool{false, true} {
-		got, err := parseConnectReply(frame(ro))
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("read-only flag %v: got %+v, %v; want %+v", ro, got, err, want)
-		}
-	}
-	full := frame(false)
-	for _, n := range []int{0, 4, 8, 16, len(full) - 1} {
-		if got, err := parseConnectReply(full[:n]); err == nil {
-			t.Errorf("%d of %d bytes: got %+v, want an error", n, len(full), got)
-		}
-	}
 }

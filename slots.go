@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // maxSlots bounds --slots: each slot costs a baton, a record, and one
@@ -147,7 +149,7 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 	w := &slotWatches{c: c, armed: map[string]bool{}, woke: make(chan struct{}, 1), quit: make(chan struct{})}
 	defer close(w.quit)
 	for {
-		if c.s.isLost() {
+		if c.s.IsLost() {
 			return errSessionLost
 		}
 		line, me, err := c.placeInLine(stop)
@@ -161,7 +163,7 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		case me < 0:
 			return errProposalGone
 		case me < c.slots:
-			if c.s.isLost() || !c.s.connected.Load() {
+			if c.s.IsLost() || !c.s.Connected() {
 				continue
 			}
 			return nil
@@ -178,7 +180,7 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		}
 		// What changed between the listing and the watches is in no
 		// event: list again if the line did.
-		again, _, err := c.s.conn.Children(c.basePath)
+		again, _, err := c.s.Conn.Children(c.basePath)
 		if err == nil && !slices.Equal(sortedProposals(again), line) {
 			continue
 		}
@@ -191,7 +193,7 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		}
 		select {
 		case <-w.woke:
-		case <-c.s.lost:
+		case <-c.s.Lost():
 			return errSessionLost
 		case <-stop:
 			return errStopped
@@ -218,7 +220,7 @@ func (w *slotWatches) watch(names []string) error {
 		if armed {
 			continue
 		}
-		ok, _, ev, err := w.c.s.conn.ExistsW(w.c.basePath + "/" + n)
+		ok, _, ev, err := w.c.s.Conn.ExistsW(w.c.basePath + "/" + n)
 		if err != nil {
 			return err
 		}
@@ -258,7 +260,7 @@ func (c *candidate) checkHigherSlots(children []string, stop <-chan struct{}) (a
 		if !ok || k < c.slots || c.higherSeen[n] {
 			continue
 		}
-		raw, _, err := c.s.conn.Get(c.basePath + "/" + n)
+		raw, _, err := c.s.Conn.Get(c.basePath + "/" + n)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return true, c.retryAfter(err, stop)
 		}
@@ -288,7 +290,7 @@ func (c *candidate) watchGone(path string, ev <-chan zk.Event, woke chan struct{
 		select {
 		case e := <-ev:
 			if e.Type == zk.EventNodeDataChanged {
-				ok, _, next, err := c.s.conn.ExistsW(path)
+				ok, _, next, err := c.s.Conn.ExistsW(path)
 				if err == nil && ok {
 					ev = next
 					continue
@@ -308,7 +310,7 @@ func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 	drops := make([]droppedWait, c.slots)
 	waiting := false
 	for {
-		if c.s.isLost() {
+		if c.s.IsLost() {
 			return leaseStart{}, errSessionLost
 		}
 		quit := make(chan struct{})
@@ -369,7 +371,7 @@ func (c *candidate) waitForSlot(woke <-chan struct{}, until bootTime, stop <-cha
 	select {
 	case <-woke:
 	case <-timer:
-	case <-c.s.lost:
+	case <-c.s.Lost():
 		return errSessionLost
 	case <-stop:
 		return errStopped
@@ -431,7 +433,7 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 // a take whose answer was lost, nothing runs under it. Checked against our
 // proposal (waitHeld).
 func (c *candidate) giveBackLostTake(stop <-chan struct{}) (again bool, err error) {
-	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
 	switch {
 	case err == nil:
@@ -461,7 +463,7 @@ func (c *candidate) slotDropped(k int, h *handoverSeen, drop *droppedWait, woke 
 		return false, nil
 	}
 	*until = earliestEnd(*until, drop.until)
-	if _, _, changed, err := c.s.conn.GetW(c.handoverPath()); err == nil {
+	if _, _, changed, err := c.s.Conn.GetW(c.handoverPath()); err == nil {
 		go func() {
 			select {
 			case <-changed: // its holder gave it back after all
@@ -510,7 +512,7 @@ func (c *candidate) trySlot(k int, h *handoverSeen, stop <-chan struct{}) (start
 		c.baton.answerLost(k)
 		return leaseStart{}, false, true, c.retryAfter(err, stop)
 	}
-	return leaseStart{}, false, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zkError(err, "create", c.batonPath()))
+	return leaseStart{}, false, false, fmt.Errorf("cannot take slot %d's baton %s: %w", k, c.batonPath(), zookeeper.Error(err, "create", c.batonPath()))
 }
 
 // slotTakeFailure is what a slot's failed take means.
@@ -537,7 +539,7 @@ func slotTakeFailed(res []zk.MultiResponse, err error) slotTakeFailure {
 		return slotRecordChanged
 	case i == 3:
 		return slotElectionChanged
-	case retryable(err) || errors.Is(err, zk.ErrSessionExpired):
+	case zookeeper.Retryable(err) || errors.Is(err, zk.ErrSessionExpired):
 		return slotAnswerLost
 	}
 	return slotTakeError

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // snapNode is one child of the base path as read.
@@ -220,12 +222,12 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 			if errors.Is(err, zk.ErrNoNode) {
 				return nil, false, nil
 			}
-			return children, err == nil, zkError(err, "read", base)
+			return children, err == nil, zookeeper.Error(err, "read", base)
 		},
 		node: func(name string, _ bool) (*snapNode, error) {
 			raw, stat, err := conn.Get(base + "/" + name)
 			if err != nil {
-				return nil, zkError(err, "read", base+"/"+name)
+				return nil, zookeeper.Error(err, "read", base+"/"+name)
 			}
 			return newSnapNode(name, raw, stat), nil
 		},
@@ -269,6 +271,6 @@ func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
 func (s *electionSnapshot) readACL(conn *zk.Conn, base string) {
 	s.acl, _, s.aclErr = conn.GetACL(base)
 	if s.aclErr != nil {
-		s.aclErr = zkError(s.aclErr, "read the ACL of", base)
+		s.aclErr = zookeeper.Error(s.aclErr, "read the ACL of", base)
 	}
 }

@@ -110,7 +110,7 @@ func (c *candidate) awaitProofDue(t *time.Timer) bool {
 		return false
 	case <-c.done:
 		return false
-	case <-c.s.lost:
+	case <-c.s.Lost():
 		return false
 	}
 	return true
@@ -119,11 +119,11 @@ func (c *candidate) awaitProofDue(t *time.Timer) bool {
 // prove sends one proof; false once our proposal is out of line (the
 // follower finds out itself) or proofs are no longer needed.
 func (c *candidate) prove() bool {
-	if isClosed(c.standbyEnd) || isClosed(c.done) || c.s.isLost() {
+	if isClosed(c.standbyEnd) || isClosed(c.done) || c.s.IsLost() {
 		return false
 	}
 	sent := bootNow()
-	res, err := c.s.conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1})
+	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1})
 	switch {
 	case err == nil:
 		c.proofRTT.Store(int64(bootNow() - sent))

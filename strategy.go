@@ -183,7 +183,7 @@ func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool)
 	if r.set.Retries == 0 {
 		return end, false
 	}
-	rec, _, running, err := readOnce(c.s.conn, c.basePath, r.set.OnceKey)
+	rec, _, running, err := readOnce(c.s.Conn, c.basePath, r.set.OnceKey)
 	if err != nil || rec == nil || running || !r.onceRetry().allows(rec) {
 		return end, false // claimOnce decides
 	}
@@ -198,7 +198,7 @@ func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool)
 		return end, false
 	case <-r.stopping:
 		return endedBy(stopRequested, childExit{}), true
-	case <-c.s.lost:
+	case <-c.s.Lost():
 		return endedBy(sessionLost, childExit{}), true
 	}
 }

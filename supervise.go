@@ -75,7 +75,7 @@ func (s *supervision) checkLease() (outcome, bool) {
 		last, _ := l.Renewals()
 		s.r.log.Warn("lease running out: ZooKeeper has not answered the renewals; stopping the command while the lease still leaves it its grace period", logEvLeaseRunningOut.attr(),
 			"lease_left", left.Round(time.Millisecond), "last_renewal", last.Round(time.Millisecond),
-			"connected", s.c.s.connected.Load())
+			"connected", s.c.s.Connected())
 		s.stop("lease running out", l.supervisedKillBy)
 		return leaseLost, true
 	}
@@ -163,7 +163,7 @@ func (s *supervision) leadershipEnded(cause error) (outcome, bool) {
 		s.r.log.Warn(cause.Error()+" by someone else: leadership lost", logEvLeadershipLost.attr(), "proposal", s.c.node)
 	case sessionLost:
 		s.kill("session lost")
-		s.r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", s.c.s.lostReason())
+		s.r.log.Warn("ZooKeeper session lost while leading", logEvSessionLost.attr(), "reason", s.c.s.LostReason())
 	default:
 		// Not while supervising (the lease is let go after it): the
 		// safe side, as for a lost lease.

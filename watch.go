@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // ---------------------------------------------------------------------------
@@ -35,7 +37,7 @@ import (
 
 type watcher struct {
 	set  *Settings
-	zk   *zkAccess
+	zk   *zookeeper.Access
 	log  *slog.Logger
 	out  *linePrinter
 	stop chan struct{}
@@ -125,7 +127,7 @@ func (w *watcher) dial() error {
 		go old.Close()
 	}
 	w.childW, w.leaderW, w.cronW, w.baseW, w.leaderPath = nil, nil, nil, nil, ""
-	conn, err := dialReader(w.set, w.zk, w.log, w.callback(gen), w.stop)
+	conn, err := zookeeper.DialReader(w.zk, w.set.SessionTimeout, w.log, w.callback(gen), w.stop)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -254,7 +256,7 @@ func (w *watcher) listWatched(conn *zk.Conn, base string) ([]string, bool, error
 
 // runWatch is `ballot watch`. It exits 0 on SIGINT/SIGTERM, 125 when
 // ZooKeeper cannot be reached at the start.
-func runWatch(set *Settings, acc *zkAccess, log *slog.Logger) int {
+func runWatch(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	w := &watcher{set: set, zk: acc, log: log, out: newLinePrinter(os.Stdout),
 		stop: make(chan struct{}), wake: make(chan struct{}, 1), closed: make(chan struct{})}
 	defer w.out.Close()
@@ -333,10 +335,10 @@ func (w *watcher) loop() int {
 				continue
 			case errors.Is(err, zk.ErrNoAuth):
 				// Retrying would only print the same refusal again.
-				fmt.Fprintln(os.Stderr, "ballot: watch: "+zkError(err, "read", set.BasePath).Error())
+				fmt.Fprintln(os.Stderr, "ballot: watch: "+zookeeper.Error(err, "read", set.BasePath).Error())
 				return exitFailure
 			default:
-				if !retryable(err) {
+				if !zookeeper.Retryable(err) {
 					log.Warn("cannot read the election; retrying", "election", set.BasePath, "error", err)
 				}
 				retry = time.After(time.Second)
@@ -408,8 +410,8 @@ func (w *watcher) renew() bool {
 	for {
 		err := w.dial()
 		if err == nil {
-			w.emit(watchEvent{Event: evReconnected, SessionID: sessionHex(w.current().SessionID()),
-				Message: "reconnected: new session " + sessionHex(w.current().SessionID())})
+			w.emit(watchEvent{Event: evReconnected, SessionID: zookeeper.SessionHex(w.current().SessionID()),
+				Message: "reconnected: new session " + zookeeper.SessionHex(w.current().SessionID())})
 			return true
 		}
 		if w.stopped() {

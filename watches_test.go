@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // pendingWatchers counts the watch channels go-zookeeper v1.0.4 holds for
@@ -50,7 +52,7 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 		close(quit)
 	}
 	for _, p := range []string{pause, stepDown} {
-		if n := pendingWatchers(t, s.conn, p); n != 1 {
+		if n := pendingWatchers(t, s.Conn, p); n != 1 {
 			t.Errorf("after %d leaderships the session holds %d watches on %s, want 1", leaderships, n, p)
 		}
 	}
@@ -127,7 +129,7 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 		close(quit)
 	}
 	for _, p := range []string{pause, stepDown} {
-		if n := pendingWatchers(t, s.conn, p); n > 1 {
+		if n := pendingWatchers(t, s.Conn, p); n > 1 {
 			t.Errorf("with the control nodes present, the session holds %d watches on %s after %d more leaderships, want at most 1", n, p, leaderships)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"ballot/internal/zookeeper"
 )
 
 // TestWaitOnlineWakesEveryWaiter: several goroutines wait for the
@@ -19,7 +21,7 @@ func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := dialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,13 +30,13 @@ func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
 	// Cut off (the session lives on: well within its timeout).
 	p.Blackhole(true)
 	p.CloseAll()
-	for s.connected.Load() {
+	for s.Connected() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	const waiters = 4
 	woken := make(chan error, waiters)
 	for range waiters {
-		go func() { woken <- s.waitOnline(nil) }()
+		go func() { woken <- s.WaitOnline(nil) }()
 	}
 	time.Sleep(100 * time.Millisecond) // let them wait
 	p.Blackhole(false)
@@ -44,10 +46,10 @@ func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("waiter: %v", err)
 			}
-		case <-s.lost:
+		case <-s.Lost():
 			t.Fatal("the session was lost")
 		case <-time.After(s.Timeout()):
-			t.Fatalf("%d of %d waiters still wait, though the session is connected (%v)", waiters-i, waiters, s.connected.Load())
+			t.Fatalf("%d of %d waiters still wait, though the session is connected (%v)", waiters-i, waiters, s.Connected())
 		}
 	}
 }

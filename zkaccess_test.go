@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // TestZKAccessFiles reads certificate, key and auth files the way ballot
@@ -33,26 +35,26 @@ func TestZKAccessFiles(t *testing.T) {
 		sources map[string]string
 		want    []string // substrings of the error; nil: no error
 		warn    []string // substrings of the warnings, in order
-		check   func(t *testing.T, a *zkAccess)
+		check   func(t *testing.T, a *zookeeper.Access)
 	}{
 		{name: "plain, no credentials", set: Settings{ZooKeeperACL: aclOpen},
-			check: func(t *testing.T, a *zkAccess) {
-				if a.tls != nil || a.digest != nil || !reflect.DeepEqual(a.acl, zk.WorldACL(zk.PermAll)) {
+			check: func(t *testing.T, a *zookeeper.Access) {
+				if a.TLSConfig() != nil || digestOf(a) != nil || !reflect.DeepEqual(a.ACL, zk.WorldACL(zk.PermAll)) {
 					t.Errorf("got %+v", a)
 				}
 			}},
 		{name: "TLS with the system's CAs", set: Settings{ZooKeeperTLS: true, ZooKeeperACL: aclOpen},
-			check: func(t *testing.T, a *zkAccess) {
-				if a.tls == nil || a.tls.cfg.RootCAs != nil || a.tls.cfg.MinVersion != tls.VersionTLS12 || len(a.tls.cfg.Certificates) != 0 {
-					t.Errorf("got %+v", a.tls)
+			check: func(t *testing.T, a *zookeeper.Access) {
+				if a.TLSConfig() == nil || a.TLSConfig().RootCAs != nil || a.TLSConfig().MinVersion != tls.VersionTLS12 || len(a.TLSConfig().Certificates) != 0 {
+					t.Errorf("got %+v", a.TLSConfig())
 				}
 			}},
 		{name: "TLS with a CA, a client certificate, a server name", set: Settings{ZooKeeperTLS: true, ZooKeeperTLSCA: "$CA",
 			ZooKeeperTLSCert: "$CERT", ZooKeeperTLSKey: "$KEY", ZooKeeperTLSServerName: "zk.example.com", ZooKeeperACL: aclCreator},
-			check: func(t *testing.T, a *zkAccess) {
-				if a.tls.cfg.RootCAs == nil || len(a.tls.cfg.Certificates) != 1 || a.tls.cfg.ServerName != "zk.example.com" ||
-					!reflect.DeepEqual(a.acl, zk.AuthACL(zk.PermAll)) {
-					t.Errorf("got %+v", a.tls)
+			check: func(t *testing.T, a *zookeeper.Access) {
+				if a.TLSConfig().RootCAs == nil || len(a.TLSConfig().Certificates) != 1 || a.TLSConfig().ServerName != "zk.example.com" ||
+					!reflect.DeepEqual(a.ACL, zk.AuthACL(zk.PermAll)) {
+					t.Errorf("got %+v", a.TLSConfig())
 				}
 			}},
 		{name: "CA missing", set: Settings{ZooKeeperTLS: true, ZooKeeperTLSCA: "$DIR/none.pem"},
@@ -87,18 +89,18 @@ func TestZKAccessFiles(t *testing.T) {
 
 		{name: "auth file", files: map[string]string{"auth": "alice:" + secret + "\n"},
 			set: Settings{ZooKeeperTLS: true, ZooKeeperAuthFile: "$DIR/auth", ZooKeeperACL: aclCreatorWorldRead},
-			check: func(t *testing.T, a *zkAccess) {
+			check: func(t *testing.T, a *zookeeper.Access) {
 				want := append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
-				if string(a.digest) != "alice:"+secret || a.user != "alice" || !reflect.DeepEqual(a.acl, want) {
-					t.Errorf("got %q %q %v", a.digest, a.user, a.acl)
+				if string(digestOf(a)) != "alice:"+secret || userOf(a) != "alice" || !reflect.DeepEqual(a.ACL, want) {
+					t.Errorf("got %q %q %v", digestOf(a), userOf(a), a.ACL)
 				}
 			}},
 		{name: "auth file with CRLF, without TLS: a warning", files: map[string]string{"auth": "alice:" + secret + "\r\n"},
 			set:  Settings{ZooKeeperAuthFile: "$DIR/auth"},
 			warn: []string{"clear text"},
-			check: func(t *testing.T, a *zkAccess) {
-				if string(a.digest) != "alice:"+secret {
-					t.Errorf("digest %q", a.digest)
+			check: func(t *testing.T, a *zookeeper.Access) {
+				if string(digestOf(a)) != "alice:"+secret {
+					t.Errorf("digest %q", digestOf(a))
 				}
 			}},
 		{name: "auth file readable by others: a warning", files: map[string]string{"auth": "alice:" + secret},
@@ -160,15 +162,15 @@ func TestZKAccessFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if len(a.warnings) > 0 && len(tt.warn) == 0 {
-					t.Errorf("unexpected warnings %q", a.warnings)
+				if len(a.Warnings) > 0 && len(tt.warn) == 0 {
+					t.Errorf("unexpected warnings %q", a.Warnings)
 				}
 				for _, w := range tt.warn {
-					if !strings.Contains(strings.Join(a.warnings, "\n"), expand(w)) {
-						t.Errorf("warnings %q lack %q", a.warnings, expand(w))
+					if !strings.Contains(strings.Join(a.Warnings, "\n"), expand(w)) {
+						t.Errorf("warnings %q lack %q", a.Warnings, expand(w))
 					}
 				}
-				for _, w := range a.warnings {
+				for _, w := range a.Warnings {
 					if strings.Contains(w, secret) {
 						t.Errorf("a warning quotes the secret: %q", w)
 					}
@@ -195,39 +197,5 @@ func TestZKAccessFiles(t *testing.T) {
 	}
 }
 
-// TestZKAccessNodeACL: the ACL of every node ballot creates, per mode.
-func TestZKAccessNodeACL(t *testing.T) {
-	for mode, want := range map[string][]zk.ACL{
-		aclOpen:             {{Perms: zk.PermAll, Scheme: "world", ID: "anyone"}},
-		aclCreator:          {{Perms: zk.PermAll, Scheme: "auth", ID: ""}},
-		aclCreatorWorldRead: {{Perms: zk.PermAll, Scheme: "auth", ID: ""}, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}},
-	} {
-		if got := nodeACL(mode); !reflect.DeepEqual(got, want) {
-			t.Errorf("nodeACL(%s) = %v, want %v", mode, got, want)
-		}
-	}
-	if got := permString(zk.PermAll); got != "cdrwa" {
-		t.Errorf("permString(PermAll) = %q", got)
-	}
-	if got := permString(zk.PermRead | zk.PermAdmin); got != "ra" {
-		t.Errorf("permString(read|admin) = %q", got)
-	}
-}
-
-// TestZKAccessRefusals: ZooKeeper's terse refusals, reworded with the path.
-func TestZKAccessRefusals(t *testing.T) {
-	err := zkError(zk.ErrNoAuth, "create a proposal under", "/ballot/e")
-	if !strings.HasPrefix(err.Error(), "not authorized to create a proposal under /ballot/e:") || !errors.Is(err, zk.ErrNoAuth) {
-		t.Errorf("NoAuth: %v", err)
-	}
-	if again := zkError(err, "read", "/x"); again != err {
-		t.Errorf("reworded twice: %v", again)
-	}
-	err = zkError(zk.ErrInvalidACL, "create", "/ballot")
-	if !strings.Contains(err.Error(), "creator ACL") || !errors.Is(err, zk.ErrInvalidACL) {
-		t.Errorf("InvalidACL: %v", err)
-	}
-	if err := zkError(zk.ErrNoNode, "read", "/x"); err != zk.ErrNoNode {
-		t.Errorf("other errors must pass unchanged: %v", err)
-	}
-}
+func digestOf(a *zookeeper.Access) []byte { _, d := a.Credentials(); return d }
+func userOf(a *zookeeper.Access) string   { u, _ := a.Credentials(); return u }

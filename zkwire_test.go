@@ -10,25 +10,27 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // sniffedSession opens a session with the client library and returns it
 // with its handoff as the keeper would get it: id and password read off
 // the wire.
-func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *handoff) {
+func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *zookeeper.Handoff) {
 	t.Helper()
 	return sniffedSessionVia(t, c, c.Servers())
 }
 
 // sniffedSessionVia is sniffedSession with the client library connected
 // to servers (a proxy), the handoff to c's.
-func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *handoff) {
+func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *zookeeper.Handoff) {
 	t.Helper()
 	var mu sync.Mutex
 	var id int64
 	var pw []byte
 	conn := zkConnect(t, servers, 2*time.Second,
-		zk.WithDialer(sniffConnect(net.DialTimeout, func(r connectReply) { mu.Lock(); id, pw = r.SessionID, r.Passwd; mu.Unlock() })))
+		zk.WithDialer(zookeeper.SniffConnect(net.DialTimeout, func(r zookeeper.ConnectReply) { mu.Lock(); id, pw = r.SessionID, r.Passwd; mu.Unlock() })))
 	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, 
 	if id != conn.SessionID() || len(pw) == 0 {
 		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", id, len(pw), conn.SessionID())
 	}
-	return conn, &handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000}
+	return conn, &zookeeper.Handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000}
 }
 
 // takeAs creates what a leader holds: its proposal and baton (ephemeral),
@@ -62,7 +64,7 @@ func mkdir(t *testing.T, conn *zk.Conn, path string) {
 	}
 }
 
-func releaseOf(h *handoff, base string) {
+func releaseOf(h *zookeeper.Handoff, base string) {
 	h.Proposal, h.ReleasePath, h.Baton = base+"/proposal", base+"/handover", base+"/baton"
 	h.ReleaseVersion, h.ReleaseData = 0, []byte("released")
 }
@@ -82,11 +84,11 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	// A wrong password is refused: the server answers with no session.
 	bad := *h
 	bad.Passwd = make([]byte, len(h.Passwd))
-	if err := bad.endSession(2 * time.Second); !errors.Is(err, errSessionLost) {
+	if err := bad.EndSession(2 * time.Second); !errors.Is(err, errSessionLost) {
 		t.Errorf("a wrong password: %v, want the session refused", err)
 	}
 
-	if err := h.endSession(2 * time.Second); err != nil {
+	if err := h.EndSession(2 * time.Second); err != nil {
 		t.Fatalf("endSession: %v", err)
 	}
 	other := zkConnect(t, c.Servers(), 2*time.Second)
@@ -100,7 +102,7 @@ func TestWireEndsASessionItDidNotOpen(t *testing.T) {
 	}
 
 	// The session is gone now: a second try says so, and is no error.
-	if err := h.endSession(2 * time.Second); !errors.Is(err, errSessionLost) {
+	if err := h.EndSession(2 * time.Second); !errors.Is(err, errSessionLost) {
 		t.Errorf("ending an ended session: %v, want errSessionLost", err)
 	}
 }
@@ -123,7 +125,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 		}
 		releaseOf(h, "/v")
 		h.Servers = append([]string{basicDeadPort(t)}, c.Servers()...)
-		if err := h.endSession(3 * time.Second); err != nil {
+		if err := h.EndSession(3 * time.Second); err != nil {
 			t.Fatalf("endSession (first server dead): %v", err)
 		}
 		if b, _, _ := other.Get("/v/handover"); string(b) != "taken by another" {
@@ -154,7 +156,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 		if _, err := succ.Create("/p/handover", []byte("taken by the successor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.endSession(2 * time.Second); err != nil {
+		if err := h.EndSession(2 * time.Second); err != nil {
 			t.Fatalf("endSession: %v", err)
 		}
 		if b, st, _ := other.Get("/p/handover"); string(b) != "taken by the successor" || st.Version != 0 {
@@ -163,7 +165,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 		if ok, st, _ := other.Exists("/p/baton"); !ok || st.EphemeralOwner != succ.SessionID() {
 			t.Errorf("the successor's baton is gone")
 		}
-		if err := h.endSession(2 * time.Second); !errors.Is(err, errSessionLost) {
+		if err := h.EndSession(2 * time.Second); !errors.Is(err, errSessionLost) {
 			t.Errorf("the session was not closed: %v", err)
 		}
 	})
@@ -178,7 +180,7 @@ func TestWireReleaseIsConditional(t *testing.T) {
 		if err := other.Delete("/b/baton", -1); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.endSession(2 * time.Second); err != nil {
+		if err := h.EndSession(2 * time.Second); err != nil {
 			t.Fatalf("endSession: %v", err)
 		}
 		if b, _, _ := other.Get("/b/handover"); string(b) != "released" {
@@ -225,7 +227,7 @@ func TestWireServerThatNeverAnswers(t *testing.T) {
 	releaseOf(h, "/m")
 	h.Servers = append([]string{mute.Addr().String()}, c.Servers()...)
 	start := time.Now()
-	if err := h.endSession(h.timeout()); err != nil {
+	if err := h.EndSession(h.Timeout()); err != nil {
 		t.Fatalf("endSession with a mute first server: %v", err)
 	}
 	took := time.Since(start)
@@ -242,7 +244,7 @@ func TestWireServerThatNeverAnswers(t *testing.T) {
 	if ok, _, _ := other.Exists("/m/proposal"); ok {
 		t.Errorf("the session was not closed")
 	}
-	t.Logf("released %s after the start, the mute server holding %s of it", took.Round(time.Millisecond), h.timeout()/2)
+	t.Logf("released %s after the start, the mute server holding %s of it", took.Round(time.Millisecond), h.Timeout()/2)
 }
 
 // TestWireKeepAlive: the keeper keeps a session alive on its own while
@@ -255,7 +257,7 @@ func TestWireKeepAlive(t *testing.T) {
 	if _, err := conn.Create("/ka", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := h.resume(time.Now().Add(h.timeout()), 0)
+	s, _, err := h.Resume(time.Now().Add(h.Timeout()), 0)
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -263,16 +265,16 @@ func TestWireKeepAlive(t *testing.T) {
 	var out syncBuffer
 	log := newLogger(&out, "human", slog.LevelInfo)
 	stop := make(chan struct{})
-	kept := make(chan *wireSession, 1)
+	kept := make(chan *zookeeper.WireSession, 1)
 	go func() { kept <- keepAlive(log, h, s, stop) }()
-	time.Sleep(2 * h.timeout())
+	time.Sleep(2 * h.Timeout())
 	close(stop)
 	s = <-kept
 	other := zkConnect(t, c.Servers(), 2*time.Second)
 	if ok, _, _ := other.Exists("/ka"); !ok || s == nil {
 		t.Fatalf("after two session timeouts of pings: session kept %v, its node exists %v\n%s", s != nil, ok, out.String())
 	}
-	if err := s.finish(h, time.Now().Add(h.timeout())); err != nil {
+	if err := s.Finish(h, time.Now().Add(h.Timeout())); err != nil {
 		t.Fatalf("closing the kept session: %v", err)
 	}
 	s.Close()
@@ -282,21 +284,21 @@ func TestWireKeepAlive(t *testing.T) {
 
 	// No server answers any more: keepAlive gives up and says so.
 	_, h2 := sniffedSession(t, c)
-	s2, _, err := h2.resume(time.Now().Add(h2.timeout()), 0)
+	s2, _, err := h2.Resume(time.Now().Add(h2.Timeout()), 0)
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	c.Kill(0)
 	stop2 := make(chan struct{})
 	defer close(stop2)
-	gaveUp := make(chan *wireSession, 1)
+	gaveUp := make(chan *zookeeper.WireSession, 1)
 	go func() { gaveUp <- keepAlive(log, h2, s2, stop2) }()
 	select {
 	case got := <-gaveUp:
 		if got != nil {
 			t.Errorf("keepAlive kept a session no server answers for")
 		}
-	case <-time.After(2 * h2.timeout()):
+	case <-time.After(2 * h2.Timeout()):
 		t.Fatalf("keepAlive did not give up within two session timeouts of the servers' end")
 	}
 	if !strings.Contains(out.String(), "outlasts ballot's session") {

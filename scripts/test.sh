@@ -79,8 +79,8 @@ echo "ok"
 # editors and vet on a developer's Mac, into a ballot that says it runs on
 # Linux only (platform_other.go).
 for goos in darwin freebsd; do
-	step "GOOS=$goos go vet ."
-	GOOS=$goos go vet .
+	step "GOOS=$goos go vet ./..."
+	GOOS=$goos go vet ./...
 	echo "ok"
 done
 

@@ -1,6 +1,6 @@
 //go:build !ballot_notls
 
-package main
+package zookeeper
 
 // TLS to ZooKeeper: everything that needs crypto/tls and crypto/x509, which
 // add 2.2 MiB to the binary. A build with the tag ballot_notls leaves them
@@ -16,13 +16,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"time"
 )
-
-// tlsBuilt: this ballot can reach ZooKeeper over TLS.
-const tlsBuilt = true
 
 // tlsSettings is the client side of --zookeeper-tls*. Its ServerName is ""
 // unless --zookeeper-tls-server-name: then each server's host as written.
@@ -32,31 +28,31 @@ type tlsSettings struct{ cfg *tls.Config }
 type clientCert = tls.Certificate
 
 // loadTLS reads the CA bundle and the client certificate and key.
-func (a *zkAccess) loadTLS(set *Settings) error {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: set.ZooKeeperTLSServerName}
-	a.wire.TLS, a.wire.ServerName = true, set.ZooKeeperTLSServerName
-	if set.ZooKeeperTLSCA != "" {
-		data, err := readCredentialFile(set, "zookeeper-tls-ca", set.ZooKeeperTLSCA)
+func (a *Access) loadTLS(p *Params) error {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: p.TLSServerName}
+	a.wire.TLS, a.wire.ServerName = true, p.TLSServerName
+	if p.TLSCA != "" {
+		data, err := readCredentialFile(p, "zookeeper-tls-ca", p.TLSCA)
 		if err != nil {
 			return err
 		}
 		a.wire.CA = data
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(data) {
-			return fileError(set, "zookeeper-tls-ca", set.ZooKeeperTLSCA,
+			return fileError(p, "zookeeper-tls-ca", p.TLSCA,
 				"holds no PEM certificate; expected one or more -----BEGIN CERTIFICATE----- blocks")
 		}
 	}
-	if set.ZooKeeperTLSCert != "" {
-		cert, err := loadClientCert(set)
+	if p.TLSCert != "" {
+		cert, err := loadClientCert(p)
 		if err != nil {
 			return err
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 		a.wire.Cert = cert
 		if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil && time.Now().After(leaf.NotAfter) {
-			a.warnings = append(a.warnings, fmt.Sprintf("the client certificate %s expired on %s: servers that check it will refuse it",
-				set.ZooKeeperTLSCert, leaf.NotAfter.UTC().Format(time.RFC3339)))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("the client certificate %s expired on %s: servers that check it will refuse it",
+				p.TLSCert, leaf.NotAfter.UTC().Format(time.RFC3339)))
 		}
 	}
 	a.tls = &tlsSettings{cfg: cfg}
@@ -65,13 +61,13 @@ func (a *zkAccess) loadTLS(set *Settings) error {
 
 // loadClientCert reads --zookeeper-tls-cert and --zookeeper-tls-key,
 // blaming the right file for what is wrong.
-func loadClientCert(set *Settings) (tls.Certificate, error) {
-	certPath, keyPath := set.ZooKeeperTLSCert, set.ZooKeeperTLSKey
-	certPEM, err := readCredentialFile(set, "zookeeper-tls-cert", certPath)
+func loadClientCert(p *Params) (tls.Certificate, error) {
+	certPath, keyPath := p.TLSCert, p.TLSKey
+	certPEM, err := readCredentialFile(p, "zookeeper-tls-cert", certPath)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	keyPEM, err := readCredentialFile(set, "zookeeper-tls-key", keyPath)
+	keyPEM, err := readCredentialFile(p, "zookeeper-tls-key", keyPath)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -85,21 +81,21 @@ func loadClientCert(set *Settings) (tls.Certificate, error) {
 			continue
 		}
 		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return tls.Certificate{}, fileError(set, "zookeeper-tls-cert", certPath, "cannot parse its certificate: "+err.Error())
+			return tls.Certificate{}, fileError(p, "zookeeper-tls-cert", certPath, "cannot parse its certificate: "+err.Error())
 		}
 		certs++
 	}
 	if certs == 0 {
-		return tls.Certificate{}, fileError(set, "zookeeper-tls-cert", certPath,
+		return tls.Certificate{}, fileError(p, "zookeeper-tls-cert", certPath,
 			"holds no PEM certificate; expected a -----BEGIN CERTIFICATE----- block")
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		if !hasPrivateKeyBlock(keyPEM) {
-			return tls.Certificate{}, fileError(set, "zookeeper-tls-key", keyPath,
+			return tls.Certificate{}, fileError(p, "zookeeper-tls-key", keyPath,
 				"holds no PEM private key; expected a -----BEGIN PRIVATE KEY----- block (or RSA/EC PRIVATE KEY)")
 		}
-		return tls.Certificate{}, fileError(set, "zookeeper-tls-key", keyPath,
+		return tls.Certificate{}, fileError(p, "zookeeper-tls-key", keyPath,
 			fmt.Sprintf("is not the private key of the certificate in %s: %s", certPath, strings.TrimPrefix(err.Error(), "tls: ")))
 	}
 	return cert, nil
@@ -197,7 +193,7 @@ func speaksTLS(addr, name string) bool {
 }
 
 // dialTLS is wireAccess.dial with TLS: the same verification as ballot's.
-func (a wireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
+func (a WireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: a.ServerName}
 	if cfg.ServerName == "" {
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
@@ -249,33 +245,10 @@ func decodeCert(chain, key string) (c clientCert, ok bool) {
 	return c, true
 }
 
-// pingTLSConfig is what an https ping checks the server against: nil
-// roots are the system's, which Go reads from SSL_CERT_FILE and
-// SSL_CERT_DIR when they are set.
-type pingTLSConfig struct{ roots *x509.CertPool }
-
-// loadPingTLS reads --ping-ca ("": the system's CAs).
-func loadPingTLS(file string) (*pingTLSConfig, error) {
-	if file == "" {
-		return &pingTLSConfig{}, nil
+// TLSConfig is the TLS configuration of every connection; nil: plain TCP.
+func (a *Access) TLSConfig() *tls.Config {
+	if a.tls == nil {
+		return nil
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read it: %v", errors.Unwrap(err))
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, errors.New("holds no PEM certificate")
-	}
-	return &pingTLSConfig{roots: pool}, nil
-}
-
-// pingTLS is conn after a TLS handshake with the ping server name (the
-// connection's deadline bounds it).
-func pingTLS(conn net.Conn, name string, tc *pingTLSConfig) (net.Conn, error) {
-	c := tls.Client(conn, &tls.Config{ServerName: name, RootCAs: tc.roots, MinVersion: tls.VersionTLS12})
-	if err := c.Handshake(); err != nil {
-		return conn, err
-	}
-	return c, nil
+	return a.tls.cfg
 }

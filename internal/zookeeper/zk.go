@@ -1,12 +1,12 @@
-package main
-
-// The ZooKeeper layer: sessions (a candidate's, which must not outlive
-// its expiry; its id, password and negotiated timeout read off the wire,
-// never from the client library's log lines) and readers' connections
-// (info, watch, leader, the operators' commands), and what counts as
-// retryable.
+// Package zookeeper is ballot's ZooKeeper layer: sessions (a
+// candidate's, which must not outlive its expiry; its id, password and
+// negotiated timeout read off the wire, never from the client library's
+// log lines) and readers' connections (info, watch, leader, the
+// operators' commands), and what counts as retryable.
 // TLS, credentials and ACLs are in zkaccess.go; the keeper's own tiny
-// client in zkwire.go.
+// client in zkwire.go. It knows nothing of elections: package main
+// passes in what it needs (Params) and reads what it gets back.
+package zookeeper
 
 import (
 	"errors"
@@ -20,17 +20,40 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// session is one ZooKeeper session. The go-zookeeper client reconnects
+// The errors a session's waits end with; package main compares with them.
+var (
+	ErrSessionLost = errors.New("ZooKeeper session lost")
+	ErrStopped     = errors.New("stopped")
+)
+
+// Events are the event attributes of the log lines a session writes
+// (ballot's vocabulary, events.go in package main).
+type Events struct{ Disconnected, Reconnected slog.Attr }
+
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Session is one ZooKeeper session. The go-zookeeper client reconnects
 // within a session by itself, but after an expiry it quietly opens a new
 // one; ballot treats that as the end of this session.
-type session struct {
+type Session struct {
 	log       *slog.Logger
-	conn      *zk.Conn
-	acl       []zk.ACL // of every node this session creates (nodeACL)
+	Conn      *zk.Conn
+	ACL       []zk.ACL // of every node this session creates (nodeACL)
 	requested time.Duration
+	events    Events
 
 	servers []string
-	wire    wireAccess // TLS and credentials, for the keeper's own connection
+	wire    WireAccess // TLS and credentials, for the keeper's own connection
 
 	mu      sync.Mutex
 	id      int64
@@ -53,14 +76,15 @@ type session struct {
 }
 
 // dialSession connects and waits up to wait for a session, then logs in
-// with the credentials, if any; it gives up with errStopped as soon as
+// with the credentials, if any; it gives up with ErrStopped as soon as
 // stop is closed, so a stop signal is not held up by an unreachable server.
-func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, stop <-chan struct{}) (*session, error) {
-	s := &session{
+func DialSession(log *slog.Logger, acc *Access, timeout, wait time.Duration, stop <-chan struct{}) (*Session, error) {
+	s := &Session{
 		log:         log,
 		servers:     acc.servers,
 		wire:        acc.wire,
-		acl:         acc.acl,
+		ACL:         acc.ACL,
+		events:      acc.events,
 		requested:   timeout,
 		established: make(chan struct{}),
 		lost:        make(chan struct{}),
@@ -70,7 +94,7 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 	if err != nil {
 		return nil, err
 	}
-	s.conn = conn
+	s.Conn = conn
 	if err := acc.awaitSession(conn, diag, s.established, wait, stop,
 		fmt.Sprintf("no ZooKeeper session with %s within %s", strings.Join(acc.servers, ","), wait)); err != nil {
 		return nil, err
@@ -78,7 +102,7 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 	s.mu.Lock()
 	id, negotiated := s.id, s.timeout
 	s.mu.Unlock()
-	log.Info("ZooKeeper session established", "session", sessionHex(id),
+	log.Info("ZooKeeper session established", "session", SessionHex(id),
 		"server", conn.Server(), "session_timeout", negotiated)
 	if negotiated != timeout {
 		log.Warn("ZooKeeper negotiated a different session timeout than requested; the server allows 2 to 20 times its tickTime",
@@ -88,11 +112,11 @@ func dialSession(log *slog.Logger, acc *zkAccess, timeout, wait time.Duration, s
 }
 
 // learned takes the session's facts from the connect response on the wire
-// (sniffConnect), on every connection, just before the client library
+// (SniffConnect), on every connection, just before the client library
 // takes it up: the first makes the session (established once the library
 // says it has it), a different id means the client replaced it after an
 // expiry, and the timeout may be renegotiated.
-func (s *session) learned(r connectReply) {
+func (s *Session) learned(r ConnectReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pwFor, s.passwd = r.SessionID, r.Passwd
@@ -100,11 +124,11 @@ func (s *session) learned(r connectReply) {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
 	case s.id != id:
-		s.markLost(fmt.Sprintf("the client replaced session %s by %s", sessionHex(s.id), sessionHex(id)))
+		s.MarkLost(fmt.Sprintf("the client replaced session %s by %s", SessionHex(s.id), SessionHex(id)))
 	case timeout < s.timeout:
 		// A member with a lower maxSessionTimeout: the quorum now expires
 		// the session sooner than the lease was counted for.
-		s.markLost(fmt.Sprintf("a reconnect renegotiated the session timeout from %s down to %s", s.timeout, timeout))
+		s.MarkLost(fmt.Sprintf("a reconnect renegotiated the session timeout from %s down to %s", s.timeout, timeout))
 	case timeout > s.timeout:
 		// Keep counting with the smallest timeout ever negotiated.
 		s.log.Warn("a reconnect renegotiated a longer session timeout; leases keep counting with the shorter one",
@@ -113,7 +137,7 @@ func (s *session) learned(r connectReply) {
 }
 
 // onEvent runs on the client's goroutine for every event; it must not block.
-func (s *session) onEvent(ev zk.Event) {
+func (s *Session) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
 		return
 	}
@@ -124,15 +148,15 @@ func (s *session) onEvent(ev zk.Event) {
 			s.establishOnce.Do(func() { close(s.established) })
 		}
 		if s.wasOnline.Swap(true) {
-			s.log.Info("reconnected to ZooKeeper", logEvReconnected.attr(), "server", ev.Server)
+			s.log.Info("reconnected to ZooKeeper", s.events.Reconnected, "server", ev.Server)
 		}
 	case zk.StateDisconnected:
-		if s.connected.Swap(false) && !s.isLost() {
-			s.log.Info("connection to ZooKeeper lost", logEvDisconnected.attr(), "server", ev.Server)
+		if s.connected.Swap(false) && !s.IsLost() {
+			s.log.Info("connection to ZooKeeper lost", s.events.Disconnected, "server", ev.Server)
 		}
 	case zk.StateExpired:
 		s.connected.Store(false)
-		s.markLost("session expired")
+		s.MarkLost("session expired")
 	}
 	// Every waiter must hear of it: a single ping woke only one of them,
 	// and the others waited for a change that might never come.
@@ -143,22 +167,35 @@ func (s *session) onEvent(ev zk.Event) {
 }
 
 // nextChange is closed at the next connection state change.
-func (s *session) nextChange() <-chan struct{} {
+func (s *Session) nextChange() <-chan struct{} {
 	s.changeMu.Lock()
 	defer s.changeMu.Unlock()
 	return s.changed
 }
 
-func (s *session) markLost(why string) {
+func (s *Session) MarkLost(why string) {
 	s.lostOnce.Do(func() {
 		s.lostWhy.Store(why)
 		close(s.lost)
 	})
 }
 
-func (s *session) isLost() bool { return isClosed(s.lost) }
+func (s *Session) IsLost() bool { return isClosed(s.lost) }
 
-func (s *session) lostReason() string {
+// Lost is closed once the session is known to be gone.
+func (s *Session) Lost() <-chan struct{} { return s.lost }
+
+// Connected reports that the client is connected now (the session may
+// still be lost: IsLost).
+func (s *Session) Connected() bool { return s.connected.Load() }
+
+// Detached is a session that never connected, with id and negotiated
+// timeout as given, for the unit tests of what is built on sessions.
+func Detached(id int64, timeout time.Duration) *Session {
+	return &Session{id: id, timeout: timeout, lost: make(chan struct{})}
+}
+
+func (s *Session) LostReason() string {
 	if w, ok := s.lostWhy.Load().(string); ok {
 		return w
 	}
@@ -167,16 +204,16 @@ func (s *session) lostReason() string {
 
 // handoff is what the keeper needs to end this session should ballot die
 // (zkwire.go); nil if the password is not known.
-func (s *session) handoff() *handoff {
+func (s *Session) Handoff() *Handoff {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.id == 0 || s.pwFor != s.id || s.isLost() {
+	if s.id == 0 || s.pwFor != s.id || s.IsLost() {
 		return nil
 	}
-	return &handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
+	return &Handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
 }
 
-func (s *session) ID() int64 {
+func (s *Session) ID() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.id
@@ -184,7 +221,7 @@ func (s *session) ID() int64 {
 
 // Timeout is the negotiated session timeout (the smallest, if a reconnect
 // negotiated another).
-func (s *session) Timeout() time.Duration {
+func (s *Session) Timeout() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.timeout
@@ -192,9 +229,9 @@ func (s *session) Timeout() time.Duration {
 
 // Close ends the session; the server deletes its ephemeral nodes at once
 // when it can be reached.
-func (s *session) Close() {
-	s.markLost("closed")
-	s.conn.Close()
+func (s *Session) Close() {
+	s.MarkLost("closed")
+	s.Conn.Close()
 }
 
 // pendingWatch is existsWatch's watch on one path: fired is closed once
@@ -213,7 +250,7 @@ type pendingWatch struct {
 // channel returned: the read sees every change before it, the watch
 // every change after. For a few fixed paths only: each keeps its entry,
 // and a watch on a node that never comes back (a proposal) would stay.
-func (s *session) existsWatch(path string) (exists bool, fired <-chan struct{}, err error) {
+func (s *Session) ExistsWatch(path string) (exists bool, fired <-chan struct{}, err error) {
 	s.watchMu.Lock()
 	if s.watches == nil {
 		s.watches = map[string]*pendingWatch{}
@@ -227,10 +264,10 @@ func (s *session) existsWatch(path string) (exists bool, fired <-chan struct{}, 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fired != nil && !isClosed(w.fired) {
-		exists, _, err = s.conn.Exists(path)
+		exists, _, err = s.Conn.Exists(path)
 		return exists, w.fired, err
 	}
-	exists, _, ev, err := s.conn.ExistsW(path)
+	exists, _, ev, err := s.Conn.ExistsW(path)
 	if err != nil {
 		return false, nil, err // no watch was set
 	}
@@ -245,7 +282,7 @@ func (s *session) existsWatch(path string) (exists bool, fired <-chan struct{}, 
 
 // waitOnline waits for the next connection state change; used after a
 // request failed because the connection is down.
-func (s *session) waitOnline(stop <-chan struct{}) error {
+func (s *Session) WaitOnline(stop <-chan struct{}) error {
 	for {
 		changed := s.nextChange() // before the check: no change is missed
 		if s.connected.Load() {
@@ -254,23 +291,23 @@ func (s *session) waitOnline(stop <-chan struct{}) error {
 		select {
 		case <-changed:
 		case <-s.lost:
-			return errSessionLost
+			return ErrSessionLost
 		case <-stop:
-			return errStopped
+			return ErrStopped
 		}
 	}
 }
 
 // retryable reports whether a request failed only because the connection
 // was down; such requests are retried within the session.
-func retryable(err error) bool {
+func Retryable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionMoved)
 }
 
 // createParents creates path and its missing parents with acl; nodes that
 // exist keep theirs.
-func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
+func CreateParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	p := ""
 	for _, part := range parts {
@@ -284,7 +321,7 @@ func createParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 			}
 		}
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return zkError(err, "create", p)
+			return Error(err, "create", p)
 		}
 	}
 	return nil
@@ -314,17 +351,17 @@ const minConnectWait = 2 * time.Second
 
 // connectWait is how long ballot waits for a first session (and info for
 // its reads): the session timeout, at least minConnectWait.
-func connectWait(set *Settings) time.Duration {
-	return max(set.SessionTimeout, minConnectWait)
+func ConnectWait(sessionTimeout time.Duration) time.Duration {
+	return max(sessionTimeout, minConnectWait)
 }
 
 // dialReader connects, waits for a session and logs in with the
 // credentials, if any. cb, if set, gets every event (on the client's
 // goroutine; it must not block).
-func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
-	servers := strings.Join(set.ZooKeeperServers, ",")
+func DialReader(acc *Access, sessionTimeout time.Duration, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {
+	servers := strings.Join(acc.servers, ",")
 	ready := make(chan struct{}, 1)
-	conn, diag, err := acc.connect(set.SessionTimeout, zkDebugLogger{log}, quietConnects, func(ev zk.Event) {
+	conn, diag, err := acc.connect(sessionTimeout, zkDebugLogger{log}, quietConnects, func(ev zk.Event) {
 		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 			select {
 			case ready <- struct{}{}:
@@ -338,7 +375,7 @@ func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event
 	if err != nil {
 		return nil, err
 	}
-	wait := connectWait(set)
+	wait := ConnectWait(sessionTimeout)
 	if err := acc.awaitSession(conn, diag, ready, wait, stop,
 		fmt.Sprintf("cannot reach ZooKeeper %s: no session within %s", servers, wait)); err != nil {
 		return nil, err
@@ -347,15 +384,15 @@ func dialReader(set *Settings, acc *zkAccess, log *slog.Logger, cb func(zk.Event
 }
 
 // awaitSession waits up to wait for a first session (ready), then logs
-// in with the credentials, if any; it gives up with errStopped as soon as
+// in with the credentials, if any; it gives up with ErrStopped as soon as
 // stop is closed. On any failure it closes conn without waiting for it
 // (that may take a second with no server; a connection that never had a
 // session leaves nothing to clean up). noSession says what failed when no
 // session came in time; the diagnosis of the servers tried is added.
-func (a *zkAccess) awaitSession(conn *zk.Conn, diag *zkDiag, ready <-chan struct{}, wait time.Duration, stop <-chan struct{}, noSession string) error {
+func (a *Access) awaitSession(conn *zk.Conn, diag *zkDiag, ready <-chan struct{}, wait time.Duration, stop <-chan struct{}, noSession string) error {
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	err := errStopped
+	err := ErrStopped
 	select {
 	case <-ready:
 		err = a.login(conn, time.Now().Add(wait), stop)

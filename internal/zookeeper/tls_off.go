@@ -1,6 +1,6 @@
 //go:build ballot_notls
 
-package main
+package zookeeper
 
 // A ballot built without TLS (tag ballot_notls): 2.2 MiB smaller, for
 // appliances with little flash. It refuses --zookeeper-tls* with one line;
@@ -9,11 +9,8 @@ package main
 import (
 	"errors"
 	"net"
-	"strings"
 	"time"
 )
-
-const tlsBuilt = false
 
 type tlsSettings struct{}
 
@@ -21,12 +18,8 @@ type tlsSettings struct{}
 type clientCert struct{ Certificate [][]byte }
 
 // loadTLS refuses, naming the parameter that asked for TLS.
-func (a *zkAccess) loadTLS(set *Settings) error {
-	asked := paramSource(set, "zookeeper-tls")
-	if src, ok := strings.CutPrefix(set.Sources["zookeeper-tls"], "implied by "); ok {
-		asked = src
-	}
-	return usagef("%s: this ballot was built without TLS (tag ballot_notls); reach ZooKeeper over TLS with a standard build", asked)
+func (a *Access) loadTLS(p *Params) error {
+	return p.Usage("%s: this ballot was built without TLS (tag ballot_notls); reach ZooKeeper over TLS with a standard build", p.TLSAskedBy)
 }
 
 func (t *tlsSettings) handshake(raw net.Conn, name, addr string, diag *zkDiag, limit time.Duration) (net.Conn, bool, error) {
@@ -36,21 +29,10 @@ func (t *tlsSettings) handshake(raw net.Conn, name, addr string, diag *zkDiag, l
 // speaksTLS cannot tell without TLS: the diagnosis stays generic.
 func speaksTLS(addr, name string) bool { return false }
 
-func (a wireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
+func (a WireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
 	return nil, errors.New("built without TLS")
 }
 
 func encodeCert(c clientCert) (chain, key string) { return "-", "-" }
 
 func decodeCert(chain, key string) (c clientCert, ok bool) { return c, false }
-
-type pingTLSConfig struct{}
-
-// loadPingTLS cannot: an https ping URL is refused before (parsePingURL).
-func loadPingTLS(file string) (*pingTLSConfig, error) {
-	return nil, errors.New("this ballot was built without TLS (tag ballot_notls)")
-}
-
-func pingTLS(conn net.Conn, name string, tc *pingTLSConfig) (net.Conn, error) {
-	return conn, errors.New("built without TLS")
-}

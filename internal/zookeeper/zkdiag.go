@@ -1,4 +1,4 @@
-package main
+package zookeeper
 
 // Why a connection to ZooKeeper failed, as far as the dialer could tell:
 // a refused connection, a certificate that does not verify, a plain client
@@ -125,7 +125,7 @@ func (h *zkHosts) name(addr string) string {
 // dialer connects to one server, with TLS when configured: the handshake
 // happens here, within handshake, so that nothing waits on a server that
 // does not speak TLS.
-func (a *zkAccess) dialer(hosts *zkHosts, diag *zkDiag, handshake time.Duration) zk.Dialer {
+func (a *Access) dialer(hosts *zkHosts, diag *zkDiag, handshake time.Duration) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		name := hosts.name(addr)
 		raw, err := net.DialTimeout(network, addr, timeout)

@@ -1,4 +1,4 @@
-package main
+package zookeeper
 
 // Reaching ZooKeeper: the servers as written, TLS, digest credentials, and
 // the ACL of every node ballot creates. run, info, watch and leader all
@@ -28,21 +28,48 @@ import (
 )
 
 // zkAccess is how to reach ZooKeeper, built once from the settings.
-type zkAccess struct {
+type Access struct {
 	servers  []string     // host:port as written, without the chroot
 	tls      *tlsSettings // nil: plain TCP (tls_on.go)
 	digest   []byte       // "user:password" from --zookeeper-auth-file; nil: none
 	user     string       // the digest user, for logs
 	authFile string       // where digest came from, for messages
 	aclMode  string       // --zookeeper-acl
-	acl      []zk.ACL     // on every node ballot creates: nodeACL(aclMode)
+	ACL      []zk.ACL     // on every node ballot creates: nodeACL(aclMode)
+	events   Events
 
 	// wire is what the keeper needs to reach ZooKeeper the same way,
 	// should it have to end the session for a dead ballot (zkwire.go).
-	wire wireAccess
+	wire WireAccess
 
-	// warnings to log once a logger exists (a readable auth file, ...)
-	warnings []string
+	// Warnings to log once a logger exists (a readable auth file, ...)
+	Warnings []string
+}
+
+// The values of --zookeeper-acl.
+const (
+	ACLOpen             = "open"
+	ACLCreator          = "creator"
+	ACLCreatorWorldRead = "creator-world-read"
+)
+
+// Params is what reaching ZooKeeper takes: ballot's settings, and how to
+// word a bad one.
+type Params struct {
+	Servers                []string
+	ACL                    string // ACLOpen, ACLCreator or ACLCreatorWorldRead
+	TLS                    bool
+	TLSCA, TLSCert, TLSKey string // files
+	TLSServerName          string
+	AuthFile               string
+	Events                 Events // of the log lines of sessions
+	// Source names parameter name as the user gave it (a flag, a
+	// variable, a config file's key), for messages; TLSAskedBy is the one
+	// that asked for TLS.
+	Source     func(name string) string
+	TLSAskedBy string
+	// Usage makes the error of a bad parameter: ballot exits 2 on it.
+	Usage func(format string, a ...any) error
 }
 
 // nodeACL is the ACL of every node ballot creates. ZooKeeper expands the
@@ -50,80 +77,80 @@ type zkAccess struct {
 // digest user, and the subject of its client certificate (x509).
 func nodeACL(mode string) []zk.ACL {
 	switch mode {
-	case aclCreator:
+	case ACLCreator:
 		return zk.AuthACL(zk.PermAll)
-	case aclCreatorWorldRead:
+	case ACLCreatorWorldRead:
 		return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 	}
 	return zk.WorldACL(zk.PermAll)
 }
 
 // maxCredentialFile bounds what is read of a certificate, key or auth file.
-const maxCredentialFile = 1 << 20
+const MaxCredentialFile = 1 << 20
 
 // loadZKAccess reads the certificate, key and auth files. Every problem
 // with them is a *usageError naming the parameter and the file: ballot
 // exits 2 before anything connects.
-func loadZKAccess(set *Settings) (*zkAccess, error) {
-	a := &zkAccess{servers: set.ZooKeeperServers, aclMode: set.ZooKeeperACL, acl: nodeACL(set.ZooKeeperACL)}
-	if set.ZooKeeperTLS {
-		if err := a.loadTLS(set); err != nil {
+func LoadAccess(p *Params) (*Access, error) {
+	a := &Access{servers: p.Servers, aclMode: p.ACL, ACL: nodeACL(p.ACL), events: p.Events}
+	if p.TLS {
+		if err := a.loadTLS(p); err != nil {
 			return nil, err
 		}
 	}
-	if set.ZooKeeperAuthFile != "" {
-		if err := a.readAuthFile(set); err != nil {
+	if p.AuthFile != "" {
+		if err := a.readAuthFile(p); err != nil {
 			return nil, err
 		}
 		if a.tls == nil {
-			a.warnings = append(a.warnings, "the ZooKeeper credentials travel in clear text without --zookeeper-tls")
+			a.Warnings = append(a.Warnings, "the ZooKeeper credentials travel in clear text without --zookeeper-tls")
 		}
 	}
 	return a, nil
 }
 
 // fileError is the usage error for a file a parameter names.
-func fileError(set *Settings, name, path, reason string) error {
-	return usagef("%s %q: %s", paramSource(set, name), path, reason)
+func fileError(p *Params, name, path, reason string) error {
+	return p.Usage("%s %q: %s", p.Source(name), path, reason)
 }
 
-func readCredentialFile(set *Settings, name, path string) ([]byte, error) {
+func readCredentialFile(p *Params, name, path string) ([]byte, error) {
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fileError(set, name, path, "no such file")
+		return nil, fileError(p, name, path, "no such file")
 	case err != nil:
-		return nil, fileError(set, name, path, "cannot read it: "+pathErr(err).Error())
+		return nil, fileError(p, name, path, "cannot read it: "+pathErr(err).Error())
 	case info.IsDir():
-		return nil, fileError(set, name, path, "is a directory, not a file")
-	case info.Size() > maxCredentialFile:
-		return nil, fileError(set, name, path, fmt.Sprintf("is %d bytes; at most 1 MiB is read", info.Size()))
+		return nil, fileError(p, name, path, "is a directory, not a file")
+	case info.Size() > MaxCredentialFile:
+		return nil, fileError(p, name, path, fmt.Sprintf("is %d bytes; at most 1 MiB is read", info.Size()))
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fileError(set, name, path, "cannot read it: "+pathErr(err).Error())
+		return nil, fileError(p, name, path, "cannot read it: "+pathErr(err).Error())
 	}
 	return data, nil
 }
 
 // readAuthFile reads user:password from --zookeeper-auth-file. Messages
 // never quote the file's content.
-func (a *zkAccess) readAuthFile(set *Settings) error {
+func (a *Access) readAuthFile(p *Params) error {
 	const name = "zookeeper-auth-file"
-	path := set.ZooKeeperAuthFile
+	path := p.AuthFile
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && strings.Contains(path, ":") {
 		// Most likely the credentials themselves: do not echo them.
-		return usagef("%s: no such file; it takes the path of a file holding user:password, never the credentials themselves",
-			paramSource(set, name))
+		return p.Usage("%s: no such file; it takes the path of a file holding user:password, never the credentials themselves",
+			p.Source(name))
 	}
-	data, err := readCredentialFile(set, name, path)
+	data, err := readCredentialFile(p, name, path)
 	if err != nil {
 		return err
 	}
 	text := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
 	user, password, found := strings.Cut(text, ":")
 	bad := func(reason string) error {
-		return fileError(set, name, path, reason+"; expected one line user:password")
+		return fileError(p, name, path, reason+"; expected one line user:password")
 	}
 	switch {
 	case strings.TrimSpace(text) == "":
@@ -142,10 +169,20 @@ func (a *zkAccess) readAuthFile(set *Settings) error {
 	a.digest, a.user, a.authFile = []byte(text), user, path
 	a.wire.Digest = a.digest
 	if info, err := os.Stat(path); err == nil && info.Mode().Perm()&0o044 != 0 {
-		a.warnings = append(a.warnings, fmt.Sprintf("the auth file %s is readable by its group or by others (mode %04o): whoever can read it can act as ZooKeeper user %s; chmod 600 it",
+		a.Warnings = append(a.Warnings, fmt.Sprintf("the auth file %s is readable by its group or by others (mode %04o): whoever can read it can act as ZooKeeper user %s; chmod 600 it",
 			path, info.Mode().Perm(), user))
 	}
 	return nil
+}
+
+// pathErr is the reason of a *fs.PathError, without the path that the
+// message names already.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // ---------------------------------------------------------------------------
@@ -154,12 +191,12 @@ func (a *zkAccess) readAuthFile(set *Settings) error {
 // connect starts a client (zk.Connect returns at once and dials in the
 // background); the caller waits for a session, then calls login. The
 // zkDiag says why no session came, if none does.
-func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo clientLogs, cb func(zk.Event), learned func(connectReply)) (*zk.Conn, *zkDiag, error) {
+func (a *Access) connect(timeout time.Duration, logger zk.Logger, logInfo clientLogs, cb func(zk.Event), learned func(ConnectReply)) (*zk.Conn, *zkDiag, error) {
 	hosts := &zkHosts{}
 	diag := &zkDiag{reasons: map[string]string{}, probed: map[string]bool{}}
 	dial := a.dialer(hosts, diag, max(minConnectWait, timeout/2))
 	if learned != nil {
-		dial = sniffConnect(dial, learned)
+		dial = SniffConnect(dial, learned)
 	}
 	conn, _, err := zk.Connect(a.servers, timeout,
 		zk.WithHostProvider(hosts),
@@ -176,7 +213,7 @@ func (a *zkAccess) connect(timeout time.Duration, logger zk.Logger, logInfo clie
 // login sends the digest credentials on a new session; the client sends
 // them again by itself after every reconnect, before any other request.
 // It gives up at deadline or when stop is closed.
-func (a *zkAccess) login(conn *zk.Conn, deadline time.Time, stop <-chan struct{}) error {
+func (a *Access) login(conn *zk.Conn, deadline time.Time, stop <-chan struct{}) error {
 	if a.digest == nil {
 		return nil
 	}
@@ -190,7 +227,7 @@ func (a *zkAccess) login(conn *zk.Conn, deadline time.Time, stop <-chan struct{}
 			switch {
 			case err == nil:
 				return nil
-			case !retryable(err):
+			case !Retryable(err):
 				return fmt.Errorf("not authorized: ZooKeeper refused the credentials of user %s from %s: %v", a.user, a.authFile, err)
 			}
 			// The connection dropped before the answer: send them again
@@ -200,20 +237,24 @@ func (a *zkAccess) login(conn *zk.Conn, deadline time.Time, stop <-chan struct{}
 			case <-t.C:
 				return fmt.Errorf("ZooKeeper did not answer the credentials of user %s in time", a.user)
 			case <-stop:
-				return errStopped
+				return ErrStopped
 			}
 		case <-t.C:
 			return fmt.Errorf("ZooKeeper did not answer the credentials of user %s in time", a.user)
 		case <-stop:
-			return errStopped
+			return ErrStopped
 		}
 	}
 }
 
-// describe is for the "ballot starting" log line: nothing for a plain
+// Credentials are the digest login: its user and "user:password"; nil
+// without --zookeeper-auth-file.
+func (a *Access) Credentials() (user string, digest []byte) { return a.user, a.digest }
+
+// Describe is for the "ballot starting" log line: nothing for a plain
 // connection without credentials, as before TLS existed.
-func (a *zkAccess) describe() []any {
-	if a.tls == nil && a.user == "" && a.aclMode == aclOpen {
+func (a *Access) Describe() []any {
+	if a.tls == nil && a.user == "" && a.aclMode == ACLOpen {
 		return nil
 	}
 	attrs := []any{"zookeeper_tls", a.tls != nil}
@@ -239,7 +280,7 @@ func (e *zkRefusal) Unwrap() error { return e.err }
 
 // zkError rewords an ACL refusal of the request to action path; any other
 // error is returned as it is.
-func zkError(err error, action, path string) error {
+func Error(err error, action, path string) error {
 	var r *zkRefusal
 	switch {
 	case errors.As(err, &r):
@@ -256,8 +297,8 @@ func zkError(err error, action, path string) error {
 
 // zkFailed is zkError for a message of its own: "cannot ACTION PATH: err"
 // unless it is a refusal, which already names both.
-func zkFailed(err error, action, path string) error {
-	if r := zkError(err, action, path); r != err {
+func Failed(err error, action, path string) error {
+	if r := Error(err, action, path); r != err {
 		return r
 	}
 	return fmt.Errorf("cannot %s %s: %w", action, path, err)
@@ -267,7 +308,7 @@ func zkFailed(err error, action, path string) error {
 // ACLs as text.
 
 // permString spells ZooKeeper permissions the way its shell does: cdrwa.
-func permString(p int32) string {
+func PermString(p int32) string {
 	var b strings.Builder
 	for _, f := range []struct {
 		bit int32

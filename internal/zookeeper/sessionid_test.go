@@ -1,4 +1,4 @@
-package main
+package zookeeper
 
 import (
 	"math"
@@ -22,7 +22,7 @@ func TestSessionHexIsUnsigned(t *testing.T) {
 		{math.MinInt64, "0x8000000000000000"},
 		{myid200, "0xc800005458f80001"},
 	} {
-		if got := sessionHex(tc.id); got != tc.want {
+		if got := SessionHex(tc.id); got != tc.want {
 			t.Errorf("sessionHex(%d) = %q, want %q", tc.id, got, tc.want)
 		}
 	}

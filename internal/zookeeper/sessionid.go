@@ -1,4 +1,4 @@
-package main
+package zookeeper
 
 // How a ZooKeeper session id is written wherever ballot shows or records
 // one: logs, handover and once records, info and watch, BALLOT_SESSION_ID.
@@ -9,4 +9,4 @@ import "fmt"
 // server's log: Java's Long.toHexString), unsigned: a server whose myid is
 // 128 or more makes ids with the top bit set, which as a signed int64
 // would print as 0x-….
-func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
+func SessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -1,4 +1,4 @@
-package main
+package zookeeper
 
 // Just enough of ZooKeeper's wire protocol for the keeper to end a dead
 // ballot's session at once: resume the session by id and password, keep it
@@ -10,7 +10,7 @@ package main
 // The client library exports neither a session's password nor its
 // negotiated timeout, nor connects to a given session, so ballot reads
 // them as the server sends them: the first frame on every connection is
-// the connect response (sniffConnect, parseConnectReply).
+// the connect response (SniffConnect, parseConnectReply).
 //
 // Frames are a 4-byte big-endian length, then jute-encoded fields: int32,
 // int64, buffers and strings as a 4-byte length and the bytes.
@@ -18,7 +18,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ const (
 // wireAccess is how ballot reaches ZooKeeper (zkaccess.go), in a form the
 // keeper gets over its control pipe: TLS roots and client certificate as
 // bytes, so the keeper reads no file when it finally needs them.
-type wireAccess struct {
+type WireAccess struct {
 	TLS        bool
 	ServerName string     // "": each server's host as written
 	CA         []byte     // PEM; nil: the system's roots
@@ -56,8 +55,22 @@ type wireAccess struct {
 	Digest     []byte     // user:password; nil: none
 }
 
+// CertFields spell the client certificate for the keeper's pipe: the
+// chain's certificates (DER) in hex, comma-separated, and the key (PKCS
+// #8) in hex; "-" for none.
+func (a WireAccess) CertFields() (chain, key string) { return encodeCert(a.Cert) }
+
+// SetCertFields reads what CertFields wrote; false if it is bad.
+func (a *WireAccess) SetCertFields(chain, key string) bool {
+	c, ok := decodeCert(chain, key)
+	if ok {
+		a.Cert = c
+	}
+	return ok
+}
+
 // dial connects to addr, with the TLS handshake when configured.
-func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
+func (a WireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 	d := &net.Dialer{Deadline: deadline}
 	if !a.TLS {
 		return d.Dial("tcp", addr)
@@ -67,9 +80,9 @@ func (a wireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 
 // handoff is what a keeper needs to end its ballot's session: the session,
 // and the baton's release if ballot holds it.
-type handoff struct {
+type Handoff struct {
 	Servers   []string
-	Access    wireAccess
+	Access    WireAccess
 	SessionID int64
 	Passwd    []byte
 	TimeoutMs int32
@@ -85,37 +98,28 @@ type handoff struct {
 	Baton          string
 }
 
-func (h *handoff) timeout() time.Duration { return time.Duration(h.TimeoutMs) * time.Millisecond }
-
-// stampRelease dates the release record now, as the keeper writes it.
-func (h *handoff) stampRelease() {
-	var rec handoverRecord
-	if h.ReleasePath == "" || json.Unmarshal(h.ReleaseData, &rec) != nil {
-		return
-	}
-	rec.At = time.Now().UTC()
-	h.ReleaseData, _ = json.Marshal(rec)
-}
+// Timeout is the session timeout the server negotiated.
+func (h *Handoff) Timeout() time.Duration { return time.Duration(h.TimeoutMs) * time.Millisecond }
 
 // endSession resumes the session on the first server that takes it, gives
 // the baton back and closes the session, trying the next server if one
 // fails midway. An expired session is no error: ZooKeeper has done the
 // work (the successor waits for the dropped baton).
-func (h *handoff) endSession(timeout time.Duration) error {
+func (h *Handoff) EndSession(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	var errs []error
 	from := 0
 	for range h.Servers {
-		s, at, err := h.resume(deadline, from)
+		s, at, err := h.Resume(deadline, from)
 		if err != nil {
-			if errors.Is(err, errSessionLost) {
+			if errors.Is(err, ErrSessionLost) {
 				return err
 			}
 			return errors.Join(append(errs, err)...)
 		}
-		err = s.finish(h, deadline)
+		err = s.Finish(h, deadline)
 		s.Close()
-		if err == nil || errors.Is(err, errSessionLost) {
+		if err == nil || errors.Is(err, ErrSessionLost) {
 			return err
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[at], err))
@@ -130,11 +134,11 @@ func (h *handoff) endSession(timeout time.Duration) error {
 // (ClientCnxn: connectTimeout = sessionTimeout / hosts): a member that
 // accepts TCP but never answers cannot use up the time of the others.
 // None goes past deadline.
-func (h *handoff) resume(deadline time.Time, from int) (s *wireSession, at int, err error) {
+func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, err error) {
 	if len(h.Servers) == 0 {
 		return nil, 0, errors.New("no servers")
 	}
-	each := h.timeout() / time.Duration(len(h.Servers))
+	each := h.Timeout() / time.Duration(len(h.Servers))
 	var errs []error
 	for i := from; i < len(h.Servers); i++ {
 		if !time.Now().Before(deadline) {
@@ -145,8 +149,8 @@ func (h *handoff) resume(deadline time.Time, from int) (s *wireSession, at int, 
 		if bound.After(deadline) {
 			bound = deadline
 		}
-		s, err := h.resumeAt(h.Servers[i], bound)
-		if err == nil || errors.Is(err, errSessionLost) {
+		s, err := h.ResumeAt(h.Servers[i], bound)
+		if err == nil || errors.Is(err, ErrSessionLost) {
 			return s, i, err
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[i], err))
@@ -158,18 +162,18 @@ func (h *handoff) resume(deadline time.Time, from int) (s *wireSession, at int, 
 }
 
 // wireSession is ballot's session resumed on one connection.
-type wireSession struct {
+type WireSession struct {
 	conn    net.Conn
 	xid     int32
 	timeout time.Duration // as the server granted it
 }
 
-func (h *handoff) resumeAt(addr string, deadline time.Time) (*wireSession, error) {
+func (h *Handoff) ResumeAt(addr string, deadline time.Time) (*WireSession, error) {
 	conn, err := h.Access.dial(addr, deadline)
 	if err != nil {
 		return nil, err
 	}
-	s := &wireSession{conn: conn}
+	s := &WireSession{conn: conn}
 	if err := s.connect(h, deadline); err != nil {
 		conn.Close()
 		return nil, err
@@ -177,7 +181,7 @@ func (h *handoff) resumeAt(addr string, deadline time.Time) (*wireSession, error
 	return s, nil
 }
 
-func (s *wireSession) connect(h *handoff, deadline time.Time) error {
+func (s *WireSession) connect(h *Handoff, deadline time.Time) error {
 	_ = s.conn.SetDeadline(deadline)
 	defer s.conn.SetDeadline(time.Time{})
 	var req wireBuf
@@ -193,12 +197,12 @@ func (s *wireSession) connect(h *handoff, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	reply, err := parseConnectReply(resp)
+	reply, err := ParseConnectReply(resp)
 	if err != nil {
 		return err
 	}
 	if reply.SessionID == 0 || reply.Timeout <= 0 {
-		return errSessionLost // expired: its nodes are gone already
+		return ErrSessionLost // expired: its nodes are gone already
 	}
 	s.timeout = reply.Timeout
 
@@ -224,7 +228,7 @@ func (s *wireSession) connect(h *handoff, deadline time.Time) error {
 
 // call sends one request (body after the header) and waits for its reply
 // until deadline.
-func (s *wireSession) call(op int32, body []byte, deadline time.Time) (code int32, reply []byte, err error) {
+func (s *WireSession) call(op int32, body []byte, deadline time.Time) (code int32, reply []byte, err error) {
 	s.xid++
 	var req wireBuf
 	req.int32(s.xid)
@@ -236,7 +240,7 @@ func (s *wireSession) call(op int32, body []byte, deadline time.Time) (code int3
 }
 
 // ping keeps the session alive (a ping touches it at the server).
-func (s *wireSession) ping(deadline time.Time) error {
+func (s *WireSession) Ping(deadline time.Time) error {
 	var req wireBuf
 	req.int32(wireXidPing)
 	req.int32(wireOpPing)
@@ -247,7 +251,7 @@ func (s *wireSession) ping(deadline time.Time) error {
 }
 
 // finish gives the baton back, if ballot holds it, and closes the session.
-func (s *wireSession) finish(h *handoff, deadline time.Time) error {
+func (s *WireSession) Finish(h *Handoff, deadline time.Time) error {
 	if h.ReleasePath != "" && h.Proposal != "" {
 		// A refusal (our proposal is gone, or someone else took the
 		// baton) is fine: then the record is not ours to mark.
@@ -266,7 +270,7 @@ func (s *wireSession) finish(h *handoff, deadline time.Time) error {
 // mark the record released at the version we took it at, delete the baton.
 // A baton someone deleted meanwhile is no reason to leave the record
 // taken: then it is tried again without the delete.
-func (s *wireSession) release(h *handoff, deadline time.Time) (released bool, err error) {
+func (s *WireSession) release(h *Handoff, deadline time.Time) (released bool, err error) {
 	withBaton := h.Baton != ""
 	for {
 		var m wireBuf
@@ -348,8 +352,11 @@ func multiResults(b []byte) ([]int32, error) {
 	return codes, nil
 }
 
+// Timeout is the session timeout the server granted this connection.
+func (s *WireSession) Timeout() time.Duration { return s.timeout }
+
 // Close drops the connection; the session lives on until it times out.
-func (s *wireSession) Close() { s.conn.Close() }
+func (s *WireSession) Close() { s.conn.Close() }
 
 // wireCall sends one request and returns the error code of its reply,
 // skipping notifications (xid -1) and pings.
@@ -452,7 +459,7 @@ func (r *wireReader) buffer() []byte {
 // connection: the session it gave the connection, the session timeout it
 // negotiated and the session's password. Session id 0: the session asked
 // for has expired.
-type connectReply struct {
+type ConnectReply struct {
 	SessionID int64
 	Timeout   time.Duration
 	Passwd    []byte
@@ -461,23 +468,23 @@ type connectReply struct {
 // parseConnectReply reads a connect response (the frame without its
 // length): int32 protocol version, int32 timeout in ms, int64 session id,
 // the password as a buffer, then an optional read-only flag.
-func parseConnectReply(frame []byte) (connectReply, error) {
+func ParseConnectReply(frame []byte) (ConnectReply, error) {
 	r := wireReader{b: frame}
 	r.int32() // protocol version
 	ms := r.int32()
 	id := r.int64()
 	pw := r.buffer()
 	if r.err != nil {
-		return connectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
+		return ConnectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
 	}
-	return connectReply{SessionID: id, Timeout: time.Duration(ms) * time.Millisecond, Passwd: pw}, nil
+	return ConnectReply{SessionID: id, Timeout: time.Duration(ms) * time.Millisecond, Passwd: pw}, nil
 }
 
-// sniffConnect wraps a dialer so that the connect response the server
+// SniffConnect wraps a dialer so that the connect response the server
 // sends on each connection is handed to learned, before the client library
 // reads it (a session, not an expired one); the connection is otherwise
 // untouched.
-func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(connectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
+func SniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(ConnectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
@@ -489,7 +496,7 @@ func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Co
 
 type sniffer struct {
 	net.Conn
-	learned func(connectReply)
+	learned func(ConnectReply)
 
 	mu   sync.Mutex
 	done bool
@@ -515,7 +522,7 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	if len(s.head) < 4+size {
 		return n, err
 	}
-	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
+	if r, perr := ParseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
 		s.learned(r)
 	}
 	s.done, s.head = true, nil
