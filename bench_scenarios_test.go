@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 // ---------------------------------------------------------------------------
@@ -113,7 +115,7 @@ func (e *benchElection) failover(sig syscall.Signal, reps int, wait time.Duratio
 // hostDies kills ballot, its keeper and its command at the same moment, as
 // when the machine dies: nobody is left to end the session.
 func hostDies(p *ballotProc) {
-	pids := append(descendantsOf(p.Pid()), p.Pid())
+	pids := append(keeper.DescendantsOf(p.Pid()), p.Pid())
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGSTOP) // nothing may act in between
 	}

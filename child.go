@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/keeper"
 	"ballot/internal/zookeeper"
 )
 
@@ -55,10 +56,7 @@ type child struct {
 }
 
 // killTimes is what the keeper enforces, on the boot clock (0, 0: none).
-type killTimes struct {
-	Kill     bootTime // the tree must be dead: the keeper kills it
-	Backstop bootTime // later: the kernel kills the keeper, and so the command
-}
+type killTimes = keeper.KillTimes
 
 // leaseKillTimes is what the keeper enforces under the lease l.
 func leaseKillTimes(l *lease) killTimes {
@@ -81,7 +79,7 @@ type childSpec struct {
 	Handoff *zookeeper.Handoff
 	// Demote is the on-demote hook the keeper runs, should ballot die
 	// while leading, before it ends the session (keeperend.go). nil: none.
-	Demote *demoteHook
+	Demote *keeper.DemoteHook
 	// StartLimit bounds the wait for the keeper's first report, like
 	// Deadline, whichever comes first. 0: keeperStartLimit.
 	StartLimit time.Duration
@@ -115,7 +113,7 @@ func startChild(log *slog.Logger, spec childSpec) (*child, error) {
 		keepersExiting.Done()
 		return nil, err
 	}
-	k, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv), spec.Env, out, errw)
+	k, statusR, controlW, err := spawnKeeper(keeper.Args(os.Getpid(), spec.Grace, spec.Deadline, spec.Argv), spec.Env, out, errw)
 	for _, w := range closeAfterStart {
 		w.Close()
 	}
@@ -157,8 +155,8 @@ func runOnKeeper(log *slog.Logger, spec childSpec) (*child, bool) {
 			}()
 		})
 	}
-	o := &runOrder{grace: spec.Grace, kill: spec.Deadline.Kill, backstop: spec.Deadline.Backstop, argv: spec.Argv, env: spec.Env}
-	if !c.tell(o.line()) {
+	o := &keeper.RunOrder{Grace: spec.Grace, Kill: spec.Deadline.Kill, Backstop: spec.Deadline.Backstop, Argv: spec.Argv, Env: spec.Env}
+	if !c.tell(o.Line()) {
 		k.stop()
 		return nil, false
 	}
@@ -181,7 +179,7 @@ func (c *child) afterStart(spec childSpec, status *bufio.Reader, statusR *os.Fil
 		c.tellHandoff(h)
 	}
 	if d := spec.Demote; d != nil && c.pid != 0 {
-		c.tell(demoteOrder(d))
+		c.tell(keeper.DemoteOrder(d))
 	}
 	for _, start := range relays {
 		start()
@@ -207,14 +205,14 @@ func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, 
 		statusW.Close()
 		return nil, nil, nil, err
 	}
-	k = exec.Command(self, append([]string{keeperArg}, args...)...)
+	k = exec.Command(self, append([]string{keeper.Arg}, args...)...)
 	k.Args[0] = "ballot-keeper"
 	k.Env = append(os.Environ(), env...)
 	k.Stdin, k.Stdout, k.Stderr = os.Stdin, out, errw
 	// fd 5: ballot's stderr, where the keeper logs should ballot die
 	// (the command's may be a pipe to ballot).
 	k.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
-	k.SysProcAttr = newGroupAttr(syscall.SIGTERM)
+	k.SysProcAttr = keeper.NewGroupAttr(syscall.SIGTERM)
 	err = k.Start()
 	statusW.Close()
 	controlR.Close()
@@ -253,13 +251,13 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 	_ = statusR.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		_ = c.keeper.Process.Kill() // its command, if any, dies with it (parent-death signal)
-		first = errorReport(exitFailure, "the keeper did not start the command "+why)
+		first = keeper.ErrorReport(exitFailure, "the keeper did not start the command "+why)
 	}
-	switch r, ok := parseReport(first); {
-	case ok && r.kind == reportPid:
-		c.pid = r.pid
-	case ok && r.kind == reportError:
-		c.exit = childExit{Code: r.code, Reason: r.reason}
+	switch r, ok := keeper.ParseReport(first); {
+	case ok && r.Kind == keeper.ReportPid:
+		c.pid = r.Pid
+	case ok && r.Kind == keeper.ReportError:
+		c.exit = childExit{Code: r.Code, Reason: r.Reason}
 	default:
 		c.exit = childExit{Code: exitFailure, Reason: "the keeper ended without starting the command"}
 	}
@@ -269,8 +267,8 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 // the private pipe, never in arguments or the environment: the password
 // is the session.
 func (c *child) tellHandoff(h *zookeeper.Handoff) {
-	c.tell(sessionOrder(h))
-	c.tell(accessOrder(h.Access))
+	c.tell(keeper.SessionOrder(h))
+	c.tell(keeper.AccessOrder(h.Access))
 	c.tellRelease(h)
 }
 
@@ -278,7 +276,7 @@ func (c *child) tellHandoff(h *zookeeper.Handoff) {
 // proposal; nothing without one.
 func (c *child) tellRelease(h *zookeeper.Handoff) {
 	if h.ReleasePath != "" {
-		c.tell(releaseOrder(h))
+		c.tell(keeper.ReleaseOrder(h))
 	}
 }
 
@@ -295,8 +293,8 @@ func (c *child) await(status *bufio.Reader, statusR *os.File, streams *sync.Wait
 	if c.pid != 0 {
 		for {
 			line, err := status.ReadString('\n')
-			if r, ok := parseReport(line); ok && r.kind == reportExit {
-				c.exit = childExit{Code: r.code, Started: true}
+			if r, ok := keeper.ParseReport(line); ok && r.Kind == keeper.ReportExit {
+				c.exit = childExit{Code: r.Code, Started: true}
 				c.bye()
 				reported = true
 				break
@@ -355,7 +353,7 @@ func awaitKeepers(limit time.Duration) { waitTimeout(&keepersExiting, limit) }
 // its tree is reaped, and closing the pipe on it would read as ballot's
 // death.
 func (c *child) bye() {
-	if !c.tell(byeOrder) {
+	if !c.tell(keeper.ByeOrder) {
 		_ = c.keeper.Process.Kill()
 	}
 	c.mu.Lock()
@@ -384,7 +382,7 @@ func (c *child) Signal(sig syscall.Signal) {
 		return
 	}
 	_ = syscall.Kill(-c.pid, sig)
-	c.tell(signalOrder(sig)) // the keeper also reaches escaped descendants
+	c.tell(keeper.SignalOrder(sig)) // the keeper also reaches escaped descendants
 }
 
 // SetDeadline tells the keeper a new lease deadline (0: none); one that
@@ -398,7 +396,7 @@ func (c *child) SetDeadline(d killTimes) {
 	// line (renewals move it by T/4).
 	same := near(d.Kill, c.deadline.Kill) && near(d.Backstop, c.deadline.Backstop)
 	c.mu.Unlock()
-	if !same && c.tell(deadlineOrder(d)) {
+	if !same && c.tell(keeper.DeadlineOrder(d)) {
 		c.mu.Lock()
 		c.deadline = d
 		c.mu.Unlock()
@@ -459,12 +457,12 @@ func (c *child) Kill() childExit {
 	case <-t.C:
 	}
 	c.log.Warn("the keeper does not answer; killing the command's tree and the keeper from ballot", "keeper_pid", c.keeper.Process.Pid)
-	keeper := c.keeper.Process.Pid
+	keeperPid := c.keeper.Process.Pid
 	for i := 0; i < 10; i++ {
 		if c.pid != 0 {
 			_ = syscall.Kill(-c.pid, syscall.SIGKILL)
 		}
-		rest := descendantsOf(keeper)
+		rest := keeper.DescendantsOf(keeperPid)
 		for _, p := range rest {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/bootclock"
 )
 
 // alarmChildMain is a child mode of testChildMain:
@@ -26,8 +28,8 @@ import (
 func alarmChildMain(mode string, args []string) int {
 	d, _ := time.ParseDuration(args[0])
 	at := bootNow() + bootTime(d)
-	arm := func(sig syscall.Signal, at bootTime) *bootAlarm {
-		a, err := newBootAlarm(sig)
+	arm := func(sig syscall.Signal, at bootTime) *bootclock.Alarm {
+		a, err := bootclock.NewAlarm(sig)
 		if err == nil {
 			err = a.Set(at)
 		}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 // commandPid is the pid of the command the candidate started last.
@@ -322,8 +324,8 @@ func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
 	// a's output ends once its keeper has released and exited.
 	a.Wait(sessionTimeout * 2)
 
-	if demote.reason != demoteReasonBallotDied || demote.role != "follower" {
-		t.Errorf("a's demote hook ran with reason %q, role %q; want %s, follower", demote.reason, demote.role, demoteReasonBallotDied)
+	if demote.reason != keeper.DemoteReasonBallotDied || demote.role != "follower" {
+		t.Errorf("a's demote hook ran with reason %q, role %q; want %s, follower", demote.reason, demote.role, keeper.DemoteReasonBallotDied)
 	}
 	ls := leaderships(t, e.events, e.ticks)
 	if len(ls) != 2 || ls[0].cand != "a" || ls[1].cand != "b" {

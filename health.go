@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 // health runs the health check every interval. A candidate is healthy after
@@ -77,7 +79,7 @@ func (h *health) check() bool {
 	argv := h.r.set.HealthCheck
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "BALLOT_CANDIDATE_ID="+h.r.set.CandidateID, "BALLOT_ELECTION_PATH="+h.r.set.BasePath)
-	cmd.SysProcAttr = newGroupAttr(syscall.SIGKILL)
+	cmd.SysProcAttr = keeper.NewGroupAttr(syscall.SIGKILL)
 	// Pipes, not /dev/null, which a minimal appliance image may lack.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), io.Discard, io.Discard
 	cmd.WaitDelay = time.Second // a background process holding the pipes must not hold up the check

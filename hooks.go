@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 // runPromote runs the on-promote hook as a leader's command: under the
@@ -79,12 +81,12 @@ func (r *runner) demote(c *candidate, reason string) {
 // keeperDemote is the on-demote hook as demote would run it, for the
 // keeper to run should ballot die while leading (keeperend.go); nil when
 // ballot would run none (demote clears c.demoteOwed before its own hook).
-func (r *runner) keeperDemote(c *candidate) *demoteHook {
+func (r *runner) keeperDemote(c *candidate) *keeper.DemoteHook {
 	if c == nil || !c.demoteOwed || len(r.set.OnDemote) == 0 {
 		return nil
 	}
-	env := append(r.childEnv(c), "BALLOT_ROLE=follower", "BALLOT_DEMOTE_REASON="+demoteReasonBallotDied)
-	return &demoteHook{Argv: r.set.OnDemote, Env: env, Timeout: r.set.HookTimeout, Wrap: r.set.WrapChildLogs,
+	env := append(r.childEnv(c), "BALLOT_ROLE=follower", "BALLOT_DEMOTE_REASON="+keeper.DemoteReasonBallotDied)
+	return &keeper.DemoteHook{Argv: r.set.OnDemote, Env: env, Timeout: r.set.HookTimeout, Wrap: r.set.WrapChildLogs,
 		LogFormat: r.set.LogFormat}
 }
 

@@ -21,52 +21,9 @@ import (
 	"strings"
 	"time"
 
+	"ballot/internal/keeper"
 	"ballot/internal/zookeeper"
 )
-
-// idleKeeperLine is the idle keeper's first report.
-const idleKeeperLine = "idle"
-
-// runOrder is a "run" line: what argv would have said, and the command's
-// own environment (BALLOT_*), which an idle keeper could not know when it
-// started.
-type runOrder struct {
-	grace          time.Duration
-	kill, backstop bootTime
-	argv, env      []string
-	started        chan struct{} // closed once the tree exists, or its start failed
-}
-
-// standIdle is the keeper's side: report, carry out orders until "run"
-// (it returns the order), or "bye" or EOF (ballot died: the demote hook
-// and the release; it returns nil).
-func (k *keeper) standIdle(control *os.File) *runOrder {
-	k.tree = &tree{reaped: true} // nothing to signal yet
-	k.runs = make(chan *runOrder, 1)
-	runs := k.runs
-	k.report(idleKeeperLine)
-	go k.obey(control)
-	select {
-	case o := <-runs:
-		return o
-	case <-k.over:
-	}
-	k.mu.Lock()
-	died := !k.bye
-	k.mu.Unlock()
-	if died {
-		k.afterBallot()
-	}
-	return nil
-}
-
-// adopt takes on what a run order says in place of argv: the grace and
-// the first deadline. Later deadline orders wait in the pipe until the
-// command's tree exists (obey), so none of them is overwritten by this one.
-func (k *keeper) adopt(o *runOrder) {
-	k.grace = o.grace
-	k.dl.set(o.kill, o.backstop)
-}
 
 // idleKeeper is ballot's side.
 type idleKeeper struct {
@@ -82,7 +39,7 @@ type idleKeeper struct {
 // startIdleKeeper starts an idle keeper that knows h (the session and
 // the release) and demote (nil: none); wrap: the command it may run will
 // have its output wrapped into log lines.
-func startIdleKeeper(h *zookeeper.Handoff, demote *demoteHook, wrap bool) (*idleKeeper, error) {
+func startIdleKeeper(h *zookeeper.Handoff, demote *keeper.DemoteHook, wrap bool) (*idleKeeper, error) {
 	// The on-demote hook, should it run, writes where the command would.
 	out, errw := os.Stdout, os.Stderr
 	var wrapped, writeEnds []*os.File
@@ -99,7 +56,7 @@ func startIdleKeeper(h *zookeeper.Handoff, demote *demoteHook, wrap bool) (*idle
 		}
 		out, errw = writeEnds[0], writeEnds[1]
 	}
-	cmd, statusR, controlW, err := spawnKeeper(keeperArgs(os.Getpid(), 0, killTimes{}, nil), nil, out, errw)
+	cmd, statusR, controlW, err := spawnKeeper(keeper.Args(os.Getpid(), 0, killTimes{}, nil), nil, out, errw)
 	for _, w := range writeEnds {
 		w.Close()
 	}
@@ -118,7 +75,7 @@ func startIdleKeeper(h *zookeeper.Handoff, demote *demoteHook, wrap bool) (*idle
 	_ = statusR.SetReadDeadline(time.Now().Add(keeperStartLimit))
 	first, _ := k.status.ReadString('\n')
 	_ = statusR.SetReadDeadline(time.Time{})
-	if strings.TrimSpace(first) != idleKeeperLine {
+	if strings.TrimSpace(first) != keeper.IdleLine {
 		k.stop()
 		return nil, fmt.Errorf("the idle keeper did not start: %q", strings.TrimSpace(first))
 	}
@@ -126,7 +83,7 @@ func startIdleKeeper(h *zookeeper.Handoff, demote *demoteHook, wrap bool) (*idle
 		k.c.tellHandoff(h)
 	}
 	if demote != nil {
-		k.c.tell(demoteOrder(demote))
+		k.c.tell(keeper.DemoteOrder(demote))
 	}
 	return k, nil
 }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
 )
 
@@ -698,12 +699,11 @@ func (l *lease) String() string {
 		last.Round(time.Millisecond), largest.Round(time.Millisecond))
 }
 
-// bootTime is a reading of CLOCK_BOOTTIME. The lease is kept on it, not on
-// the monotonic clock of Go's time package, which stops while the machine
-// is suspended (and, on some hypervisors, while a VM is paused): ZooKeeper's
-// clock runs on meanwhile, and a lease must not look fresh on resume. The
-// keeper reads the same clock, so a deadline passes between the two as a
-// number. bootClock (clock_linux.go) reads it.
-type bootTime time.Duration
+// bootTime is a reading of CLOCK_BOOTTIME (internal/bootclock). The lease
+// is kept on it, not on the monotonic clock of Go's time package, which
+// stops while the machine is suspended: ZooKeeper's clock runs on
+// meanwhile, and a lease must not look fresh on resume. The keeper reads
+// the same clock, so a deadline passes between the two as a number.
+type bootTime = bootclock.Time
 
-func bootNow() bootTime { return bootClock() }
+func bootNow() bootTime { return bootclock.Now() }

@@ -12,6 +12,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"ballot/internal/bootclock"
 )
 
 // leaseTerms are a lease's durations, fixed when it is taken.
@@ -74,30 +76,13 @@ func (p leaseTerms) ridesThrough(rtt time.Duration) time.Duration {
 	return time.Duration(p.stopFor(p.endFrom(0))) - p.renewEvery() - rtt
 }
 
-// keeperAlarms are the keeper's kernel alarms for kill time at and
-// backstop (0: none): the wake-up, twice the backstop's distance before
-// at, so that a keeper stopped while ballot renewed has the time to read
-// the renewals it missed, and re-arm, before its backstop; and the
-// backstop, never before at (0 then: a backstop must never beat the
-// keeper to the kill).
-func keeperAlarms(at, backstop bootTime) (wake, stop bootTime) {
-	if at == 0 || backstop < at {
-		backstop = 0
-	}
-	wake = at
-	if backstop > at {
-		wake = at - 2*(backstop-at)
-	}
-	return wake, backstop
-}
-
 // check returns the first of the lease's inequalities that p breaks, nil
 // if none: the order of the moments in the README's table, and what the
 // renewals and supervision need to keep a lease.
 func (p leaseTerms) check() error {
 	end := p.endFrom(0)
 	stop, kill, backstop := p.stopFor(end), p.killFor(end), p.backstopFor(end)
-	wake, keeperEnd := keeperAlarms(kill, backstop)
+	wake, keeperEnd := bootclock.KeeperAlarms(kill, backstop)
 	for _, c := range []struct {
 		ok   bool
 		what string

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/bootclock"
 )
 
 // leaseTimeouts are the session timeouts the arithmetic is checked for:
@@ -39,7 +41,7 @@ func TestLeaseTermsKeepTheREADMEsOrder(t *testing.T) {
 			var vouched bootTime = 1e12 // any send time of a vouching write
 			end := p.endFrom(vouched)
 			stop, kill, backstop := p.stopFor(end), p.killFor(end), p.backstopFor(end)
-			wake, keeperEnd := keeperAlarms(kill, backstop)
+			wake, keeperEnd := bootclock.KeeperAlarms(kill, backstop)
 			since := func(b bootTime) time.Duration { return time.Duration(b - vouched) }
 			near := func(got, want time.Duration) bool { return got-want <= ns && want-got <= ns }
 			for _, c := range []struct {
@@ -112,9 +114,28 @@ func TestKeeperAlarms(t *testing.T) {
 		{1000, 1010, 980, 1010},     // twice the backstop's distance early
 		{10000, 10625, 8750, 10625}, // 625 after the kill: wake 1250 before it
 	} {
-		wake, stop := keeperAlarms(tc.at, tc.backstop)
+		wake, stop := bootclock.KeeperAlarms(tc.at, tc.backstop)
 		if wake != tc.wake || stop != tc.stop {
 			t.Errorf("keeperAlarms(%d, %d) = %d, %d; want %d, %d", tc.at, tc.backstop, wake, stop, tc.wake, tc.stop)
+		}
+	}
+}
+
+// TestKeeperAlarmsKeepTheREADMEsOrder: for a lease as ballot sends it, the
+// keeper arms its wake-up after the next renewal was due and before the
+// kill, and its own backstop after the kill and before the lease's end
+// (the README's table: W − T/8, W − T/16, W − T/32, W). The keeper arms
+// exactly bootclock.KeeperAlarms (internal/keeper, TestKeeperDeadlineOrders).
+func TestKeeperAlarmsKeepTheREADMEsOrder(t *testing.T) {
+	const keeperBase = bootTime(time.Hour)
+	for _, T := range leaseTimeouts {
+		p := newLeaseTerms(T, 0)
+		end := p.endFrom(keeperBase)
+		kt := killTimes{Kill: p.killFor(end), Backstop: p.backstopFor(end)}
+		wake, backstop := bootclock.KeeperAlarms(kt.Kill, kt.Backstop)
+		if !(keeperBase+bootTime(p.renewEvery()) < wake && wake < kt.Kill && kt.Kill < backstop && backstop < end) {
+			t.Errorf("T=%s: renewal due %d, wake %d, kill %d, backstop %d, lease's end %d: not in that order",
+				T, keeperBase+bootTime(p.renewEvery()), wake, kt.Kill, backstop, end)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/keeper"
 	"ballot/internal/zookeeper"
 )
 
@@ -33,7 +34,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		os.Exit(exitFailure)
 	}
-	if len(os.Args) > 1 && os.Args[1] == keeperArg {
+	if len(os.Args) > 1 && os.Args[1] == keeper.Arg {
 		os.Exit(keeperMain(os.Args[2:]))
 	}
 	if os.Getpid() == 1 {
@@ -99,7 +100,7 @@ func initMain() int {
 				break
 			}
 			if wpid == pid {
-				return exitCode(ws)
+				return keeper.ExitCode(ws)
 			}
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"ballot/internal/bootclock"
 )
 
 // supervision is one call of supervise.
@@ -297,14 +299,14 @@ func (r *runner) stopChild(cmd *child, killBy func() time.Time) childExit {
 // CLOCK_BOOTTIME does (it fires at once on resume). SIGALRM is ballot's
 // own: nothing else in it uses the signal.
 type wakeAlarm struct {
-	a *bootAlarm       // nil if the kernel would not make one: Go's timers alone
+	a *bootclock.Alarm // nil if the kernel would not make one: Go's timers alone
 	C <-chan os.Signal // nil without an alarm: never ready
 }
 
 func newWakeAlarm() *wakeAlarm {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGALRM) // before the alarm can fire
-	a, err := newBootAlarm(syscall.SIGALRM)
+	a, err := bootclock.NewAlarm(syscall.SIGALRM)
 	if err != nil {
 		signal.Stop(ch)
 		return &wakeAlarm{}

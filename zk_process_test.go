@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 func (m *zkMember) clientAddr() string { return fmt.Sprintf("127.0.0.1:%d", m.clientPort) }
@@ -79,7 +81,7 @@ func (c *zkCluster) startProc(i int) error {
 	cmd := exec.Command("java", c.javaArgs(m)...)
 	cmd.Dir = m.dir
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = newGroupAttr(syscall.SIGKILL)
+	cmd.SysProcAttr = keeper.NewGroupAttr(syscall.SIGKILL)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("member %d: starting java: %w", i, err)
 	}

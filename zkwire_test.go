@@ -266,7 +266,7 @@ func TestWireKeepAlive(t *testing.T) {
 	log := newLogger(&out, "human", slog.LevelInfo)
 	stop := make(chan struct{})
 	kept := make(chan *zookeeper.WireSession, 1)
-	go func() { kept <- keepAlive(log, h, s, stop) }()
+	go func() { kept <- zookeeper.KeepAlive(log, h, s, stop) }()
 	time.Sleep(2 * h.Timeout())
 	close(stop)
 	s = <-kept
@@ -292,7 +292,7 @@ func TestWireKeepAlive(t *testing.T) {
 	stop2 := make(chan struct{})
 	defer close(stop2)
 	gaveUp := make(chan *zookeeper.WireSession, 1)
-	go func() { gaveUp <- keepAlive(log, h2, s2, stop2) }()
+	go func() { gaveUp <- zookeeper.KeepAlive(log, h2, s2, stop2) }()
 	select {
 	case got := <-gaveUp:
 		if got != nil {

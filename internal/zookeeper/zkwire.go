@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -197,7 +198,7 @@ func (s *WireSession) connect(h *Handoff, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	reply, err := ParseConnectReply(resp)
+	reply, err := parseConnectReply(resp)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (s *WireSession) call(op int32, body []byte, deadline time.Time) (code int3
 }
 
 // ping keeps the session alive (a ping touches it at the server).
-func (s *WireSession) Ping(deadline time.Time) error {
+func (s *WireSession) ping(deadline time.Time) error {
 	var req wireBuf
 	req.int32(wireXidPing)
 	req.int32(wireOpPing)
@@ -320,6 +321,38 @@ func (s *WireSession) release(h *Handoff, deadline time.Time) (released bool, er
 	}
 }
 
+// KeepAlive pings s every third of the session timeout until stop is
+// closed, as a client library would. A connection that fails is replaced
+// by one to the next server that takes the session, while the session may
+// still live: a session timeout after the last answered ping. It returns
+// the session's connection, nil if it is lost.
+func KeepAlive(log *slog.Logger, h *Handoff, s *WireSession, stop <-chan struct{}) *WireSession {
+	t := s.timeout
+	tick := time.NewTicker(t / 3)
+	defer tick.Stop()
+	touched := time.Now()
+	for {
+		select {
+		case <-stop:
+			return s
+		case <-tick.C:
+		}
+		sent := time.Now()
+		if err := s.ping(sent.Add(t / 3)); err == nil {
+			touched = sent
+			continue
+		}
+		s.Close()
+		ns, _, err := h.Resume(touched.Add(t), 0)
+		if err != nil {
+			log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends",
+				"error", err)
+			return nil
+		}
+		s, touched = ns, time.Now()
+	}
+}
+
 // multiResults reads a multi's reply: each operation's error code (0: it
 // succeeded).
 func multiResults(b []byte) ([]int32, error) {
@@ -351,9 +384,6 @@ func multiResults(b []byte) ([]int32, error) {
 	}
 	return codes, nil
 }
-
-// Timeout is the session timeout the server granted this connection.
-func (s *WireSession) Timeout() time.Duration { return s.timeout }
 
 // Close drops the connection; the session lives on until it times out.
 func (s *WireSession) Close() { s.conn.Close() }
@@ -468,7 +498,7 @@ type ConnectReply struct {
 // parseConnectReply reads a connect response (the frame without its
 // length): int32 protocol version, int32 timeout in ms, int64 session id,
 // the password as a buffer, then an optional read-only flag.
-func ParseConnectReply(frame []byte) (ConnectReply, error) {
+func parseConnectReply(frame []byte) (ConnectReply, error) {
 	r := wireReader{b: frame}
 	r.int32() // protocol version
 	ms := r.int32()
@@ -522,7 +552,7 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	if len(s.head) < 4+size {
 		return n, err
 	}
-	if r, perr := ParseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
+	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
 		s.learned(r)
 	}
 	s.done, s.head = true, nil

@@ -23,14 +23,14 @@ func TestParseConnectReply(t *testing.T) {
 	}
 	want := ConnectReply{SessionID: 0x1234abcd, Timeout: 4007 * time.Millisecond, Passwd: []byte("0123456789abcdef")}
 	for _, ro := range []bool{false, true} {
-		got, err := ParseConnectReply(frame(ro))
+		got, err := parseConnectReply(frame(ro))
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("read-only flag %v: got %+v, %v; want %+v", ro, got, err, want)
 		}
 	}
 	full := frame(false)
 	for _, n := range []int{0, 4, 8, 16, len(full) - 1} {
-		if got, err := ParseConnectReply(full[:n]); err == nil {
+		if got, err := parseConnectReply(full[:n]); err == nil {
 			t.Errorf("%d of %d bytes: got %+v, want an error", n, len(full), got)
 		}
 	}

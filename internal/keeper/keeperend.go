@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // What the keeper does once ballot has died and the command's tree is
 // reaped: run the on-demote hook ballot can no longer run, keeping ballot's
@@ -9,7 +9,6 @@ package main
 
 import (
 	"ballot/internal/zookeeper"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -21,10 +20,10 @@ import (
 
 // demoteReasonBallotDied is BALLOT_DEMOTE_REASON when the keeper runs the
 // on-demote hook for a ballot that died while leading.
-const demoteReasonBallotDied = "ballot-died"
+const DemoteReasonBallotDied = "ballot-died"
 
 // demoteHook is the on-demote hook as ballot would run it.
-type demoteHook struct {
+type DemoteHook struct {
 	Argv      []string
 	Env       []string // BALLOT_* NAME=value pairs, over the keeper's own
 	Timeout   time.Duration
@@ -34,7 +33,7 @@ type demoteHook struct {
 
 // environ is the keeper's environment (ballot's plus the command's
 // BALLOT_*) with the hook's pairs in place of any of the same name.
-func (d *demoteHook) environ() []string {
+func (d *DemoteHook) environ() []string {
 	name := func(kv string) string { n, _, _ := strings.Cut(kv, "="); return n }
 	ours := map[string]bool{}
 	for _, kv := range d.Env {
@@ -49,16 +48,6 @@ func (d *demoteHook) environ() []string {
 	return append(env, d.Env...)
 }
 
-// stampRelease dates the release record now, as the keeper writes it.
-func stampRelease(h *zookeeper.Handoff) {
-	var rec handoverRecord
-	if h.ReleasePath == "" || json.Unmarshal(h.ReleaseData, &rec) != nil {
-		return
-	}
-	rec.At = time.Now().UTC()
-	h.ReleaseData, _ = json.Marshal(rec)
-}
-
 // afterBallot ends what ballot left when it died: the on-demote hook, if
 // ballot would have run one, then the release and the session's close.
 func (k *keeper) afterBallot() {
@@ -69,13 +58,13 @@ func (k *keeper) afterBallot() {
 	k.mu.Unlock()
 	if hook == nil {
 		if h != nil {
-			stampRelease(h)
+			k.cfg.StampRelease(h)
 			_ = h.EndSession(h.Timeout())
 		}
 		return
 	}
 
-	log := newLogger(k.logOut, hook.LogFormat, slog.LevelInfo).With("keeper_pid", os.Getpid())
+	log := k.cfg.NewLogger(k.logOut, hook.LogFormat).With("keeper_pid", os.Getpid())
 	var s *zookeeper.WireSession
 	switch {
 	case h == nil:
@@ -84,7 +73,7 @@ func (k *keeper) afterBallot() {
 		var err error
 		s, _, err = h.Resume(time.Now().Add(h.Timeout()), 0)
 		switch {
-		case errors.Is(err, errSessionLost):
+		case errors.Is(err, zookeeper.ErrSessionLost):
 			log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
 			h = nil
 		case err != nil:
@@ -98,7 +87,7 @@ func (k *keeper) afterBallot() {
 	stop := make(chan struct{})
 	kept := make(chan *zookeeper.WireSession, 1)
 	if s != nil {
-		go func() { kept <- keepAlive(log, h, s, stop) }()
+		go func() { kept <- zookeeper.KeepAlive(log, h, s, stop) }()
 	} else {
 		kept <- nil
 	}
@@ -108,53 +97,21 @@ func (k *keeper) afterBallot() {
 	if h == nil {
 		return
 	}
-	stampRelease(h)
+	k.cfg.StampRelease(h)
 	if s != nil {
 		err := s.Finish(h, time.Now().Add(h.Timeout()))
 		s.Close()
-		if err == nil || errors.Is(err, errSessionLost) {
+		if err == nil || errors.Is(err, zookeeper.ErrSessionLost) {
 			return
 		}
 	}
 	_ = h.EndSession(h.Timeout())
 }
 
-// keepAlive pings s every third of the session timeout until stop is
-// closed, as a client library would. A connection that fails is replaced
-// by one to the next server that takes the session, while the session may
-// still live: a session timeout after the last answered ping. It returns
-// the session's connection, nil if it is lost.
-func keepAlive(log *slog.Logger, h *zookeeper.Handoff, s *zookeeper.WireSession, stop <-chan struct{}) *zookeeper.WireSession {
-	t := s.Timeout()
-	tick := time.NewTicker(t / 3)
-	defer tick.Stop()
-	touched := time.Now()
-	for {
-		select {
-		case <-stop:
-			return s
-		case <-tick.C:
-		}
-		sent := time.Now()
-		if err := s.Ping(sent.Add(t / 3)); err == nil {
-			touched = sent
-			continue
-		}
-		s.Close()
-		ns, _, err := h.Resume(touched.Add(t), 0)
-		if err != nil {
-			log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends",
-				"error", err)
-			return nil
-		}
-		s, touched = ns, time.Now()
-	}
-}
-
 // runDemote runs the on-demote hook as ballot would: its own process
 // group, bounded by the hook timeout (then SIGTERM, the grace period,
 // SIGKILL), and done once everything it started is reaped.
-func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
+func (k *keeper) runDemote(log *slog.Logger, hook *DemoteHook) {
 	path, err := exec.LookPath(hook.Argv[0])
 	if err != nil {
 		log.Error("cannot execute the on-demote hook", "command", hook.Argv[0], "reason", err.Error())
@@ -170,13 +127,13 @@ func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
 	pid, err := syscall.ForkExec(path, hook.Argv, &syscall.ProcAttr{
 		Env:   hook.environ(),
 		Files: []uintptr{0, out, errOut},
-		Sys:   newGroupAttr(syscall.SIGKILL),
+		Sys:   NewGroupAttr(syscall.SIGKILL),
 	})
 	if err != nil {
 		log.Error("cannot execute the on-demote hook", "command", hook.Argv[0], "reason", err.Error())
 		return
 	}
-	log.Info("on-demote hook started", logEvHookStarted.attr(), "hook", "on-demote", "pid", pid, "command", hook.Argv[0], "reason", demoteReasonBallotDied)
+	log.Info("on-demote hook started", k.cfg.HookStarted, "hook", "on-demote", "pid", pid, "command", hook.Argv[0], "reason", DemoteReasonBallotDied)
 	t := &tree{pgid: pid}
 	done := make(chan int, 1)
 	go func() { done <- reapTree(t, pid, k.grace) }()
@@ -190,6 +147,6 @@ func (k *keeper) runDemote(log *slog.Logger, hook *demoteHook) {
 		go t.endWithGrace(k.grace)
 		code = <-done
 	}
-	log.Info("on-demote hook ended", logEvHookEnded.attr(), "hook", "on-demote", "reason", demoteReasonBallotDied, "exit_code", code,
+	log.Info("on-demote hook ended", k.cfg.HookEnded, "hook", "on-demote", "reason", DemoteReasonBallotDied, "exit_code", code,
 		"duration", time.Since(start).Round(time.Millisecond))
 }

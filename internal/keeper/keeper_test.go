@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // Unit tests of the keeper's decisions (keeper.go, keeperidle.go) on a
 // clock of the test's own: when the lease's deadline has passed, what a
@@ -20,11 +20,15 @@ import (
 	"testing"
 	"time"
 
+	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
 )
 
 // keeperBase is the boot clock's reading when a keeper test starts.
-const keeperBase = bootTime(time.Hour)
+const keeperBase = bootclock.Time(time.Hour)
+
+// testCodes are the exit codes ballot gives its keeper (run.go).
+var testCodes = Config{Usage: 2, Failure: 125, NotExecutable: 126, NotFound: 127}
 
 // movingClock is a boot clock that moves only when the test says, safe to
 // read from the keeper's goroutines.
@@ -36,19 +40,19 @@ func newMovingClock() *movingClock {
 	return c
 }
 
-func (c *movingClock) clock() clock   { return clock{boot: c.now} }
-func (c *movingClock) now() bootTime  { return bootTime(c.boot.Load()) }
-func (c *movingClock) set(t bootTime) { c.boot.Store(int64(t)) }
+func (c *movingClock) clock() func() bootclock.Time { return c.now }
+func (c *movingClock) now() bootclock.Time          { return bootclock.Time(c.boot.Load()) }
+func (c *movingClock) set(t bootclock.Time)         { c.boot.Store(int64(t)) }
 
 // fakeAlarm stands for a kernel alarm (bootAlarm): it records the moment
 // it is armed for, 0 once disarmed.
 type fakeAlarm struct {
 	mu     sync.Mutex
-	at     bootTime
+	at     bootclock.Time
 	closed bool
 }
 
-func (a *fakeAlarm) Set(at bootTime) error {
+func (a *fakeAlarm) Set(at bootclock.Time) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.at = at
@@ -62,7 +66,7 @@ func (a *fakeAlarm) Close() error {
 	return nil
 }
 
-func (a *fakeAlarm) armed() (at bootTime, closed bool) {
+func (a *fakeAlarm) armed() (at bootclock.Time, closed bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.at, a.closed
@@ -81,7 +85,7 @@ type testKeeper struct {
 	reports []string
 }
 
-func newTestKeeper(t *testing.T, first killTimes) *testKeeper {
+func newTestKeeper(t *testing.T, first KillTimes) *testKeeper {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -91,7 +95,7 @@ func newTestKeeper(t *testing.T, first killTimes) *testKeeper {
 	tk := &testKeeper{clk: newMovingClock(), wake: &fakeAlarm{}, backstop: &fakeAlarm{}, control: r, orders: w}
 	dl := (&deadline{clock: tk.clk.clock(), wake: tk.wake, backstop: tk.backstop}).arm(first.Kill, first.Backstop)
 	// reaped: nothing to signal (a tree of pgid 0 would be the test's own group).
-	tk.keeper = &keeper{parent: os.Getppid(), dl: dl, tree: &tree{reaped: true}, over: make(chan struct{})}
+	tk.keeper = &keeper{cfg: testCodes, parent: os.Getppid(), dl: dl, tree: &tree{reaped: true}, over: make(chan struct{})}
 	tk.keeper.report = func(line string) {
 		tk.mu.Lock()
 		tk.reports = append(tk.reports, line)
@@ -135,7 +139,7 @@ func (tk *testKeeper) killed() bool {
 	return tk.tree.sig == syscall.SIGKILL
 }
 
-func (tk *testKeeper) deadlineAt() bootTime {
+func (tk *testKeeper) deadlineAt() bootclock.Time {
 	tk.dl.mu.Lock()
 	defer tk.dl.mu.Unlock()
 	return tk.dl.at
@@ -149,11 +153,13 @@ func done(f func()) <-chan struct{} {
 }
 
 // testKillTimes is what ballot sends the keeper for a lease with session
-// timeout T whose last vouching write was sent at vouched.
-func testKillTimes(T time.Duration, vouched bootTime) killTimes {
-	p := newLeaseTerms(T, 0)
-	end := p.endFrom(vouched)
-	return killTimes{Kill: p.killFor(end), Backstop: p.backstopFor(end)}
+// timeout T whose last vouching write was sent at vouched: the lease ends
+// W = 3T/4 later, the kill comes T/16 and the backstop T/32 before that
+// (leaseterms.go in package main, whose own tests check these moments
+// against the keeper's alarms).
+func testKillTimes(T time.Duration, vouched bootclock.Time) KillTimes {
+	end := vouched + bootclock.Time(T*3/4)
+	return KillTimes{Kill: end - bootclock.Time(T/16), Backstop: end - bootclock.Time(T/32)}
 }
 
 // TestKeeperDeadlineOrders: the deadline as the first kill times and the
@@ -162,31 +168,31 @@ func testKillTimes(T time.Duration, vouched bootTime) killTimes {
 func TestKeeperDeadlineOrders(t *testing.T) {
 	const T = 2 * time.Second
 	lease := testKillTimes(T, keeperBase)
-	renewed := testKillTimes(T, keeperBase+bootTime(T/8)) // the next renewal
-	endNow := killTimes{Kill: keeperBase + 1, Backstop: keeperBase + 1 + bootTime(T/32)}
+	renewed := testKillTimes(T, keeperBase+bootclock.Time(T/8)) // the next renewal
+	endNow := KillTimes{Kill: keeperBase + 1, Backstop: keeperBase + 1 + bootclock.Time(T/32)}
 	for _, tc := range []struct {
 		name   string
-		first  killTimes
-		orders []killTimes
-		now    bootTime
-		want   killTimes // the deadline and backstop in force
+		first  KillTimes
+		orders []KillTimes
+		now    bootclock.Time
+		want   KillTimes // the deadline and backstop in force
 		passed bool
 	}{
-		{"no deadline: never passes", killTimes{}, nil, keeperBase + bootTime(1000*time.Hour), killTimes{}, false},
+		{"no deadline: never passes", KillTimes{}, nil, keeperBase + bootclock.Time(1000*time.Hour), KillTimes{}, false},
 		{"a lease's: not passed a nanosecond before the kill", lease, nil, lease.Kill - 1, lease, false},
 		{"a lease's: passed at the kill itself", lease, nil, lease.Kill, lease, true},
-		{"a renewal moves it later", lease, []killTimes{renewed}, lease.Kill, renewed, false},
-		{"a renewal's deadline passes in its turn", lease, []killTimes{renewed}, renewed.Kill, renewed, true},
-		{"a later order moves it earlier too", lease, []killTimes{renewed, endNow}, endNow.Kill, endNow, true},
-		{"deadline 0 0 lifts it", lease, []killTimes{{}}, lease.Backstop + bootTime(time.Hour), killTimes{}, false},
-		{"a backstop before the kill is none", lease, []killTimes{{Kill: lease.Kill, Backstop: lease.Kill - 1}},
-			lease.Kill - 1, killTimes{Kill: lease.Kill}, false},
+		{"a renewal moves it later", lease, []KillTimes{renewed}, lease.Kill, renewed, false},
+		{"a renewal's deadline passes in its turn", lease, []KillTimes{renewed}, renewed.Kill, renewed, true},
+		{"a later order moves it earlier too", lease, []KillTimes{renewed, endNow}, endNow.Kill, endNow, true},
+		{"deadline 0 0 lifts it", lease, []KillTimes{{}}, lease.Backstop + bootclock.Time(time.Hour), KillTimes{}, false},
+		{"a backstop before the kill is none", lease, []KillTimes{{Kill: lease.Kill, Backstop: lease.Kill - 1}},
+			lease.Kill - 1, KillTimes{Kill: lease.Kill}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTestKeeper(t, tc.first)
 			go tk.obey(tk.control)
 			for _, o := range tc.orders {
-				tk.tell(t, deadlineOrder(o))
+				tk.tell(t, DeadlineOrder(o))
 			}
 			tk.tell(t, orderBye)
 			tk.obeyed(t)
@@ -197,7 +203,7 @@ func TestKeeperDeadlineOrders(t *testing.T) {
 			if got := tk.dl.passed(); got != tc.passed {
 				t.Errorf("passed() = %v %s after the take, want %v", got, time.Duration(tc.now-keeperBase), tc.passed)
 			}
-			wantWake, wantBackstop := keeperAlarms(tc.want.Kill, tc.want.Backstop)
+			wantWake, wantBackstop := bootclock.KeeperAlarms(tc.want.Kill, tc.want.Backstop)
 			wake, _ := tk.wake.armed()
 			backstop, _ := tk.backstop.armed()
 			if wake != wantWake || backstop != wantBackstop {
@@ -210,25 +216,6 @@ func TestKeeperDeadlineOrders(t *testing.T) {
 	}
 }
 
-// TestKeeperAlarmsKeepTheREADMEsOrder: for a lease as ballot sends it, the
-// keeper arms its wake-up after the next renewal was due and before the
-// kill, and its own backstop after the kill and before the lease's end
-// (the README's table: W − T/8, W − T/16, W − T/32, W).
-func TestKeeperAlarmsKeepTheREADMEsOrder(t *testing.T) {
-	for _, T := range leaseTimeouts {
-		p := newLeaseTerms(T, 0)
-		kt := testKillTimes(T, keeperBase)
-		tk := newTestKeeper(t, kt)
-		wake, _ := tk.wake.armed()
-		backstop, _ := tk.backstop.armed()
-		end := p.endFrom(keeperBase)
-		if !(keeperBase+bootTime(p.renewEvery()) < wake && wake < kt.Kill && kt.Kill < backstop && backstop < end) {
-			t.Errorf("T=%s: renewal due %d, wake %d, kill %d, backstop %d, lease's end %d: not in that order",
-				T, keeperBase+bootTime(p.renewEvery()), wake, kt.Kill, backstop, end)
-		}
-	}
-}
-
 // TestKeeperEndedDeadline: once the tree is reaped, the alarms are deleted
 // and later orders neither bring back a deadline nor re-arm them.
 func TestKeeperEndedDeadline(t *testing.T) {
@@ -237,7 +224,7 @@ func TestKeeperEndedDeadline(t *testing.T) {
 	tk := newTestKeeper(t, lease)
 	tk.dl.end()
 	go tk.obey(tk.control)
-	tk.tell(t, deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8))), orderBye)
+	tk.tell(t, DeadlineOrder(testKillTimes(T, keeperBase+bootclock.Time(T/8))), orderBye)
 	tk.obeyed(t)
 	tk.clk.set(lease.Backstop)
 	if tk.deadlineAt() != 0 || tk.dl.passed() {
@@ -248,7 +235,7 @@ func TestKeeperEndedDeadline(t *testing.T) {
 		if !closed {
 			t.Errorf("the %s alarm was not deleted", name)
 		}
-		if first, _ := keeperAlarms(lease.Kill, lease.Backstop); name == "wake" && at != first || name == "backstop" && at != lease.Backstop {
+		if first, _ := bootclock.KeeperAlarms(lease.Kill, lease.Backstop); name == "wake" && at != first || name == "backstop" && at != lease.Backstop {
 			t.Errorf("the %s alarm was re-armed for %d after the end", name, at)
 		}
 	}
@@ -266,11 +253,11 @@ func TestKeeperReadsWaitingOrdersBeforeKilling(t *testing.T) {
 		overdue bool
 	}{
 		{"nothing waiting: overdue", nil, true},
-		{"a renewal waiting: not overdue", []string{deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8)))}, false},
+		{"a renewal waiting: not overdue", []string{DeadlineOrder(testKillTimes(T, keeperBase+bootclock.Time(T/8)))}, false},
 		{"renewals waiting, the last past too: overdue", []string{
-			deadlineOrder(testKillTimes(T, keeperBase+bootTime(T/8))), deadlineOrder(killTimes{Kill: lease.Kill - 1})}, true},
-		{"deadline 0 0 waiting: not overdue", []string{deadlineOrder(killTimes{})}, false},
-		{"only other orders waiting: overdue", []string{signalOrder(syscall.SIGHUP), releaseOrder(&zookeeper.Handoff{Proposal: "/e/p", ReleasePath: "/e/b"})}, true},
+			DeadlineOrder(testKillTimes(T, keeperBase+bootclock.Time(T/8))), DeadlineOrder(KillTimes{Kill: lease.Kill - 1})}, true},
+		{"deadline 0 0 waiting: not overdue", []string{DeadlineOrder(KillTimes{})}, false},
+		{"only other orders waiting: overdue", []string{SignalOrder(syscall.SIGHUP), ReleaseOrder(&zookeeper.Handoff{Proposal: "/e/p", ReleasePath: "/e/b"})}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTestKeeper(t, lease)
@@ -297,18 +284,18 @@ func TestKeeperReadsWaitingOrdersBeforeKilling(t *testing.T) {
 // the renewal counts, not the deadline read before it.
 func TestKeeperKillsOnlyOnTheDeadlineItKnowsLast(t *testing.T) {
 	const T = 2 * time.Second
-	lease, renewed := testKillTimes(T, keeperBase), testKillTimes(T, keeperBase+bootTime(T/8))
+	lease, renewed := testKillTimes(T, keeperBase), testKillTimes(T, keeperBase+bootclock.Time(T/8))
 	tk := newTestKeeper(t, lease)
 	tk.clk.set(lease.Kill)
 	read := make(chan struct{}, 1)
-	tk.dl.clock = clock{boot: func() bootTime {
+	tk.dl.clock = func() bootclock.Time {
 		select {
 		case read <- struct{}{}:
 		default:
 		}
 		return tk.clk.now()
-	}}
-	tk.tell(t, deadlineOrder(renewed))
+	}
+	tk.tell(t, DeadlineOrder(renewed))
 	// As obey holds it from a read until it has carried out what it read.
 	tk.unapplied.Lock()
 	verdict := make(chan bool, 1)
@@ -333,25 +320,25 @@ func TestKeeperKillsOnlyOnTheDeadlineItKnowsLast(t *testing.T) {
 // deadline a renewal replaced.
 func TestKeeperKillsWhenTheDeadlinePasses(t *testing.T) {
 	t.Run("by its timer", func(t *testing.T) {
-		tk := newTestKeeper(t, killTimes{Kill: keeperBase + bootTime(time.Millisecond)})
+		tk := newTestKeeper(t, KillTimes{Kill: keeperBase + bootclock.Time(time.Millisecond)})
 		over := done(tk.awaitOverdue)
-		tk.clk.set(keeperBase + bootTime(time.Millisecond))
+		tk.clk.set(keeperBase + bootclock.Time(time.Millisecond))
 		waitDone(t, over, "the deadline passed on the clock")
 	})
 	t.Run("by an order that moves it into the past", func(t *testing.T) {
-		tk := newTestKeeper(t, killTimes{Kill: keeperBase + bootTime(time.Hour)})
+		tk := newTestKeeper(t, KillTimes{Kill: keeperBase + bootclock.Time(time.Hour)})
 		go tk.obey(tk.control)
 		over := done(tk.awaitOverdue) // its timer is an hour away
-		tk.tell(t, deadlineOrder(killTimes{Kill: keeperBase - 1}))
+		tk.tell(t, DeadlineOrder(KillTimes{Kill: keeperBase - 1}))
 		waitDone(t, over, "the order moved the deadline into the past")
 		tk.orders.Close()
 		tk.obeyed(t)
 	})
 	t.Run("not on a deadline a renewal replaced", func(t *testing.T) {
-		first := killTimes{Kill: keeperBase + bootTime(time.Millisecond)}
+		first := KillTimes{Kill: keeperBase + bootclock.Time(time.Millisecond)}
 		tk := newTestKeeper(t, first)
 		go tk.obey(tk.control)
-		tk.tell(t, deadlineOrder(killTimes{Kill: keeperBase + bootTime(time.Hour)}), orderBye)
+		tk.tell(t, DeadlineOrder(KillTimes{Kill: keeperBase + bootclock.Time(time.Hour)}), orderBye)
 		tk.obeyed(t)
 		tk.clk.set(first.Kill + 1)
 		over := done(tk.awaitOverdue)
@@ -381,13 +368,13 @@ func TestKeeperRefusesToStartPastTheDeadline(t *testing.T) {
 	missing := "/nonexistent/ballot-keeper-test-command"
 	for _, tc := range []struct {
 		name   string
-		now    bootTime
+		now    bootclock.Time
 		code   int
 		reason string
 	}{
-		{"past the deadline", lease.Kill + 1, exitFailure, "the lease ended before the command could start"},
-		{"at the deadline", lease.Kill, exitFailure, "the lease ended before the command could start"},
-		{"in time: it goes on to look for the command", lease.Kill - 1, exitNotFound, missing},
+		{"past the deadline", lease.Kill + 1, testCodes.Failure, "the lease ended before the command could start"},
+		{"at the deadline", lease.Kill, testCodes.Failure, "the lease ended before the command could start"},
+		{"in time: it goes on to look for the command", lease.Kill - 1, testCodes.NotFound, missing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTestKeeper(t, lease)
@@ -399,8 +386,8 @@ func TestKeeperRefusesToStartPastTheDeadline(t *testing.T) {
 			if len(tk.reports) != 1 {
 				t.Fatalf("reports %q, want one", tk.reports)
 			}
-			r, ok := parseReport(tk.reports[0])
-			if !ok || r.kind != reportError || r.code != tc.code || !strings.Contains(r.reason, tc.reason) {
+			r, ok := ParseReport(tk.reports[0])
+			if !ok || r.Kind != ReportError || r.Code != tc.code || !strings.Contains(r.Reason, tc.reason) {
 				t.Errorf("report %q, want an error %d about %q", tk.reports[0], tc.code, tc.reason)
 			}
 		})
@@ -417,16 +404,16 @@ func TestKeeperSignalsAndWakeUps(t *testing.T) {
 		name        string
 		sig         syscall.Signal
 		ballotLives bool
-		first       killTimes
-		now         bootTime
+		first       KillTimes
+		now         bootclock.Time
 		kill        bool
 	}{
 		{"SIGTERM while ballot lives", syscall.SIGTERM, true, lease, lease.Kill + 1, false},
 		{"SIGTERM once ballot is gone", syscall.SIGTERM, false, lease, keeperBase, true},
-		{"SIGHUP once ballot is gone", syscall.SIGHUP, false, killTimes{}, keeperBase, true},
+		{"SIGHUP once ballot is gone", syscall.SIGHUP, false, KillTimes{}, keeperBase, true},
 		{"SIGCONT before the deadline", syscall.SIGCONT, true, lease, lease.Kill - 1, false},
 		{"SIGCONT at the deadline", syscall.SIGCONT, true, lease, lease.Kill, true},
-		{"SIGCONT without a deadline", syscall.SIGCONT, false, killTimes{}, lease.Backstop, false},
+		{"SIGCONT without a deadline", syscall.SIGCONT, false, KillTimes{}, lease.Backstop, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := newTestKeeper(t, tc.first)
@@ -456,43 +443,43 @@ func TestKeeperSignalsAndWakeUps(t *testing.T) {
 func TestIdleKeeper(t *testing.T) {
 	const T = 2 * time.Second
 	t.Run("bye", func(t *testing.T) {
-		tk := newTestKeeper(t, killTimes{})
+		tk := newTestKeeper(t, KillTimes{})
 		tk.tell(t, orderBye)
 		if o := tk.standIdle(tk.control); o != nil {
-			t.Fatalf("told bye, it would run %q", o.argv)
+			t.Fatalf("told bye, it would run %q", o.Argv)
 		}
-		if !tk.bye || tk.killed() || len(tk.reports) != 1 || tk.reports[0] != idleKeeperLine {
-			t.Errorf("bye %v, killed %v, reports %q: want a clean goodbye after %q", tk.bye, tk.killed(), tk.reports, idleKeeperLine)
+		if !tk.bye || tk.killed() || len(tk.reports) != 1 || tk.reports[0] != IdleLine {
+			t.Errorf("bye %v, killed %v, reports %q: want a clean goodbye after %q", tk.bye, tk.killed(), tk.reports, IdleLine)
 		}
 	})
 	t.Run("EOF: ballot died", func(t *testing.T) {
-		tk := newTestKeeper(t, killTimes{})
+		tk := newTestKeeper(t, KillTimes{})
 		tk.orders.Close()
 		if o := tk.standIdle(tk.control); o != nil {
-			t.Fatalf("at EOF, it would run %q", o.argv)
+			t.Fatalf("at EOF, it would run %q", o.Argv)
 		}
 		if tk.bye || !tk.killed() {
 			t.Errorf("bye %v, killed %v: want ballot seen dead and its tree ended", tk.bye, tk.killed())
 		}
 	})
 	t.Run("run, then a renewal", func(t *testing.T) {
-		tk := newTestKeeper(t, killTimes{})
-		run := &runOrder{grace: 300 * time.Millisecond, argv: []string{"sleep", "1"}, env: []string{"BALLOT_SLOT=0"}}
+		tk := newTestKeeper(t, KillTimes{})
+		run := &RunOrder{Grace: 300 * time.Millisecond, Argv: []string{"sleep", "1"}, Env: []string{"BALLOT_SLOT=0"}}
 		kt := testKillTimes(T, keeperBase)
-		run.kill, run.backstop = kt.Kill, kt.Backstop
-		renewed := testKillTimes(T, keeperBase+bootTime(T/8))
-		tk.tell(t, run.line(), deadlineOrder(renewed), run.line(), orderBye)
+		run.Kill, run.Backstop = kt.Kill, kt.Backstop
+		renewed := testKillTimes(T, keeperBase+bootclock.Time(T/8))
+		tk.tell(t, run.Line(), DeadlineOrder(renewed), run.Line(), orderBye)
 		o := tk.standIdle(tk.control)
-		if o == nil || o.grace != run.grace || o.kill != run.kill || o.backstop != run.backstop ||
-			strings.Join(o.argv, " ") != "sleep 1" || strings.Join(o.env, " ") != "BALLOT_SLOT=0" {
+		if o == nil || o.Grace != run.Grace || o.Kill != run.Kill || o.Backstop != run.Backstop ||
+			strings.Join(o.Argv, " ") != "sleep 1" || strings.Join(o.Env, " ") != "BALLOT_SLOT=0" {
 			t.Fatalf("run order read as %+v, sent %+v", o, run)
 		}
 		tk.adopt(o)
 		close(o.started) // the tree exists
 		tk.obeyed(t)
-		if tk.grace != run.grace || tk.deadlineAt() != renewed.Kill {
+		if tk.grace != run.Grace || tk.deadlineAt() != renewed.Kill {
 			t.Errorf("grace %s, deadline %d: want %s and the renewal's %d (the run's was %d)",
-				tk.grace, tk.deadlineAt(), run.grace, renewed.Kill, run.kill)
+				tk.grace, tk.deadlineAt(), run.Grace, renewed.Kill, run.Kill)
 		}
 		if tk.runs != nil {
 			t.Errorf("still takes run orders after one")

@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // The keeper's protocol, both ends in one place: its command line, the
 // orders ballot writes on the control pipe (child.go) and the keeper
@@ -42,8 +42,15 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
 )
+
+// KillTimes is what the keeper enforces, on the boot clock (0, 0: none).
+type KillTimes struct {
+	Kill     bootclock.Time // the tree must be dead: the keeper kills it
+	Backstop bootclock.Time // later: the kernel kills the keeper, and so the command
+}
 
 // The orders of the control pipe.
 const (
@@ -64,39 +71,39 @@ const endMark = "."
 type keeperOrder struct {
 	kind     string
 	signal   syscall.Signal // signal
-	deadline killTimes      // deadline
+	deadline KillTimes      // deadline
 	// session: the session (Servers, SessionID, Passwd, TimeoutMs);
 	// release: the release (Proposal, ReleasePath, ReleaseVersion,
 	// ReleaseData, Baton).
 	handoff *zookeeper.Handoff
 	access  zookeeper.WireAccess // access
-	demote  *demoteHook          // demote
-	run     *runOrder            // run
+	demote  *DemoteHook          // demote
+	run     *RunOrder            // run
 }
 
-func signalOrder(sig syscall.Signal) string { return fmt.Sprintf("%s %d", orderSignal, int(sig)) }
+func SignalOrder(sig syscall.Signal) string { return fmt.Sprintf("%s %d", orderSignal, int(sig)) }
 
-func deadlineOrder(d killTimes) string {
+func DeadlineOrder(d KillTimes) string {
 	return fmt.Sprintf("%s %d %d", orderDeadline, int64(d.Kill), int64(d.Backstop))
 }
 
 // sessionOrder and releaseOrder tell the keeper what ending ballot's
 // session takes (zkwire.go): the password is the session, so it goes over
 // the private pipe, never in arguments or the environment.
-func sessionOrder(h *zookeeper.Handoff) string {
+func SessionOrder(h *zookeeper.Handoff) string {
 	// The id as unsigned: a member with myid 128 or more hands out ids
 	// with the top bit set.
 	return fmt.Sprintf("%s %x %x %d %s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), endMark)
 }
 
-func releaseOrder(h *zookeeper.Handoff) string {
+func ReleaseOrder(h *zookeeper.Handoff) string {
 	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
 }
 
 // accessOrder is how ballot reaches ZooKeeper (TLS, credentials):
 // "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
 // chain's certificates DER, comma-separated, and the key PKCS #8.
-func accessOrder(a zookeeper.WireAccess) string {
+func AccessOrder(a zookeeper.WireAccess) string {
 	field := func(b []byte) string {
 		if len(b) == 0 {
 			return "-"
@@ -114,7 +121,7 @@ func accessOrder(a zookeeper.WireAccess) string {
 // demoteOrder is the on-demote hook (keeperend.go): "demote FORMAT WRAP
 // TIMEOUT_MS ARGV ENV .", ARGV and ENV each the hex of their items joined
 // by NUL bytes ("-": no ENV).
-func demoteOrder(d *demoteHook) string {
+func DemoteOrder(d *DemoteHook) string {
 	wrap := "plain"
 	if d.Wrap {
 		wrap = "wrap"
@@ -131,7 +138,7 @@ func demoteOrder(d *demoteHook) string {
 		hex.EncodeToString([]byte(strings.Join(d.Argv, "\x00"))), env, endMark}, " ")
 }
 
-const byeOrder = orderBye
+const ByeOrder = orderBye
 
 // parseOrder reads one line of the control pipe; ok is false for a line
 // that is not a whole, known order.
@@ -157,7 +164,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	case o.kind == orderDeadline && len(args) == 2:
 		kill, err1 := strconv.ParseInt(args[0], 10, 64)
 		backstop, err2 := strconv.ParseInt(args[1], 10, 64)
-		o.deadline = killTimes{Kill: bootTime(kill), Backstop: bootTime(backstop)}
+		o.deadline = KillTimes{Kill: bootclock.Time(kill), Backstop: bootclock.Time(backstop)}
 		return o, err1 == nil && err2 == nil
 	case o.kind == orderSession && len(args) == 4:
 		o.handoff = parseSession(args)
@@ -219,7 +226,7 @@ func parseAccess(f []string) (a zookeeper.WireAccess, ok bool) {
 }
 
 // parseDemote reads the fields after "demote"; nil if any is bad.
-func parseDemote(f []string) *demoteHook {
+func parseDemote(f []string) *DemoteHook {
 	ms, err1 := strconv.ParseInt(f[2], 10, 64)
 	argv, err2 := hex.DecodeString(f[3])
 	var env []byte
@@ -230,7 +237,7 @@ func parseDemote(f []string) *demoteHook {
 	if errors.Join(err1, err2, err3) != nil || len(argv) == 0 || (f[1] != "wrap" && f[1] != "plain") {
 		return nil
 	}
-	d := &demoteHook{Argv: strings.Split(string(argv), "\x00"), Timeout: time.Duration(ms) * time.Millisecond,
+	d := &DemoteHook{Argv: strings.Split(string(argv), "\x00"), Timeout: time.Duration(ms) * time.Millisecond,
 		Wrap: f[1] == "wrap", LogFormat: f[0]}
 	if len(env) > 0 {
 		d.Env = strings.Split(string(env), "\x00")
@@ -240,47 +247,47 @@ func parseDemote(f []string) *demoteHook {
 
 // The reports of the status pipe.
 const (
-	reportPid   = "pid"
-	reportExit  = "exit"
-	reportError = "error"
+	ReportPid   = "pid"
+	ReportExit  = "exit"
+	ReportError = "error"
 )
 
-// keeperReport is one line of the status pipe, read.
-type keeperReport struct {
-	kind   string
-	pid    int    // pid
-	code   int    // exit, error
-	reason string // error
+// Report is one line of the status pipe, read.
+type Report struct {
+	Kind   string
+	Pid    int    // pid
+	Code   int    // exit, error
+	Reason string // error
 }
 
-func pidReport(pid int) string   { return fmt.Sprintf("%s %d", reportPid, pid) }
-func exitReport(code int) string { return fmt.Sprintf("%s %d", reportExit, code) }
+func pidReport(pid int) string   { return fmt.Sprintf("%s %d", ReportPid, pid) }
+func exitReport(code int) string { return fmt.Sprintf("%s %d", ReportExit, code) }
 
 // errorReport says why the command could not be started, on one line.
-func errorReport(code int, why string) string {
-	return fmt.Sprintf("%s %d %s", reportError, code, oneLine(why))
+func ErrorReport(code int, why string) string {
+	return fmt.Sprintf("%s %d %s", ReportError, code, oneLine(why))
 }
 
 // parseReport reads one line of the status pipe; ok is false for a line
 // that is not a whole, known report.
-func parseReport(line string) (r keeperReport, ok bool) {
+func ParseReport(line string) (r Report, ok bool) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
 		return r, false
 	}
-	r.kind = f[0]
+	r.Kind = f[0]
 	n, err := strconv.Atoi(f[1])
 	switch {
 	case err != nil:
 		return r, false
-	case r.kind == reportPid && len(f) == 2 && n > 0:
-		r.pid = n
+	case r.Kind == ReportPid && len(f) == 2 && n > 0:
+		r.Pid = n
 		return r, true
-	case r.kind == reportExit && len(f) == 2:
-		r.code = n
+	case r.Kind == ReportExit && len(f) == 2:
+		r.Code = n
 		return r, true
-	case r.kind == reportError:
-		r.code, r.reason = n, strings.Join(f[2:], " ")
+	case r.Kind == ReportError:
+		r.Code, r.Reason = n, strings.Join(f[2:], " ")
 		return r, true
 	}
 	return r, false
@@ -289,7 +296,7 @@ func parseReport(line string) (r keeperReport, ok bool) {
 // keeperArgs is the keeper's command line after keeperArg: ballot's pid,
 // the grace for what the command leaves behind, the first kill times
 // (deadline's), and the command.
-func keeperArgs(parent int, grace time.Duration, first killTimes, argv []string) []string {
+func Args(parent int, grace time.Duration, first KillTimes, argv []string) []string {
 	return append([]string{strconv.Itoa(parent), strconv.FormatInt(grace.Milliseconds(), 10),
 		strconv.FormatInt(int64(first.Kill), 10), strconv.FormatInt(int64(first.Backstop), 10), "--"}, argv...)
 }
@@ -298,7 +305,7 @@ func keeperArgs(parent int, grace time.Duration, first killTimes, argv []string)
 type keeperStart struct {
 	parent int
 	grace  time.Duration
-	first  killTimes
+	first  KillTimes
 	argv   []string
 }
 
@@ -316,21 +323,21 @@ func parseKeeperArgs(args []string) (s keeperStart, ok bool) {
 		return s, false
 	}
 	return keeperStart{parent: parent, grace: time.Duration(graceMs) * time.Millisecond,
-		first: killTimes{Kill: bootTime(kill), Backstop: bootTime(backstop)}, argv: args[5:]}, true
+		first: KillTimes{Kill: bootclock.Time(kill), Backstop: bootclock.Time(backstop)}, argv: args[5:]}, true
 }
 
 // line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
 // the lists hex of NUL-joined strings.
-func (o *runOrder) line() string {
+func (o *RunOrder) Line() string {
 	env := "-" // no field is empty
-	if len(o.env) > 0 {
-		env = hex.EncodeToString([]byte(strings.Join(o.env, "\x00")))
+	if len(o.Env) > 0 {
+		env = hex.EncodeToString([]byte(strings.Join(o.Env, "\x00")))
 	}
-	return fmt.Sprintf("%s %d %d %d %x %s %s", orderRun, o.grace.Milliseconds(), o.kill, o.backstop,
-		strings.Join(o.argv, "\x00"), env, endMark)
+	return fmt.Sprintf("%s %d %d %d %x %s %s", orderRun, o.Grace.Milliseconds(), o.Kill, o.Backstop,
+		strings.Join(o.Argv, "\x00"), env, endMark)
 }
 
-func parseRun(f []string) *runOrder {
+func parseRun(f []string) *RunOrder {
 	grace, err1 := strconv.ParseInt(f[0], 10, 64)
 	kill, err2 := strconv.ParseInt(f[1], 10, 64)
 	backstop, err3 := strconv.ParseInt(f[2], 10, 64)
@@ -343,10 +350,10 @@ func parseRun(f []string) *runOrder {
 	if errors.Join(err1, err2, err3, err4, err5) != nil || len(argv) == 0 {
 		return nil
 	}
-	o := &runOrder{grace: time.Duration(grace) * time.Millisecond, kill: bootTime(kill), backstop: bootTime(backstop),
-		argv: strings.Split(string(argv), "\x00"), started: make(chan struct{})}
+	o := &RunOrder{Grace: time.Duration(grace) * time.Millisecond, Kill: bootclock.Time(kill), Backstop: bootclock.Time(backstop),
+		Argv: strings.Split(string(argv), "\x00"), started: make(chan struct{})}
 	if len(env) > 0 {
-		o.env = strings.Split(string(env), "\x00")
+		o.Env = strings.Split(string(env), "\x00")
 	}
 	return o
 }

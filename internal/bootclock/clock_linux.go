@@ -1,9 +1,7 @@
-package main
+package bootclock
 
-// The boot clock: CLOCK_BOOTTIME, which keeps counting while the host is
-// suspended, unlike Go's monotonic clock; the lease and the keeper's kill
-// time are readings of it. And alarms on it that the kernel delivers
-// whatever state the process is in.
+// The boot clock on Linux: clock_gettime and POSIX timers by raw system
+// calls (no cgo).
 
 import (
 	"syscall"
@@ -19,7 +17,7 @@ const (
 	clockBoottime  = 7 // Linux 2.6.39 and later
 )
 
-// bootClockID is the clock bootClock reads, and bootAlarm arms.
+// bootClockID is the clock Now reads, and Alarm arms.
 var bootClockID = func() uintptr {
 	var ts syscall.Timespec
 	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockBoottime, uintptr(unsafe.Pointer(&ts)), 0); e == 0 {
@@ -29,14 +27,14 @@ var bootClockID = func() uintptr {
 	return clockMonotonic
 }()
 
-// bootClock reads CLOCK_BOOTTIME (see bootTime in lease.go). A raw system
+// Now reads CLOCK_BOOTTIME. A raw system
 // call: it never blocks, and the scheduler's bookkeeping of a blocking one
 // (which also wakes the runtime's monitor thread) would cost more than the
 // read, several times per renewal.
-func bootClock() bootTime {
+func Now() Time {
 	var ts syscall.Timespec
 	_, _, _ = syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, bootClockID, uintptr(unsafe.Pointer(&ts)), 0)
-	return bootTime(ts.Nano())
+	return Time(ts.Nano())
 }
 
 // sigevent is struct sigevent of timer_create(2) as the kernel reads it
@@ -63,18 +61,18 @@ type itimerspec struct {
 	interval, value syscall.Timespec
 }
 
-// bootAlarm is a POSIX timer on the boot clock that sends the process a
+// Alarm is a POSIX timer on the boot clock that sends the process a
 // signal at a set moment. The kernel delivers it however the process
 // fares: SIGCONT wakes it from a stop, SIGKILL ends it even stopped, and
 // time the host spent suspended counts, where Go's timers would not.
-type bootAlarm struct {
+type Alarm struct {
 	id int32 // the kernel's timer_t
 }
 
-// newBootAlarm makes a disarmed alarm that will send sig.
-func newBootAlarm(sig syscall.Signal) (*bootAlarm, error) {
+// NewAlarm makes a disarmed alarm that will send sig.
+func NewAlarm(sig syscall.Signal) (*Alarm, error) {
 	ev := sigevent{signo: int32(sig), notify: sigevSignal}
-	a := &bootAlarm{}
+	a := &Alarm{}
 	_, _, e := syscall.RawSyscall(syscall.SYS_TIMER_CREATE, bootClockID, uintptr(unsafe.Pointer(&ev)), uintptr(unsafe.Pointer(&a.id)))
 	if e != 0 {
 		return nil, e
@@ -84,7 +82,7 @@ func newBootAlarm(sig syscall.Signal) (*bootAlarm, error) {
 
 // Set arms the alarm for boot-clock moment at (at once if it has passed);
 // 0 disarms it.
-func (a *bootAlarm) Set(at bootTime) error {
+func (a *Alarm) Set(at Time) error {
 	var it itimerspec
 	if at > 0 {
 		it.value = syscall.NsecToTimespec(int64(at))
@@ -97,7 +95,7 @@ func (a *bootAlarm) Set(at bootTime) error {
 }
 
 // Close deletes the alarm; it can no longer fire.
-func (a *bootAlarm) Close() error {
+func (a *Alarm) Close() error {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_TIMER_DELETE, uintptr(a.id), 0, 0); e != 0 {
 		return e
 	}

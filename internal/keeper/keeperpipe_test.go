@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // Round trips of the keeper's protocol (keeperpipe.go): what one end
 // writes, the other reads back whole; a line cut short or garbled is no
@@ -31,25 +31,25 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		line string
 		want keeperOrder
 	}{
-		{signalOrder(syscall.SIGTERM), keeperOrder{kind: orderSignal, signal: syscall.SIGTERM}},
-		{signalOrder(syscall.SIGKILL), keeperOrder{kind: orderSignal, signal: syscall.SIGKILL}},
-		{deadlineOrder(killTimes{}), keeperOrder{kind: orderDeadline}},
-		{deadlineOrder(killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
-		{sessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
-		{releaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
-		{accessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
-		{accessOrder(zookeeper.WireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{Digest: []byte("alice:correct horse")}}},
-		{accessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
+		{SignalOrder(syscall.SIGTERM), keeperOrder{kind: orderSignal, signal: syscall.SIGTERM}},
+		{SignalOrder(syscall.SIGKILL), keeperOrder{kind: orderSignal, signal: syscall.SIGKILL}},
+		{DeadlineOrder(KillTimes{}), keeperOrder{kind: orderDeadline}},
+		{DeadlineOrder(KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
+		{SessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
+		{ReleaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
+		{AccessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
+		{AccessOrder(zookeeper.WireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{Digest: []byte("alice:correct horse")}}},
+		{AccessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
 			Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}),
 			keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
 				Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}}},
-		{demoteOrder(&demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
+		{DemoteOrder(&DemoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
 			Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}),
-			keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
+			keeperOrder{kind: orderDemote, demote: &DemoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
 				Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}}},
-		{demoteOrder(&demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}}), keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"true"}, Env: []string{"A=1"}, LogFormat: "human"}}},
-		{demoteOrder(&demoteHook{Argv: []string{"true"}}), keeperOrder{kind: orderDemote, demote: &demoteHook{Argv: []string{"true"}, LogFormat: "human"}}},
-		{byeOrder, keeperOrder{kind: orderBye}},
+		{DemoteOrder(&DemoteHook{Argv: []string{"true"}, Env: []string{"A=1"}}), keeperOrder{kind: orderDemote, demote: &DemoteHook{Argv: []string{"true"}, Env: []string{"A=1"}, LogFormat: "human"}}},
+		{DemoteOrder(&DemoteHook{Argv: []string{"true"}}), keeperOrder{kind: orderDemote, demote: &DemoteHook{Argv: []string{"true"}, LogFormat: "human"}}},
+		{ByeOrder, keeperOrder{kind: orderBye}},
 	} {
 		if strings.Contains(tc.line, "\n") {
 			t.Errorf("%q spans lines", tc.line)
@@ -83,26 +83,26 @@ func TestKeeperIgnoresBrokenOrders(t *testing.T) {
 func TestKeeperReportsRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		line string
-		want keeperReport
+		want Report
 	}{
-		{pidReport(4242), keeperReport{kind: reportPid, pid: 4242}},
-		{exitReport(0), keeperReport{kind: reportExit}},
-		{exitReport(137), keeperReport{kind: reportExit, code: 137}},
-		{exitReport(-1), keeperReport{kind: reportExit, code: -1}}, // never seen to end
-		{errorReport(127, "exec: \"nope\": executable file\nnot found in $PATH"),
-			keeperReport{kind: reportError, code: 127, reason: "exec: \"nope\": executable file not found in $PATH"}},
-		{errorReport(1, ""), keeperReport{kind: reportError, code: 1}},
+		{pidReport(4242), Report{Kind: ReportPid, Pid: 4242}},
+		{exitReport(0), Report{Kind: ReportExit}},
+		{exitReport(137), Report{Kind: ReportExit, Code: 137}},
+		{exitReport(-1), Report{Kind: ReportExit, Code: -1}}, // never seen to end
+		{ErrorReport(127, "exec: \"nope\": executable file\nnot found in $PATH"),
+			Report{Kind: ReportError, Code: 127, Reason: "exec: \"nope\": executable file not found in $PATH"}},
+		{ErrorReport(1, ""), Report{Kind: ReportError, Code: 1}},
 	} {
 		if strings.Contains(tc.line, "\n") {
 			t.Errorf("%q spans lines", tc.line)
 		}
-		got, ok := parseReport(tc.line + "\n")
+		got, ok := ParseReport(tc.line + "\n")
 		if !ok || got != tc.want {
 			t.Errorf("%q\nread %+v, %v\nwant %+v", tc.line, got, ok, tc.want)
 		}
 	}
 	for _, line := range []string{"", "pid", "pid 0", "pid x", "pid 1 2", "exit", "exit x", "exit 1 2", "error", "error x why", "bye"} {
-		if r, ok := parseReport(line); ok {
+		if r, ok := ParseReport(line); ok {
 			t.Errorf("%q read as %+v", line, r)
 		}
 	}
@@ -110,11 +110,11 @@ func TestKeeperReportsRoundTrip(t *testing.T) {
 
 func TestKeeperArgsRoundTrip(t *testing.T) {
 	for _, want := range []keeperStart{
-		{parent: 1234, grace: 10 * time.Second, first: killTimes{Kill: 987654321, Backstop: 987654999}, argv: []string{"/bin/sleep", "60"}},
+		{parent: 1234, grace: 10 * time.Second, first: KillTimes{Kill: 987654321, Backstop: 987654999}, argv: []string{"/bin/sleep", "60"}},
 		{parent: 1, argv: []string{"cmd", "--", "-x", ""}},
 		{parent: 1, argv: []string{}}, // idle (keeperidle.go)
 	} {
-		args := keeperArgs(want.parent, want.grace, want.first, want.argv)
+		args := Args(want.parent, want.grace, want.first, want.argv)
 		got, ok := parseKeeperArgs(args)
 		if !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q\nread %+v, %v\nwant %+v", args, got, ok, want)
@@ -130,11 +130,11 @@ func TestKeeperArgsRoundTrip(t *testing.T) {
 // TestKeeperRunOrderRoundTrip: what an idle keeper is told to run reads
 // back whole, and not when cut short.
 func TestKeeperRunOrderRoundTrip(t *testing.T) {
-	for _, want := range []*runOrder{
-		{grace: 10 * time.Second, kill: 987654321, backstop: 987654999, argv: []string{"/bin/sleep", "60"}, env: []string{"BALLOT_FENCING_TOKEN=7", "X="}},
-		{argv: []string{"cmd", "", "a b"}},
+	for _, want := range []*RunOrder{
+		{Grace: 10 * time.Second, Kill: 987654321, Backstop: 987654999, Argv: []string{"/bin/sleep", "60"}, Env: []string{"BALLOT_FENCING_TOKEN=7", "X="}},
+		{Argv: []string{"cmd", "", "a b"}},
 	} {
-		line := want.line()
+		line := want.Line()
 		o, ok := parseOrder(line)
 		if !ok || o.kind != orderRun || o.run == nil {
 			t.Fatalf("%q not read as a run order", line)
@@ -157,9 +157,9 @@ func TestKeeperRunOrderRoundTrip(t *testing.T) {
 func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 	for _, myid := range []int64{0, 1, 127, 128, 200, 255} {
 		h := &zookeeper.Handoff{SessionID: myid<<56 | 0x0123456789ab, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}
-		o, ok := parseOrder(sessionOrder(h))
+		o, ok := parseOrder(SessionOrder(h))
 		if !ok || o.handoff == nil || o.handoff.SessionID != h.SessionID {
-			t.Errorf("myid %d: session %s sent as %q, read as %+v, %v", myid, zookeeper.SessionHex(h.SessionID), sessionOrder(h), o.handoff, ok)
+			t.Errorf("myid %d: session %s sent as %q, read as %+v, %v", myid, zookeeper.SessionHex(h.SessionID), SessionOrder(h), o.handoff, ok)
 		}
 	}
 }
@@ -169,12 +169,12 @@ func TestKeeperLearnsSessionsOfHighServerIDs(t *testing.T) {
 // whole with a shorter value (credentials, the hook's environment).
 func TestKeeperIgnoresCutOrders(t *testing.T) {
 	whole := []string{
-		deadlineOrder(killTimes{Kill: 123456789012, Backstop: 123456789999}),
-		sessionOrder(&zookeeper.Handoff{SessionID: 0x1234, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}),
-		releaseOrder(&zookeeper.Handoff{Proposal: "/b/p", ReleasePath: "/b/handover", ReleaseVersion: 3, ReleaseData: []byte("{}"), Baton: "/b/baton"}),
-		accessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk", Digest: []byte("u:p")}),
-		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Timeout: time.Second}),
-		demoteOrder(&demoteHook{Argv: []string{"/bin/true"}, Timeout: time.Second}),
+		DeadlineOrder(KillTimes{Kill: 123456789012, Backstop: 123456789999}),
+		SessionOrder(&zookeeper.Handoff{SessionID: 0x1234, Passwd: []byte("0123456789abcdef"), TimeoutMs: 2000, Servers: []string{"127.0.0.1:2181"}}),
+		ReleaseOrder(&zookeeper.Handoff{Proposal: "/b/p", ReleasePath: "/b/handover", ReleaseVersion: 3, ReleaseData: []byte("{}"), Baton: "/b/baton"}),
+		AccessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk", Digest: []byte("u:p")}),
+		DemoteOrder(&DemoteHook{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Timeout: time.Second}),
+		DemoteOrder(&DemoteHook{Argv: []string{"/bin/true"}, Timeout: time.Second}),
 	}
 	for _, line := range whole {
 		if _, ok := parseOrder(line); !ok {

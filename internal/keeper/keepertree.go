@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // The command's process tree as the keeper sees it: its process group and
 // any descendants that escaped the group and were reparented to the keeper
@@ -28,7 +28,7 @@ func reapTree(t *tree, pid int, grace time.Duration) int {
 			return code
 		}
 		if wpid == pid {
-			code = exitCode(ws)
+			code = ExitCode(ws)
 			// The command is done; whatever it left behind must not outlive
 			// it, or a new leader's command would overlap with it.
 			go t.endWithGrace(grace)
@@ -126,7 +126,7 @@ func (t *tree) endWithGrace(grace time.Duration) {
 
 // descendantsOf lists every live process below pid, from /proc
 // (listProcs, proc_linux.go).
-func descendantsOf(pid int) []int {
+func DescendantsOf(pid int) []int {
 	parent := map[int]int{}
 	for _, p := range listProcs() {
 		parent[p.pid] = p.ppid
@@ -155,7 +155,9 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-func exitCode(ws syscall.WaitStatus) int {
+// ExitCode is the exit code a wait status means, 128+N for signal N as
+// shells report it.
+func ExitCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}

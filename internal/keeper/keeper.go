@@ -1,4 +1,4 @@
-package main
+package keeper
 
 // The keeper is ballot re-executed as a tiny supervisor between ballot and
 // the command. It exists for one reason: when ballot is killed with SIGKILL
@@ -51,6 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -59,14 +60,16 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
 )
 
-const keeperArg = ".ballot-keeper"
+const Arg = ".ballot-keeper"
 
 // keeper is the keeper's own state: what it supervises and what it was
 // told over the control pipe.
 type keeper struct {
+	cfg     Config
 	parent  int           // ballot's pid: a different parent means ballot died
 	grace   time.Duration // for what the command leaves behind when it ends
 	dl      *deadline
@@ -75,27 +78,45 @@ type keeper struct {
 	control uintptr           // the control pipe's fd (4), where overdue looks for orders not yet read
 
 	over      chan struct{}  // closed on "bye" or EOF
-	runs      chan *runOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
+	runs      chan *RunOrder // idle: where a "run" order goes (keeperidle.go); nil otherwise
 	unapplied sync.Mutex     // held by obey from reading orders until it has carried them out
 
 	mu     sync.Mutex
 	h      *zookeeper.Handoff // what ending ballot's session takes; nil: unknown
-	demote *demoteHook        // the on-demote hook to run if ballot dies; nil: none
+	demote *DemoteHook        // the on-demote hook to run if ballot dies; nil: none
 	bye    bool               // ballot said "bye": it read the exit and lives on
 	logOut *os.File           // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
-func keeperMain(args []string) int {
+// Config is what the keeper takes from ballot's own code, of which it
+// imports nothing: the numbers it reports with, and the words and format
+// of its log lines.
+type Config struct {
+	// Exit codes: Usage for a command line that is not ballot's; in the
+	// report of a command that could not start, NotFound, NotExecutable,
+	// or Failure (the lease ended first).
+	Usage, Failure, NotFound, NotExecutable int
+	// NewLogger is ballot's logger writing format (human, json) to w: the
+	// keeper's own lines once ballot died.
+	NewLogger func(w io.Writer, format string) *slog.Logger
+	// HookStarted and HookEnded are the events of the on-demote hook's lines.
+	HookStarted, HookEnded slog.Attr
+	// StampRelease dates the release record now, as the keeper writes it.
+	StampRelease func(h *zookeeper.Handoff)
+}
+
+// Main is the keeper process: ballot re-executed with Arg and Args.
+func Main(args []string, cfg Config) int {
 	st, ok := parseKeeperArgs(args) // keeperpipe.go
 	if !ok {
 		fmt.Fprintln(os.Stderr, "ballot: the keeper is internal to ballot")
-		return exitUsage
+		return cfg.Usage
 	}
 	parent, argv := st.parent, st.argv
 	// Caught before the alarm that sends it is armed.
 	wakes := make(chan os.Signal, 1)
 	signal.Notify(wakes, syscall.SIGCONT)
-	k := &keeper{parent: parent, grace: st.grace, control: 4,
+	k := &keeper{cfg: cfg, parent: parent, grace: st.grace, control: 4,
 		dl: newDeadline(st.first.Kill, st.first.Backstop), over: make(chan struct{})}
 
 	syscall.CloseOnExec(3)
@@ -130,7 +151,7 @@ func keeperMain(args []string) int {
 		// Told to run a command (keeperidle.go): from here on, as if it
 		// had come in argv, orders already being obeyed.
 		k.adopt(o)
-		return k.run(control, o.argv, o.env, sigs, wakes, o.started)
+		return k.run(control, o.Argv, o.Env, sigs, wakes, o.started)
 	}
 	return k.run(control, argv, nil, sigs, wakes, nil)
 }
@@ -190,29 +211,29 @@ func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os
 // or why it could not start it (ok false).
 func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 	if k.dl.passed() {
-		k.report(errorReport(exitFailure, "the lease ended before the command could start"))
+		k.report(ErrorReport(k.cfg.Failure, "the lease ended before the command could start"))
 		return 0, false
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		code := exitNotFound
+		code := k.cfg.NotFound
 		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
-			code = exitNotExecutable
+			code = k.cfg.NotExecutable
 		}
-		k.report(errorReport(code, err.Error()))
+		k.report(ErrorReport(code, err.Error()))
 		return 0, false
 	}
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   append(os.Environ(), env...),
 		Files: []uintptr{0, 1, 2},
-		Sys:   newGroupAttr(syscall.SIGKILL),
+		Sys:   NewGroupAttr(syscall.SIGKILL),
 	})
 	if err != nil {
-		code := exitNotExecutable
+		code := k.cfg.NotExecutable
 		if errors.Is(err, syscall.ENOENT) {
-			code = exitNotFound
+			code = k.cfg.NotFound
 		}
-		k.report(errorReport(code, argv[0]+": "+err.Error()))
+		k.report(ErrorReport(code, argv[0]+": "+err.Error()))
 		return 0, false
 	}
 	k.report(pidReport(pid))
@@ -408,35 +429,43 @@ func (k *keeper) reap(pid int) int { return reapTree(k.tree, pid, k.grace) }
 // kernel alarms that enforce it when the keeper cannot run: SIGCONT at the
 // kill time (onWake), SIGKILL for the keeper itself at the backstop.
 type deadline struct {
-	clock    clock // the zero clock: the system's (keeper_test.go sets its own)
+	clock    func() bootclock.Time // nil: the system's boot clock (keeper_test.go sets its own)
 	mu       sync.Mutex
-	at       bootTime // 0: none
+	at       bootclock.Time // 0: none
 	changed  chan struct{}
 	wake     keeperAlarm // nil if the kernel would not make one: the Go timer alone
 	backstop keeperAlarm
 	ended    bool // the tree is reaped: nothing more to enforce
 }
 
-// keeperAlarm is a kernel alarm on the boot clock (bootAlarm); the unit
+// keeperAlarm is a kernel alarm on the boot clock (bootclock.Alarm); the unit
 // tests record what is armed instead.
 type keeperAlarm interface {
-	Set(at bootTime) error
+	Set(at bootclock.Time) error
 	Close() error
 }
 
-func newDeadline(at, backstop bootTime) *deadline {
+// now reads the deadline's clock.
+func (d *deadline) now() bootclock.Time {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return bootclock.Now()
+}
+
+func newDeadline(at, backstop bootclock.Time) *deadline {
 	d := &deadline{}
-	if a, err := newBootAlarm(syscall.SIGCONT); err == nil {
+	if a, err := bootclock.NewAlarm(syscall.SIGCONT); err == nil {
 		d.wake = a
 	}
-	if a, err := newBootAlarm(syscall.SIGKILL); err == nil {
+	if a, err := bootclock.NewAlarm(syscall.SIGKILL); err == nil {
 		d.backstop = a
 	}
 	return d.arm(at, backstop)
 }
 
 // arm sets d's first kill time and backstop (0, 0: none).
-func (d *deadline) arm(at, backstop bootTime) *deadline {
+func (d *deadline) arm(at, backstop bootclock.Time) *deadline {
 	d.changed = make(chan struct{}, 1)
 	d.set(at, backstop)
 	return d
@@ -444,8 +473,8 @@ func (d *deadline) arm(at, backstop bootTime) *deadline {
 
 // set moves the kill time to at and the keeper's own end to backstop
 // (0, 0: none).
-func (d *deadline) set(at, backstop bootTime) {
-	wake, backstop := keeperAlarms(at, backstop) // leaseterms.go
+func (d *deadline) set(at, backstop bootclock.Time) {
+	wake, backstop := bootclock.KeeperAlarms(at, backstop)
 	d.mu.Lock()
 	if d.ended {
 		d.mu.Unlock()
@@ -484,7 +513,7 @@ func (d *deadline) end() {
 func (d *deadline) passed() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.at != 0 && d.clock.now() >= d.at
+	return d.at != 0 && d.now() >= d.at
 }
 
 // wait returns once the deadline has passed. It sleeps until the deadline
@@ -501,7 +530,7 @@ func (d *deadline) wait() {
 		var t *time.Timer
 		var fire <-chan time.Time
 		if at != 0 {
-			t = time.NewTimer(time.Duration(at - d.clock.now()))
+			t = time.NewTimer(time.Duration(at - d.now()))
 			fire = t.C
 		}
 		select {

@@ -1,0 +1,86 @@
+package keeper
+
+// Process supervision that only Linux offers: a child subreaper, a signal
+// on the parent's death, /proc. proc_other.go has the stand-ins that let
+// other systems compile ballot (for editors and vet), which then refuses
+// to run there.
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2) (linux/prctl.h,
+// the same number on every architecture; Linux 3.4 and later). The syscall
+// package names SYS_PRCTL but not its options.
+const prSetChildSubreaper = 36
+
+// becomeSubreaper makes the calling process (the keeper) the one that
+// orphaned descendants are reparented to, even those that called setsid,
+// so it can find and kill all of them. On a kernel without it, the
+// command's process group is still ended.
+func becomeSubreaper() {
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+}
+
+// NewGroupAttr starts a process in a process group of its own, which gets
+// deathSig when the thread that started it exits.
+func NewGroupAttr(deathSig syscall.Signal) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
+}
+
+// unreadBytes is how many bytes wait in the pipe fd (FIONREAD, which the
+// syscall package names TIOCINQ, per architecture).
+func unreadBytes(fd uintptr) int {
+	var n int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 {
+		return 0
+	}
+	return int(n)
+}
+
+type procEntry struct{ pid, ppid int }
+
+// listProcs reads pid and parent pid of every live (not zombie) process.
+func listProcs() []procEntry {
+	// Readdirnames and a sort, not os.ReadDir: the same names in the same
+	// order without os.ReadDir's DirEntry sort (16 KiB of binary, issue 35).
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	slices.Sort(names)
+	var out []procEntry
+	for _, name := range names {
+		p, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		out = append(out, procEntry{p, pp})
+	}
+	return out
+}
