@@ -16,14 +16,15 @@ GO      ?= go
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# -gcflags=-l: no inlining in ballot's own package (not the runtime or the
-# libraries): none of its code is hot, and it saves about 60 KiB. Most of
-# the linux/amd64 binary's 6.8 MiB is the Go runtime and crypto/tls (2.2
-# MiB of it, for --zookeeper-tls; see BENCHMARKS.md).
+# -gcflags=ballot/...=-l: no inlining in ballot's own packages, main and
+# internal/* (not the runtime or the libraries): none of its code is hot,
+# and it saves about 60 KiB. Most of the linux/amd64 binary's 6.8 MiB is
+# the Go runtime and crypto/tls (2.2 MiB of it, for --zookeeper-tls; see
+# BENCHMARKS.md).
 # TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
 # (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
-GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=-l -ldflags "$(LDFLAGS)"
+GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=ballot/...=-l -ldflags "$(LDFLAGS)"
 
 # name:GOARCH:extra environment
 TARGETS := amd64:amd64: \
