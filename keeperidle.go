@@ -7,12 +7,14 @@ package main
 //     the session, so should ballot die it gives nothing back;
 //   - a cron leader keeps one between runs, told the session and the
 //     release. Should ballot die then (SIGKILL, OOM), the keeper does at
-//     once what it does after a command (keeperend.go): the on-demote hook,
+//     once what it does after a command (internal/keeper/keeperend.go): the on-demote hook,
 //     then the baton given back and the session closed, so the next leader
 //     starts in milliseconds instead of after the session's expiry and the
 //     dropped baton's wait (T + W, 8.75 s at T = 5 s). The next run starts
 //     on it, so there is never a moment with two keepers (a release while a
 //     command may still run) or none.
+//
+// This is ballot's side; the keeper's is internal/keeper/keeperidle.go.
 
 import (
 	"bufio"

@@ -1,3 +1,6 @@
+// Package keeper is the keeper process between ballot and its command,
+// and both ends of its pipes. It imports nothing of package main: what it
+// needs of ballot comes in its Config (keepermain.go) and over its pipes.
 package keeper
 
 // The keeper is ballot re-executed as a tiny supervisor between ballot and
@@ -14,7 +17,7 @@ package keeper
 // a newer one, the keeper kills the whole tree, so a stopped, hung or
 // crashed ballot can never leave the command running past the lease; and
 // it refuses to start the command at all after it. Kernel alarms on the
-// same clock (bootAlarm) cover the keeper itself: one wakes it at that
+// same clock (bootclock.Alarm) cover the keeper itself: one wakes it at that
 // moment should it be stopped too, or its Go timer late after a suspend;
 // a second, a little later, kills it should it still not have acted
 // (ptrace-stopped, wedged), and the command with it (parent-death signal).
@@ -64,6 +67,7 @@ import (
 	"ballot/internal/zookeeper"
 )
 
+// Arg, first on ballot's command line, makes the process a keeper (main.go).
 const Arg = ".ballot-keeper"
 
 // keeper is the keeper's own state: what it supervises and what it was

@@ -18,11 +18,11 @@ import (
 	"time"
 )
 
-// demoteReasonBallotDied is BALLOT_DEMOTE_REASON when the keeper runs the
+// DemoteReasonBallotDied is BALLOT_DEMOTE_REASON when the keeper runs the
 // on-demote hook for a ballot that died while leading.
 const DemoteReasonBallotDied = "ballot-died"
 
-// demoteHook is the on-demote hook as ballot would run it.
+// DemoteHook is the on-demote hook as ballot would run it.
 type DemoteHook struct {
 	Argv      []string
 	Env       []string // BALLOT_* NAME=value pairs, over the keeper's own

@@ -13,6 +13,8 @@ package keeper
 //     dropped baton's wait (T + W, 8.75 s at T = 5 s). The next run starts
 //     on it, so there is never a moment with two keepers (a release while a
 //     command may still run) or none.
+//
+// This is the keeper's side; ballot's is keeperidle.go in package main.
 
 import (
 	"os"

@@ -4,7 +4,7 @@ package keeper
 // orders ballot writes on the control pipe (child.go) and the keeper
 // carries out (keeper.go), and the reports the keeper writes on the status
 // pipe. Every line is written by an encoder here and read by parseOrder or
-// parseReport here; keeperpipe_test.go checks each round trip.
+// ParseReport here; keeperpipe_test.go checks each round trip.
 //
 // One line each, space-separated fields, no field empty (binary data in
 // hex, "-" for none). A line that does not parse as a whole is ignored:
@@ -21,9 +21,9 @@ package keeper
 //     signal N                        signal the whole tree (9: until all is gone)
 //     deadline KILL BACKSTOP          boot-clock ns; 0 0: none
 //     session ID PASSWD TIMEOUT_MS SERVERS .    hex, hex, ms, a,b,c
-//     access TLS NAME CA CHAIN KEY DIGEST .     (accessOrder)
+//     access TLS NAME CA CHAIN KEY DIGEST .     (AccessOrder)
 //     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
-//     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (demoteOrder)
+//     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (DemoteOrder)
 //     bye                             ballot has read "exit"
 //     run GRACE_MS KILL BACKSTOP ARGV ENV .     an idle keeper: run this (hex of NUL-joined)
 //
@@ -87,7 +87,7 @@ func DeadlineOrder(d KillTimes) string {
 	return fmt.Sprintf("%s %d %d", orderDeadline, int64(d.Kill), int64(d.Backstop))
 }
 
-// sessionOrder and releaseOrder tell the keeper what ending ballot's
+// SessionOrder and ReleaseOrder tell the keeper what ending ballot's
 // session takes (zkwire.go): the password is the session, so it goes over
 // the private pipe, never in arguments or the environment.
 func SessionOrder(h *zookeeper.Handoff) string {
@@ -100,7 +100,7 @@ func ReleaseOrder(h *zookeeper.Handoff) string {
 	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
 }
 
-// accessOrder is how ballot reaches ZooKeeper (TLS, credentials):
+// AccessOrder is how ballot reaches ZooKeeper (TLS, credentials):
 // "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
 // chain's certificates DER, comma-separated, and the key PKCS #8.
 func AccessOrder(a zookeeper.WireAccess) string {
@@ -118,7 +118,7 @@ func AccessOrder(a zookeeper.WireAccess) string {
 	return strings.Join([]string{orderAccess, mode, field([]byte(a.ServerName)), field(a.CA), chain, key, field(a.Digest), endMark}, " ")
 }
 
-// demoteOrder is the on-demote hook (keeperend.go): "demote FORMAT WRAP
+// DemoteOrder is the on-demote hook (keeperend.go): "demote FORMAT WRAP
 // TIMEOUT_MS ARGV ENV .", ARGV and ENV each the hex of their items joined
 // by NUL bytes ("-": no ENV).
 func DemoteOrder(d *DemoteHook) string {
@@ -263,12 +263,12 @@ type Report struct {
 func pidReport(pid int) string   { return fmt.Sprintf("%s %d", ReportPid, pid) }
 func exitReport(code int) string { return fmt.Sprintf("%s %d", ReportExit, code) }
 
-// errorReport says why the command could not be started, on one line.
+// ErrorReport says why the command could not be started, on one line.
 func ErrorReport(code int, why string) string {
 	return fmt.Sprintf("%s %d %s", ReportError, code, oneLine(why))
 }
 
-// parseReport reads one line of the status pipe; ok is false for a line
+// ParseReport reads one line of the status pipe; ok is false for a line
 // that is not a whole, known report.
 func ParseReport(line string) (r Report, ok bool) {
 	f := strings.Fields(line)
@@ -293,7 +293,7 @@ func ParseReport(line string) (r Report, ok bool) {
 	return r, false
 }
 
-// keeperArgs is the keeper's command line after keeperArg: ballot's pid,
+// Args is the keeper's command line after Arg: ballot's pid,
 // the grace for what the command leaves behind, the first kill times
 // (deadline's), and the command.
 func Args(parent int, grace time.Duration, first KillTimes, argv []string) []string {
@@ -326,7 +326,7 @@ func parseKeeperArgs(args []string) (s keeperStart, ok bool) {
 		first: KillTimes{Kill: bootclock.Time(kill), Backstop: bootclock.Time(backstop)}, argv: args[5:]}, true
 }
 
-// line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
+// Line is the order as sent (keeperpipe.go): run GRACE_MS K K2 ARGV ENV .,
 // the lists hex of NUL-joined strings.
 func (o *RunOrder) Line() string {
 	env := "-" // no field is empty

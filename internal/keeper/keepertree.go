@@ -124,7 +124,7 @@ func (t *tree) endWithGrace(grace time.Duration) {
 	t.endAll(syscall.SIGKILL)
 }
 
-// descendantsOf lists every live process below pid, from /proc
+// DescendantsOf lists every live process below pid, from /proc
 // (listProcs, proc_linux.go).
 func DescendantsOf(pid int) []int {
 	parent := map[int]int{}

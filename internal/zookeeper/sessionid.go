@@ -5,7 +5,7 @@ package zookeeper
 
 import "fmt"
 
-// sessionHex is session id as ZooKeeper's own tools print it (cons, the
+// SessionHex is session id as ZooKeeper's own tools print it (cons, the
 // server's log: Java's Long.toHexString), unsigned: a server whose myid is
 // 128 or more makes ids with the top bit set, which as a signed int64
 // would print as 0x-….

@@ -192,7 +192,7 @@ func speaksTLS(addr, name string) bool {
 	return err == nil || errors.As(err, &verr) || isRemoteAlert(err)
 }
 
-// dialTLS is wireAccess.dial with TLS: the same verification as ballot's.
+// dialTLS is WireAccess.dial with TLS: the same verification as ballot's.
 func (a WireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: a.ServerName}
 	if cfg.ServerName == "" {

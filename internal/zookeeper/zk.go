@@ -75,7 +75,7 @@ type Session struct {
 	watches map[string]*pendingWatch // existsWatch's, by path
 }
 
-// dialSession connects and waits up to wait for a session, then logs in
+// DialSession connects and waits up to wait for a session, then logs in
 // with the credentials, if any; it gives up with ErrStopped as soon as
 // stop is closed, so a stop signal is not held up by an unreachable server.
 func DialSession(log *slog.Logger, acc *Access, timeout, wait time.Duration, stop <-chan struct{}) (*Session, error) {
@@ -202,7 +202,7 @@ func (s *Session) LostReason() string {
 	return "closed"
 }
 
-// handoff is what the keeper needs to end this session should ballot die
+// Handoff is what the keeper needs to end this session should ballot die
 // (zkwire.go); nil if the password is not known.
 func (s *Session) Handoff() *Handoff {
 	s.mu.Lock()
@@ -241,7 +241,7 @@ type pendingWatch struct {
 	fired chan struct{}
 }
 
-// existsWatch is ExistsW with at most one watch pending per path on the
+// ExistsWatch is ExistsW with at most one watch pending per path on the
 // session. go-zookeeper keeps each watch's channel until its path's next
 // event, and has no way to drop one: a node that never changes (the
 // pause and step-down controls, read by every new leader) would gather a
@@ -280,7 +280,7 @@ func (s *Session) ExistsWatch(path string) (exists bool, fired <-chan struct{}, 
 	return exists, ch, nil
 }
 
-// waitOnline waits for the next connection state change; used after a
+// WaitOnline waits for the next connection state change; used after a
 // request failed because the connection is down.
 func (s *Session) WaitOnline(stop <-chan struct{}) error {
 	for {
@@ -298,14 +298,14 @@ func (s *Session) WaitOnline(stop <-chan struct{}) error {
 	}
 }
 
-// retryable reports whether a request failed only because the connection
+// Retryable reports whether a request failed only because the connection
 // was down; such requests are retried within the session.
 func Retryable(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionMoved)
 }
 
-// createParents creates path and its missing parents with acl; nodes that
+// CreateParents creates path and its missing parents with acl; nodes that
 // exist keep theirs.
 func CreateParents(conn *zk.Conn, path string, acl []zk.ACL) error {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
@@ -349,13 +349,13 @@ func (l zkDebugLogger) Printf(format string, a ...any) {
 // each server tried, which a short timeout such as 1s does not cover.
 const minConnectWait = 2 * time.Second
 
-// connectWait is how long ballot waits for a first session (and info for
+// ConnectWait is how long ballot waits for a first session (and info for
 // its reads): the session timeout, at least minConnectWait.
 func ConnectWait(sessionTimeout time.Duration) time.Duration {
 	return max(sessionTimeout, minConnectWait)
 }
 
-// dialReader connects, waits for a session and logs in with the
+// DialReader connects, waits for a session and logs in with the
 // credentials, if any. cb, if set, gets every event (on the client's
 // goroutine; it must not block).
 func DialReader(acc *Access, sessionTimeout time.Duration, log *slog.Logger, cb func(zk.Event), stop <-chan struct{}) (*zk.Conn, error) {

@@ -2,7 +2,7 @@ package zookeeper
 
 // Reaching ZooKeeper: the servers as written, TLS, digest credentials, and
 // the ACL of every node ballot creates. run, info, watch and leader all
-// connect through zkAccess.connect and zkAccess.login, so they take the
+// connect through Access.connect and Access.login, so they take the
 // same options and fail the same way.
 //
 // go-zookeeper has no TLS of its own: its Dialer returns a *tls.Conn. Its
@@ -27,7 +27,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// zkAccess is how to reach ZooKeeper, built once from the settings.
+// Access is how to reach ZooKeeper, built once from the settings.
 type Access struct {
 	servers  []string     // host:port as written, without the chroot
 	tls      *tlsSettings // nil: plain TCP (tls_on.go)
@@ -88,7 +88,7 @@ func nodeACL(mode string) []zk.ACL {
 // maxCredentialFile bounds what is read of a certificate, key or auth file.
 const MaxCredentialFile = 1 << 20
 
-// loadZKAccess reads the certificate, key and auth files. Every problem
+// LoadAccess reads the certificate, key and auth files. Every problem
 // with them is a *usageError naming the parameter and the file: ballot
 // exits 2 before anything connects.
 func LoadAccess(p *Params) (*Access, error) {
@@ -278,7 +278,7 @@ type zkRefusal struct {
 func (e *zkRefusal) Error() string { return e.msg }
 func (e *zkRefusal) Unwrap() error { return e.err }
 
-// zkError rewords an ACL refusal of the request to action path; any other
+// Error rewords an ACL refusal of the request to action path; any other
 // error is returned as it is.
 func Error(err error, action, path string) error {
 	var r *zkRefusal
@@ -295,7 +295,7 @@ func Error(err error, action, path string) error {
 	return err
 }
 
-// zkFailed is zkError for a message of its own: "cannot ACTION PATH: err"
+// Failed is Error for a message of its own: "cannot ACTION PATH: err"
 // unless it is a refusal, which already names both.
 func Failed(err error, action, path string) error {
 	if r := Error(err, action, path); r != err {

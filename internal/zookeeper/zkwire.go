@@ -45,7 +45,7 @@ const (
 	wireStatSize = 68 // a Stat: 6 int64 and 5 int32
 )
 
-// wireAccess is how ballot reaches ZooKeeper (zkaccess.go), in a form the
+// WireAccess is how ballot reaches ZooKeeper (zkaccess.go), in a form the
 // keeper gets over its control pipe: TLS roots and client certificate as
 // bytes, so the keeper reads no file when it finally needs them.
 type WireAccess struct {
@@ -79,7 +79,7 @@ func (a WireAccess) dial(addr string, deadline time.Time) (net.Conn, error) {
 	return a.dialTLS(d, addr)
 }
 
-// handoff is what a keeper needs to end its ballot's session: the session,
+// Handoff is what a keeper needs to end its ballot's session: the session,
 // and the baton's release if ballot holds it.
 type Handoff struct {
 	Servers   []string
@@ -102,7 +102,7 @@ type Handoff struct {
 // Timeout is the session timeout the server negotiated.
 func (h *Handoff) Timeout() time.Duration { return time.Duration(h.TimeoutMs) * time.Millisecond }
 
-// endSession resumes the session on the first server that takes it, gives
+// EndSession resumes the session on the first server that takes it, gives
 // the baton back and closes the session, trying the next server if one
 // fails midway. An expired session is no error: ZooKeeper has done the
 // work (the successor waits for the dropped baton).
@@ -129,7 +129,7 @@ func (h *Handoff) EndSession(timeout time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// resume connects to the session on the first server, from the index
+// Resume connects to the session on the first server, from the index
 // from on, that takes it. Each server gets the session timeout divided by
 // the number of servers, as ZooKeeper's Java client bounds its connects
 // (ClientCnxn: connectTimeout = sessionTimeout / hosts): a member that
@@ -162,7 +162,7 @@ func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, 
 	return nil, 0, errors.Join(errs...)
 }
 
-// wireSession is ballot's session resumed on one connection.
+// WireSession is ballot's session resumed on one connection.
 type WireSession struct {
 	conn    net.Conn
 	xid     int32
@@ -251,7 +251,7 @@ func (s *WireSession) ping(deadline time.Time) error {
 	return err
 }
 
-// finish gives the baton back, if ballot holds it, and closes the session.
+// Finish gives the baton back, if ballot holds it, and closes the session.
 func (s *WireSession) Finish(h *Handoff, deadline time.Time) error {
 	if h.ReleasePath != "" && h.Proposal != "" {
 		// A refusal (our proposal is gone, or someone else took the
@@ -485,7 +485,7 @@ func (r *wireReader) buffer() []byte {
 	return append([]byte(nil), r.take(int(n))...)
 }
 
-// connectReply is the server's connect response, the first frame on every
+// ConnectReply is the server's connect response, the first frame on every
 // connection: the session it gave the connection, the session timeout it
 // negotiated and the session's password. Session id 0: the session asked
 // for has expired.
