@@ -6,7 +6,9 @@ package main
 // times; parseSchedule checks one, as --schedule's errors say.
 
 import (
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -196,4 +198,65 @@ func cronFieldProblem(expr string) string {
 		}
 	}
 	return ""
+}
+
+// spreadOffset is --spread's delay for the election at path: whole
+// seconds in [0, d), from a hash of the path (as Jenkins' H hashes a job's
+// name), so every candidate computes the same and neither a restart nor a
+// failover moves a run. Each scheduled time keeps its name (recorded,
+// BALLOT_SCHEDULED_TIME); only its start moves.
+func spreadOffset(path string, d time.Duration) time.Duration {
+	n := uint64(d / time.Second)
+	if n == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	// FNV's low bits vary little between paths that differ in their last
+	// byte (/ballot/job1, /ballot/job2): mix them (splitmix64's finaliser).
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return time.Duration(x%n) * time.Second
+}
+
+// parseSpread reads --spread: 0, or a duration of at least 1s.
+func parseSpread(v string) (time.Duration, error) {
+	d, err := parseDuration(v, false)
+	if err == nil && d > 0 && d < time.Second {
+		err = errors.New("below 1s spreads nothing (offsets are whole seconds); use 0 or at least 1s, such as 30m")
+	}
+	return d, err
+}
+
+// startOf is when the run of the scheduled time t starts: --spread's
+// offset after it.
+func (w *cronWork) startOf(t time.Time) time.Time { return t.Add(w.offset) }
+
+// latestStarted is the last scheduled time whose run starts at or before now.
+func (w *cronWork) latestStarted(now time.Time) (time.Time, error) {
+	return w.sched.Latest(now.Add(-w.offset))
+}
+
+// nextStarting is the first scheduled time after last whose run starts
+// after now.
+func (w *cronWork) nextStarting(now, last time.Time) (time.Time, error) {
+	return w.sched.Next(laterOf(now.Add(-w.offset), last))
+}
+
+// announce logs the next scheduled time and publishes it for info, with
+// its start when --spread moves it.
+func (w *cronWork) announce(c *candidate, next time.Time) {
+	r, start := w.r, w.startOf(next)
+	nr := &scheduledNext{Time: next.Format(time.RFC3339)}
+	attrs := []any{"scheduled_time", r.fmtTime(next), "in", time.Until(start).Round(time.Millisecond)}
+	if w.offset > 0 {
+		nr.StartsAt = start.Format(time.RFC3339)
+		attrs = append(attrs, "starts_at", r.fmtTime(start), "spread_offset", w.offset)
+	}
+	r.log.Info("next run due", attrs...)
+	c.pub.update(func(d *proposalData) { d.NextRun = nr })
 }

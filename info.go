@@ -234,7 +234,7 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 			c.LastExit = &infoExit{Code: ex.Code, At: timePtr(ex.At), AgoMs: ex.AgoMs + write, DurationMs: ex.DurationMs}
 		}
 		if nr := d.NextRun; nr != nil {
-			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write}
+			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write, StartsAt: nr.StartsAt}
 		}
 		c.Preempt = d.Preempt
 		if h := d.Health; h != nil {

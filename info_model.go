@@ -87,8 +87,9 @@ type infoExit struct {
 }
 
 type infoNextRun struct {
-	Time string `json:"time"` // RFC 3339, as the candidate computed it
-	InMs int64  `json:"inMs"` // as of readAt; negative: overdue
+	Time     string `json:"time"`               // RFC 3339, as the candidate computed it
+	InMs     int64  `json:"inMs"`               // until its start, as of readAt; negative: overdue
+	StartsAt string `json:"startsAt,omitempty"` // --spread: when its run starts
 }
 
 type infoHealth struct {

@@ -130,8 +130,9 @@ type exitStatus struct {
 }
 
 type scheduledNext struct {
-	Time string `json:"time"` // RFC 3339
-	InMs int64  `json:"inMs"` // at the moment of the write
+	Time     string `json:"time"`               // RFC 3339
+	InMs     int64  `json:"inMs"`               // at the moment of the write; until StartsAt when set
+	StartsAt string `json:"startsAt,omitempty"` // --spread: when its run starts, RFC 3339
 }
 
 // handoverRecord is the data of the handover node.

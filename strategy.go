@@ -17,7 +17,7 @@ type leaderWork interface {
 
 func newLeaderWork(r *runner, sched schedule) leaderWork {
 	if sched != nil {
-		return &cronWork{r: r, sched: sched}
+		return &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
 	}
 	return &onceWork{r: r}
 }
