@@ -328,3 +328,20 @@ func parseRerunLimit(v string) (rerunLimit, error) {
 	}
 	return rerunLimit{N: n, Window: d}, nil
 }
+
+// checkRerunLimit refuses a --rerun-limit that would limit nothing, or
+// whose handover has no single successor.
+func checkRerunLimit(set *Settings) error {
+	l := set.RerunLimit
+	switch {
+	case !l.set():
+		return nil
+	case set.OnceKey != "":
+		return fmt.Errorf("--rerun-limit %s: not with --once-key, which runs the command once; leave it out", l)
+	case set.OnChildError != policyRerun:
+		return fmt.Errorf("--rerun-limit %s: needs --on-child-error rerun (it limits the reruns after failures; now %s); give --on-child-error rerun, or leave it out", l, set.OnChildError)
+	case set.Slots > 1:
+		return fmt.Errorf("--rerun-limit %s: not with --slots %d, where the next in line is no single holder's successor; leave it out", l, set.Slots)
+	}
+	return nil
+}

@@ -81,6 +81,9 @@ func writeSummaryLine(row summaryRow, inf *infoElection) {
 		if c.Slot != nil {
 			st = fmt.Sprintf("%s, slot %d", st, *c.Slot)
 		}
+		if c.SitsOutForMs > 0 {
+			st += ", sits out " + fmtMs(c.SitsOutForMs) // --rerun-limit
+		}
 		if prioritized {
 			st = fmt.Sprintf("%-9s priority %d", st, c.Priority)
 		}

@@ -254,6 +254,9 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 	if err := checkPing(set); err != nil {
 		return nil, exitUsage, err
 	}
+	if err := checkRerunLimit(set); err != nil {
+		return nil, exitUsage, err
+	}
 	if set.Slots > 1 && set.OnceRetryUnfinished {
 		// With one slot, a retry waits out the dropped baton of the run's
 		// holder; with several it would take another slot at once, while

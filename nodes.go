@@ -98,6 +98,9 @@ type proposalData struct {
 	// a step-down or a preemption is under way): its next in line proves
 	// its place meanwhile (standby.go), and only then.
 	HandoverMayCome bool `json:"handoverMayCome,omitempty"`
+	// --rerun-limit handed the leadership over: until then no leader that
+	// reaches its own limit hands over to this candidate.
+	SitsOutUntil *time.Time `json:"sitsOutUntil,omitempty"`
 }
 
 // A candidate's states, as its proposal node says.
