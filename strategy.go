@@ -305,7 +305,14 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 				return end, true
 			}
 		}
-		if d := max(r.rerunWait(ex), limited); d > 0 {
+		d := limited
+		if d > 0 {
+			d = max(d, r.backoffFor(ex)) // the quick runs' count goes on
+			r.log.Info("past --rerun-limit with nobody ready to take over: waiting before the next run", "wait", d)
+		} else {
+			d = r.rerunWait(ex)
+		}
+		if d > 0 {
 			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
 				return endedBy(how, ex), true
 			}
@@ -402,7 +409,9 @@ func (r *runner) publishSitOut(c *candidate) {
 		return
 	}
 	until := w.sitsOutUntil.UTC()
-	c.pub.update(func(d *proposalData) { d.SitsOutUntil = &until })
+	// At once, not folded nor a second after the create: the leader it
+	// handed over to may reach its own limit within that second.
+	c.pub.urgent(func(d *proposalData) { d.SitsOutUntil = &until })
 	r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
 		"sits_out_until", until.Format(time.RFC3339))
 }
