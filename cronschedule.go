@@ -210,17 +210,22 @@ func spreadOffset(path string, d time.Duration) time.Duration {
 	if n == 0 {
 		return 0
 	}
+	return time.Duration(spreadHash(path)%n) * time.Second
+}
+
+// spreadHash hashes s for --spread and H: FNV-1a, whose low bits vary
+// little between strings that differ in their last byte (/ballot/job1,
+// /ballot/job2), mixed by splitmix64's finaliser.
+func spreadHash(s string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(path))
-	// FNV's low bits vary little between paths that differ in their last
-	// byte (/ballot/job1, /ballot/job2): mix them (splitmix64's finaliser).
+	h.Write([]byte(s))
 	x := h.Sum64()
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
-	return time.Duration(x%n) * time.Second
+	return x
 }
 
 // parseSpread reads --spread: 0, or a duration of at least 1s.
@@ -259,4 +264,76 @@ func (w *cronWork) announce(c *candidate, next time.Time) {
 	}
 	r.log.Info("next run due", attrs...)
 	c.pub.update(func(d *proposalData) { d.NextRun = nr })
+}
+
+// hashRanges are the values Jenkins' H picks from in each of gronx's
+// segments (seconds first); day-of-month stops at 28, so every month has
+// the day. H is not taken in the year.
+var hashRanges = [...]struct{ lo, hi int }{{0, 59}, {0, 59}, {0, 23}, {1, 28}, {1, 12}, {0, 6}}
+
+// hashExpr replaces each H of a cron expression (H, H(a-b), H/n,
+// H(a-b)/n, as Jenkins has them) by a value hashed from key (the election's
+// path) and the field: the same on every host and across restarts, and
+// different between elections. An expression without H is returned as is.
+func hashExpr(expr, key string) (string, error) {
+	if !strings.ContainsAny(expr, "Hh") || strings.HasPrefix(strings.TrimSpace(expr), "@") {
+		return expr, nil
+	}
+	segs, err := gronx.Segments(expr)
+	if err != nil {
+		return expr, nil // parseSchedule says what is wrong
+	}
+	found := false
+	for pos, seg := range segs {
+		parts := strings.Split(seg, ",")
+		for i, part := range parts {
+			if !strings.HasPrefix(part, "H") {
+				continue
+			}
+			found = true
+			if pos >= len(hashRanges) {
+				return "", fmt.Errorf("H is not taken in the year field")
+			}
+			if parts[i], err = hashPart(part, pos, key); err != nil {
+				return "", err
+			}
+		}
+		segs[pos] = strings.Join(parts, ",")
+	}
+	if !found {
+		return expr, nil // an H of a name, such as THU
+	}
+	return strings.Join(segs, " "), nil
+}
+
+// hashPart expands one H part of the segment at pos.
+func hashPart(part string, pos int, key string) (string, error) {
+	f, r := cronFields[pos], hashRanges[pos]
+	bad := fmt.Errorf("%s field %s: use H, H(a-b), H/n or H(a-b)/n, with %d <= a <= b <= %d and n >= 1", f.name, part, r.lo, r.hi)
+	rest := part[1:]
+	lo, hi := r.lo, r.hi
+	if inner, ok := strings.CutPrefix(rest, "("); ok {
+		rng, after, ok := strings.Cut(inner, ")")
+		a, b, ok2 := strings.Cut(rng, "-")
+		if !ok || !ok2 {
+			return "", bad
+		}
+		var err1, err2 error
+		lo, err1 = strconv.Atoi(a)
+		hi, err2 = strconv.Atoi(b)
+		if err1 != nil || err2 != nil || lo < r.lo || hi > r.hi || lo > hi {
+			return "", bad
+		}
+		rest = after
+	}
+	h := spreadHash(key + "\x00" + f.name)
+	if rest == "" {
+		return strconv.Itoa(lo + int(h%uint64(hi-lo+1))), nil
+	}
+	ns, ok := strings.CutPrefix(rest, "/")
+	n, err := strconv.Atoi(ns)
+	if !ok || err != nil || n < 1 {
+		return "", bad
+	}
+	return fmt.Sprintf("%d-%d/%d", lo+int(h%uint64(min(n, hi-lo+1))), hi, n), nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,4 +80,77 @@ func TestSpreadSchedule(t *testing.T) {
 			t.Errorf("now %s: next starts %s, not after now", tc.now, s)
 		}
 	}
+}
+
+// TestHashExpr: H fields (Jenkins' syntax) become values hashed from the
+// election's path, within the field's range or the one given, the same
+// for the same path; expressions without H are left alone; bad H forms
+// are refused naming the field.
+func TestHashExpr(t *testing.T) {
+	t.Parallel()
+	const key = "/ballot/backup"
+	valid := []struct {
+		expr  string
+		check func(segs []string) bool
+	}{
+		{"H H * * *", func(s []string) bool {
+			return s[0] == "0" && inRange(s[1], 0, 59) && inRange(s[2], 0, 23) && s[3] == "*"
+		}},
+		{"H(0-29) 3 * * *", func(s []string) bool { return inRange(s[1], 0, 29) && s[2] == "3" }},
+		{"H/15 * * * *", func(s []string) bool { return stepOf(s[1], 15, 59) }},
+		{"H H(8-17)/2 * * 1-5", func(s []string) bool { return inRange(s[1], 0, 59) && stepFrom(s[2], 8, 9, 17, 2) && s[5] == "1-5" }},
+		{"H * * * * *", func(s []string) bool { return inRange(s[0], 0, 59) && s[1] == "*" }},
+		{"0 0 H * *", func(s []string) bool { return inRange(s[3], 1, 28) }},
+		{"0 0 1 H *", func(s []string) bool { return inRange(s[4], 1, 12) }},
+		{"0 0 * * H", func(s []string) bool { return inRange(s[5], 0, 6) }},
+		{"h 3,H 1 * *", func(s []string) bool {
+			p := strings.Split(s[2], ",")
+			return inRange(s[1], 0, 59) && p[0] == "3" && inRange(p[1], 0, 23)
+		}},
+	}
+	for _, tc := range valid {
+		got, err := hashExpr(tc.expr, key)
+		if again, _ := hashExpr(tc.expr, key); err != nil || got != again || !tc.check(strings.Fields(got)) {
+			t.Errorf("hashExpr(%q) = %q, %v", tc.expr, got, err)
+			continue
+		}
+		if _, err := parseSchedule(got, "--schedule", time.UTC, time.Now()); err != nil {
+			t.Errorf("hashExpr(%q) = %q, which gronx refuses: %v", tc.expr, got, err)
+		}
+	}
+	for _, expr := range []string{"@daily", "@every 1h", "0 3 * * THU", "0 3 * * *"} {
+		if got, err := hashExpr(expr, key); err != nil || got != expr {
+			t.Errorf("hashExpr(%q) = %q, %v; want it unchanged", expr, got, err)
+		}
+	}
+	if a, _ := hashExpr("H H * * *", "/ballot/a"); a == func() string { b, _ := hashExpr("H H * * *", "/ballot/b"); return b }() {
+		t.Logf("two paths hashed to the same time %q (possible, unlikely)", a)
+	}
+	for _, tc := range []struct{ expr, want string }{
+		{"H(30-10) * * * *", "minute field H(30-10)"},
+		{"H(0-60) * * * *", "minute field H(0-60)"},
+		{"0 H/0 * * *", "hour field H/0"},
+		{"0 0 H(1-31) * *", "day-of-month field H(1-31)"},
+		{"Hx * * * *", "minute field HX"},
+		{"0 0 0 1 1 * H", "year"},
+	} {
+		if _, err := hashExpr(tc.expr, key); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("hashExpr(%q): %v, want an error naming %q", tc.expr, err, tc.want)
+		}
+	}
+}
+
+func inRange(s string, lo, hi int) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= lo && n <= hi
+}
+
+// stepOf: s is "k-hi/n" with k below n.
+func stepOf(s string, n, hi int) bool { return stepFrom(s, 0, n-1, hi, n) }
+
+// stepFrom: s is "k-hi/n" with lo <= k <= top.
+func stepFrom(s string, lo, top, hi, n int) bool {
+	r, step, ok := strings.Cut(s, "/")
+	k, end, ok2 := strings.Cut(r, "-")
+	return ok && ok2 && inRange(k, lo, top) && end == strconv.Itoa(hi) && step == strconv.Itoa(n)
 }

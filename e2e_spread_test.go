@@ -140,3 +140,23 @@ func TestCronSpreadInfo(t *testing.T) {
 		t.Errorf("info's summary lacks %q (exit %d):\n%s", want, code, out)
 	}
 }
+
+// TestCronHashedSchedule: an H field (here the seconds of H/5) becomes
+// the value hashed from the election's path: every run's scheduled time
+// has those seconds, the same as hashExpr computes here.
+func TestCronHashedSchedule(t *testing.T) {
+	c := startZK(t, 1)
+	e := newCronElection(t, c)
+	expr, err := hashExpr("H/5 * * * * *", e.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _, _ := strings.Cut(strings.Fields(expr)[0], "-")
+	e.add("a", "H/5 * * * * *", "10ms", "--on-child-success", "rerun")
+	e.waitRuns(2, 20*time.Second)
+	for _, ts := range e.checkOnce() {
+		if strconv.Itoa(ts.Second()%5) != k {
+			t.Errorf("a run at %s: want the seconds %s modulo 5 (%s)", ts.Format(time.TimeOnly), k, expr)
+		}
+	}
+}
