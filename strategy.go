@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,6 +18,10 @@ type leaderWork interface {
 }
 
 func newLeaderWork(r *runner, sched schedule) leaderWork {
+	if cs, ok := sched.(cronSchedule); ok && cs.expr != strings.Join(strings.Fields(r.set.Schedule), " ") {
+		// H fields: say what they became, the same on every candidate.
+		r.log.Info("the schedule's H fields are hashed from the election's path", "schedule", r.set.Schedule, "as", cs.expr)
+	}
 	if sched != nil {
 		return &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
 	}
