@@ -136,7 +136,7 @@ var validDefaultCases = []validCase{
 				s.Retries != 0 || s.RetryDelay != 10*time.Second || s.Overlap != overlapSkip {
 				t.Errorf("got %+v", s)
 			}
-			if len(s.Sources) != len(params)-12 { // all but output, wait, reason, the four run once flags and those of info, history (2) and check
+			if len(s.Sources) != len(params)-13 { // all but output, wait, reason, the five run once flags and those of info, history (2) and check
 				t.Errorf("Sources = %v", s.Sources)
 			}
 		},
@@ -203,6 +203,31 @@ var validDefaultCases = []validCase{
 // validSourceCases: each parameter by flag, environment and config file, and which wins.
 var validSourceCases = []validCase{
 	{
+		name:  "spread by flag, rerun-limit by environment and config file",
+		args:  a("run", "cron", "--candidate-id", "c1", "--schedule", "@daily", "--spread", "1h30m", "--", "job"),
+		env:   map[string]string{"BALLOT_CONFIG_FILE": "$DIR/c.json"},
+		files: map[string]string{"c.json": `{"rerun-limit": "0/1s", "spread": "5s"}`},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.Spread != 90*time.Minute || s.Sources["spread"] != "flag" {
+				t.Errorf("Spread = %s (%s), want 1h30m from the flag", s.Spread, s.Sources["spread"])
+			}
+		},
+	},
+	{
+		name: "rerun-limit forms",
+		args: a("run", "once", "--candidate-id", "c1", "--on-child-error", "rerun", "--rerun-limit", "3/10m", "--", "job"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.RerunLimit != (rerunLimit{N: 3, Window: 10 * time.Minute}) || s.RerunLimit.String() != "3/10m0s" {
+				t.Errorf("RerunLimit = %+v (%s)", s.RerunLimit, s.RerunLimit)
+			}
+			for v, want := range map[string]rerunLimit{"off": {}, "0/1s": {0, time.Second}, "100/24h": {100, 24 * time.Hour}} {
+				if got, err := parseRerunLimit(v); err != nil || got != want {
+					t.Errorf("parseRerunLimit(%q) = %+v, %v; want %+v", v, got, err, want)
+				}
+			}
+		},
+	},
+	{
 		name: "starting-deadline 0 skips missed times",
 		args: a("run", "cron", "--candidate-id", "c1", "--schedule", "@hourly", "--starting-deadline", "0", "--", "job"),
 		check: func(t *testing.T, s *Settings, dir string) {
@@ -234,7 +259,8 @@ var validSourceCases = []validCase{
 			"--on-run-end", "report --run", "--history-output-bytes", "100", "--ping-url", "https://hc.example/abc", "--ping-ca", "hc.pem",
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
-			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3", "--", "cmd"),
+			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3",
+			"--spread", "10m", "--", "cmd"),
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.ZooKeeperChroot != "/chroot" || s.BasePath != "/chroot/x/y" ||
 				s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
@@ -249,7 +275,8 @@ var validSourceCases = []validCase{
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
 				s.MetricsFile != "/tmp/m.prom" || s.Priority != -7 || s.PreemptAfter != 0 || s.Slots != 3 ||
 				!reflect.DeepEqual(s.OnRunEnd, a("report", "--run")) || s.HistoryOutputBytes != 100 ||
-				s.PingURL != "https://hc.example/abc" || s.PingCA != "hc.pem" {
+				s.PingURL != "https://hc.example/abc" || s.PingCA != "hc.pem" ||
+				s.Spread != 10*time.Minute {
 				t.Errorf("got %+v", s)
 			}
 			for name, src := range s.Sources {
@@ -311,7 +338,8 @@ var validSourceCases = []validCase{
 			"leader-data": "@$DIR/data.txt", "health-check": ["check"], "health-interval": "11s",
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
 			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue",
-			"on-run-end": ["report"], "history-output-bytes": 0, "ping-url-file": "/etc/ballot/ping-url", "ping-ca": "ca.pem"}`,
+			"on-run-end": ["report"], "history-output-bytes": 0, "ping-url-file": "/etc/ballot/ping-url", "ping-ca": "ca.pem",
+			"spread": "20m"}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -327,7 +355,8 @@ var validSourceCases = []validCase{
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||
 				s.Priority != 12 || s.PreemptAfter != time.Minute || s.Slots != 4 ||
 				!reflect.DeepEqual(s.OnRunEnd, a("report")) || s.HistoryOutputBytes != 0 ||
-				s.PingURLFile != "/etc/ballot/ping-url" || s.PingCA != "ca.pem" {
+				s.PingURLFile != "/etc/ballot/ping-url" || s.PingCA != "ca.pem" ||
+				s.Spread != 20*time.Minute {
 				t.Errorf("got %+v", s)
 			}
 			file := filepath.Join(dir, "c.json")

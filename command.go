@@ -5,8 +5,10 @@ package main
 // command that keeps ending at once.
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"ballot/internal/zookeeper"
@@ -286,4 +288,62 @@ func (r *runner) backOff(ex childExit) {
 		case <-r.stopping:
 		}
 	}
+}
+
+// rerunLimit is --rerun-limit N/D: under on-child-error rerun, at most N
+// reruns after failures within any window D; the failure after them hands
+// over to the next in line (Pacemaker's migration-threshold and
+// failure-timeout). The zero value is no limit.
+type rerunLimit struct {
+	N      int
+	Window time.Duration
+}
+
+func (l rerunLimit) set() bool { return l.Window > 0 }
+
+func (l rerunLimit) String() string {
+	if !l.set() {
+		return "off"
+	}
+	return strconv.Itoa(l.N) + "/" + l.Window.String()
+}
+
+// parseRerunLimit reads "N/DURATION" or "off".
+func parseRerunLimit(v string) (rerunLimit, error) {
+	if v == "off" {
+		return rerunLimit{}, nil
+	}
+	ns, ds, ok := strings.Cut(v, "/")
+	if !ok {
+		return rerunLimit{}, errors.New("not N/DURATION; use a count of reruns and a window, such as 3/10m (at most 3 reruns within 10 minutes), or off")
+	}
+	n, err := strconv.Atoi(ns)
+	switch {
+	case err != nil:
+		return rerunLimit{}, fmt.Errorf("%q is not a whole number of reruns; use N/DURATION such as 3/10m, N from 0 to 100", ns)
+	case n < 0 || n > 100:
+		return rerunLimit{}, fmt.Errorf("%d reruns: out of range; use 0 (hand over at the first failure) to 100", n)
+	}
+	d, err := time.ParseDuration(ds)
+	if err != nil || d < time.Second {
+		return rerunLimit{}, fmt.Errorf("window %q: use a Go duration of at least 1s, such as 3/10m", ds)
+	}
+	return rerunLimit{N: n, Window: d}, nil
+}
+
+// checkRerunLimit refuses a --rerun-limit that would limit nothing, or
+// whose handover has no single successor.
+func checkRerunLimit(set *Settings) error {
+	l := set.RerunLimit
+	switch {
+	case !l.set():
+		return nil
+	case set.OnceKey != "":
+		return fmt.Errorf("--rerun-limit %s: not with --once-key, which runs the command once; leave it out", l)
+	case set.OnChildError != policyRerun:
+		return fmt.Errorf("--rerun-limit %s: needs --on-child-error rerun (it limits the reruns after failures; now %s); give --on-child-error rerun, or leave it out", l, set.OnChildError)
+	case set.Slots > 1:
+		return fmt.Errorf("--rerun-limit %s: not with --slots %d, where the next in line is no single holder's successor; leave it out", l, set.Slots)
+	}
+	return nil
 }

@@ -97,12 +97,14 @@ type Settings struct {
 	OnceRetryUnfinished bool
 	NoWait              bool
 	WaitTimeout         time.Duration // give up waiting in line after this (exit 75); 0: none
+	RerunLimit          rerunLimit    // --rerun-limit: at most N reruns within a window, then hand over; zero: none
 
 	// run cron
 	Schedule           string
 	Timezone           *time.Location
 	StartingDeadline   time.Duration // how late a missed time may still run; 0: missed times are skipped
 	CatchUpDefault     bool          // --starting-deadline auto (the default): a brand-new election runs no past time
+	Spread             time.Duration // --spread: each run starts this election's offset in [0, Spread) after its time
 	Retries            int           // further attempts of a failed or lost run (and of a --once-key run)
 	HistoryOutputBytes int           // the last bytes of each run's output kept in its history entry
 	RetryDelay         time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap

@@ -108,7 +108,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
 	}
 	data, _ := json.Marshal(rec)
-	if err := r.checkClock(c, t); err != nil {
+	if err := r.checkClock(c, r.cron().startOf(t)); err != nil {
 		return err
 	}
 	entry := c.newRunEntry(historyCron)
@@ -162,8 +162,9 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 type cronWork struct {
 	r         *runner
 	sched     schedule
-	scheduled time.Time // the scheduled time of the run being started
-	attempt   int       // and its attempt, with --retries (0 without)
+	scheduled time.Time     // the scheduled time of the run being started
+	attempt   int           // and its attempt, with --retries (0 without)
+	offset    time.Duration // --spread: each run starts this long after its time (spreadOffset)
 }
 
 func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
@@ -302,6 +303,9 @@ func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 		return wake
 	}
 	next := cl.announced
+	if !next.IsZero() {
+		next = cl.r.cron().startOf(next) // --spread
+	}
 	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
 		next = retry
 	}
@@ -335,14 +339,14 @@ func (cl *cronLeader) armAhead() time.Duration {
 // not to be skipped. over reports that the leadership ends with end.
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	r, l := cl.r, cl.l
-	due, err := r.cron().sched.Latest(now)
+	due, err := r.cron().latestStarted(now)
 	if err == nil && cl.cmd == nil && due.Equal(cl.st.last) {
 		return cl.retryDue(now, due)
 	}
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
-	late := now.Sub(due)
+	late := now.Sub(r.cron().startOf(due)) // late from its start: --spread moves catch-up and deadlines too
 	switch {
 	case cl.cmd != nil && r.set.Overlap == overlapQueue:
 		if due.Equal(cl.queued) {
@@ -426,7 +430,7 @@ func (cl *cronLeader) overlapped(due time.Time) bool {
 			cl.lastEnd = cl.c.runEndOf(cl.st.last)
 		}
 	}
-	return cl.lastEnd.After(due)
+	return cl.lastEnd.After(cl.r.cron().startOf(due))
 }
 
 // retryAt is when the recorded scheduled time may be attempted again
@@ -531,7 +535,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 // it. over reports that the schedule has ended, and the leadership with it.
 func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, over bool) {
 	r, c := cl.r, cl.c
-	next, err := r.cron().sched.Next(laterOf(now, cl.st.last))
+	next, err := r.cron().nextStarting(now, cl.st.last)
 	if err != nil {
 		r.log.Error("the schedule has no more times; exiting", "error", err)
 		if cl.cmd != nil {
@@ -540,13 +544,12 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 		return wake, resignation("schedule-ended", exitWith(exitOK)), true
 	}
 	if !next.Equal(cl.announced) {
-		r.log.Info("next run due", "scheduled_time", r.fmtTime(next), "in", time.Until(next).Round(time.Millisecond))
 		cl.announced = next
-		c.pub.update(func(d *proposalData) { d.NextRun = &scheduledNext{Time: next.Format(time.RFC3339)} })
+		r.cron().announce(c, next)
 	}
 	// Wake at the next time, the run's deadline, and at least every
 	// few seconds so a stepped wall clock is noticed.
-	wake = laterOf(next, now)
+	wake = laterOf(r.cron().startOf(next), now)
 	if d := now.Add(5 * time.Second); d.Before(wake) {
 		wake = d
 	}
@@ -662,10 +665,10 @@ func (cl *cronLeader) recordEnd(ok bool) {
 
 func (r *runner) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
 	if attempt > 0 {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond),
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond),
 			"attempt", attempt, "of", r.set.Retries+1)
 	} else {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(t).Round(time.Millisecond))
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond))
 	}
 	r.cron().scheduled, r.cron().attempt = t, attempt
 	r.metrics.CronRun(t)

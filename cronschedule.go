@@ -6,7 +6,9 @@ package main
 // times; parseSchedule checks one, as --schedule's errors say.
 
 import (
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -196,4 +198,142 @@ func cronFieldProblem(expr string) string {
 		}
 	}
 	return ""
+}
+
+// spreadOffset is --spread's delay for the election at path: whole
+// seconds in [0, d), from a hash of the path (as Jenkins' H hashes a job's
+// name), so every candidate computes the same and neither a restart nor a
+// failover moves a run. Each scheduled time keeps its name (recorded,
+// BALLOT_SCHEDULED_TIME); only its start moves.
+func spreadOffset(path string, d time.Duration) time.Duration {
+	n := uint64(d / time.Second)
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(spreadHash(path)%n) * time.Second
+}
+
+// spreadHash hashes s for --spread and H: FNV-1a, whose low bits vary
+// little between strings that differ in their last byte (/ballot/job1,
+// /ballot/job2), mixed by splitmix64's finaliser.
+func spreadHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	x := h.Sum64()
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// parseSpread reads --spread: 0, or a duration of at least 1s.
+func parseSpread(v string) (time.Duration, error) {
+	d, err := parseDuration(v, false)
+	if err == nil && d > 0 && d < time.Second {
+		err = errors.New("below 1s spreads nothing (offsets are whole seconds); use 0 or at least 1s, such as 30m")
+	}
+	return d, err
+}
+
+// startOf is when the run of the scheduled time t starts: --spread's
+// offset after it.
+func (w *cronWork) startOf(t time.Time) time.Time { return t.Add(w.offset) }
+
+// latestStarted is the last scheduled time whose run starts at or before now.
+func (w *cronWork) latestStarted(now time.Time) (time.Time, error) {
+	return w.sched.Latest(now.Add(-w.offset))
+}
+
+// nextStarting is the first scheduled time after last whose run starts
+// after now.
+func (w *cronWork) nextStarting(now, last time.Time) (time.Time, error) {
+	return w.sched.Next(laterOf(now.Add(-w.offset), last))
+}
+
+// announce logs the next scheduled time and publishes it for info, with
+// its start when --spread moves it.
+func (w *cronWork) announce(c *candidate, next time.Time) {
+	r, start := w.r, w.startOf(next)
+	nr := &scheduledNext{Time: next.Format(time.RFC3339)}
+	attrs := []any{"scheduled_time", r.fmtTime(next), "in", time.Until(start).Round(time.Millisecond)}
+	if w.offset > 0 {
+		nr.StartsAt = start.Format(time.RFC3339)
+		attrs = append(attrs, "starts_at", r.fmtTime(start), "spread_offset", w.offset)
+	}
+	r.log.Info("next run due", attrs...)
+	c.pub.update(func(d *proposalData) { d.NextRun = nr })
+}
+
+// hashRanges are the values Jenkins' H picks from in each of gronx's
+// segments (seconds first); day-of-month stops at 28, so every month has
+// the day. H is not taken in the year.
+var hashRanges = [...]struct{ lo, hi int }{{0, 59}, {0, 59}, {0, 23}, {1, 28}, {1, 12}, {0, 6}}
+
+// hashExpr replaces each H of a cron expression (H, H(a-b), H/n,
+// H(a-b)/n, as Jenkins has them) by a value hashed from key (the election's
+// path) and the field: the same on every host and across restarts, and
+// different between elections. An expression without H is returned as is.
+func hashExpr(expr, key string) (string, error) {
+	if !strings.ContainsAny(expr, "Hh") || strings.HasPrefix(strings.TrimSpace(expr), "@") {
+		return expr, nil
+	}
+	segs, err := gronx.Segments(expr)
+	if err != nil {
+		return expr, nil // parseSchedule says what is wrong
+	}
+	found := false
+	for pos, seg := range segs {
+		parts := strings.Split(seg, ",")
+		for i, part := range parts {
+			if !strings.HasPrefix(part, "H") {
+				continue
+			}
+			found = true
+			if pos >= len(hashRanges) {
+				return "", fmt.Errorf("H is not taken in the year field")
+			}
+			if parts[i], err = hashPart(part, pos, key); err != nil {
+				return "", err
+			}
+		}
+		segs[pos] = strings.Join(parts, ",")
+	}
+	if !found {
+		return expr, nil // an H of a name, such as THU
+	}
+	return strings.Join(segs, " "), nil
+}
+
+// hashPart expands one H part of the segment at pos.
+func hashPart(part string, pos int, key string) (string, error) {
+	f, r := cronFields[pos], hashRanges[pos]
+	bad := fmt.Errorf("%s field %s: use H, H(a-b), H/n or H(a-b)/n, with %d <= a <= b <= %d and n >= 1", f.name, part, r.lo, r.hi)
+	rest := part[1:]
+	lo, hi := r.lo, r.hi
+	if inner, ok := strings.CutPrefix(rest, "("); ok {
+		rng, after, ok := strings.Cut(inner, ")")
+		a, b, ok2 := strings.Cut(rng, "-")
+		if !ok || !ok2 {
+			return "", bad
+		}
+		var err1, err2 error
+		lo, err1 = strconv.Atoi(a)
+		hi, err2 = strconv.Atoi(b)
+		if err1 != nil || err2 != nil || lo < r.lo || hi > r.hi || lo > hi {
+			return "", bad
+		}
+		rest = after
+	}
+	h := spreadHash(key + "\x00" + f.name)
+	if rest == "" {
+		return strconv.Itoa(lo + int(h%uint64(hi-lo+1))), nil
+	}
+	ns, ok := strings.CutPrefix(rest, "/")
+	n, err := strconv.Atoi(ns)
+	if !ok || err != nil || n < 1 {
+		return "", bad
+	}
+	return fmt.Sprintf("%d-%d/%d", lo+int(h%uint64(min(n, hi-lo+1))), hi, n), nil
 }

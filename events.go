@@ -45,6 +45,7 @@ const (
 	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
 	logEvRunQueued       logEvent = "run-queued"        // run cron --overlap queue: a time waits for the run going on
 	logEvRetrying        logEvent = "retrying"          // run cron, --once-key: a further attempt of a failed or lost run: attempt, of
+	logEvRerunLimit      logEvent = "rerun-limit"       // run once --rerun-limit reached: outcome=handed-over|restarted-here
 	logEvStepDown        logEvent = "step-down"         // ballot step-down named this leader
 	logEvPreemptPlanned  logEvent = "preempt-planned"   // a higher --priority is in line: successor, at
 	logEvPreempting      logEvent = "preempting"        // handing over to it (--preempt-after)

@@ -236,9 +236,14 @@ func buildCandidate(base string, n *snapNode, i int, now time.Time) infoCandidat
 			c.LastExit = &infoExit{Code: ex.Code, At: timePtr(ex.At), AgoMs: ex.AgoMs + write, DurationMs: ex.DurationMs}
 		}
 		if nr := d.NextRun; nr != nil {
-			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write}
+			c.NextRun = &infoNextRun{Time: nr.Time, InMs: nr.InMs - write, StartsAt: nr.StartsAt}
 		}
 		c.Preempt = d.Preempt
+		if u := d.SitsOutUntil; u != nil && u.After(d.WrittenAt.Add(time.Duration(write)*time.Millisecond)) {
+			// Its own clock both ways: the write's time plus its age.
+			c.SitsOutUntil, c.SitsOutForMs = u, u.Sub(d.WrittenAt).Milliseconds()-write
+			note("sits out until %s (--rerun-limit: it handed over; no leader that reaches its limit hands over to it before)", u.Format(time.RFC3339))
+		}
 		if h := d.Health; h != nil {
 			c.Health = &infoHealth{Healthy: h.Healthy, ConsecutiveFailures: h.ConsecutiveFailures, LastCheckAgoMs: -1}
 			if !h.LastCheck.IsZero() {

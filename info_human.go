@@ -158,7 +158,11 @@ func candidateKVs(c *infoCandidate) []kv {
 		if n.InMs < 0 {
 			in = "overdue by " + fmtMs(-n.InMs)
 		}
-		add("nextRun", fmt.Sprintf("{time: %s, %s}", n.Time, yq(in)))
+		if n.StartsAt != "" { // --spread
+			add("nextRun", fmt.Sprintf("{time: %s, startsAt: %s, %s}", n.Time, n.StartsAt, yq(in)))
+		} else {
+			add("nextRun", fmt.Sprintf("{time: %s, %s}", n.Time, yq(in)))
+		}
 	}
 	if h := c.Health; h != nil {
 		v := fmt.Sprintf("{healthy: %v, consecutiveFailures: %d", h.Healthy, h.ConsecutiveFailures)

@@ -66,6 +66,10 @@ type infoCandidate struct {
 	// The leader, while a candidate of higher --priority waits out
 	// --preempt-after: whom it hands over to, and when.
 	Preempt *preemptStatus `json:"preempt,omitempty"`
+	// --rerun-limit: it handed over and sits out until then (its clock);
+	// set only while that is ahead, by SitsOutForMs as of readAt.
+	SitsOutUntil *time.Time `json:"sitsOutUntil,omitempty"`
+	SitsOutForMs int64      `json:"sitsOutForMs,omitempty"`
 
 	ParseError string   `json:"parseError,omitempty"` // the data cannot be parsed
 	RawData    string   `json:"rawData,omitempty"`    // then: the data, cut at 300 bytes
@@ -87,8 +91,9 @@ type infoExit struct {
 }
 
 type infoNextRun struct {
-	Time string `json:"time"` // RFC 3339, as the candidate computed it
-	InMs int64  `json:"inMs"` // as of readAt; negative: overdue
+	Time     string `json:"time"`               // RFC 3339, as the candidate computed it
+	InMs     int64  `json:"inMs"`               // until its start, as of readAt; negative: overdue
+	StartsAt string `json:"startsAt,omitempty"` // --spread: when its run starts
 }
 
 type infoHealth struct {

@@ -81,6 +81,9 @@ func writeSummaryLine(row summaryRow, inf *infoElection) {
 		if c.Slot != nil {
 			st = fmt.Sprintf("%s, slot %d", st, *c.Slot)
 		}
+		if c.SitsOutForMs > 0 {
+			st += ", sits out " + fmtMs(c.SitsOutForMs) // --rerun-limit
+		}
 		if prioritized {
 			st = fmt.Sprintf("%-9s priority %d", st, c.Priority)
 		}
@@ -109,6 +112,17 @@ func writeSummaryBatons(row summaryRow, inf *infoElection) {
 }
 
 // writeSummaryRuns prints the last run and, for run cron, the next.
+// spreadOf is how long after its scheduled time the next run starts
+// (--spread); ok is false without a spread.
+func spreadOf(n *infoNextRun) (time.Duration, bool) {
+	t, err1 := time.Parse(time.RFC3339, n.Time)
+	s, err2 := time.Parse(time.RFC3339, n.StartsAt)
+	if err1 != nil || err2 != nil || !s.After(t) {
+		return 0, false
+	}
+	return s.Sub(t), true
+}
+
 func writeSummaryRuns(row summaryRow, inf *infoElection) {
 	if r := inf.LastRun; r != nil {
 		row("last run", summaryRun(r))
@@ -120,7 +134,11 @@ func writeSummaryRuns(row summaryRow, inf *infoElection) {
 		if l.NextRun.InMs < 0 {
 			in = "overdue by " + fmtMs(-l.NextRun.InMs)
 		}
-		row("next run", fmt.Sprintf("%s (%s)", l.NextRun.Time, in))
+		at := l.NextRun.Time
+		if off, ok := spreadOf(l.NextRun); ok {
+			at += " +" + off.String() + " spread" // its start, as "in" counts
+		}
+		row("next run", fmt.Sprintf("%s (%s)", at, in))
 	}
 }
 

@@ -163,6 +163,7 @@ func (r *runner) join() (*candidate, verdict) {
 				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
 				r.setCandidate(c)
 				r.publishHealth()
+				r.publishSitOut(c)
 				return c, verdict{}
 			}
 			if errors.Is(err, errStopped) {

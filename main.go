@@ -242,7 +242,11 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 		if len(set.Args) == 0 {
 			return nil, exitUsage, errors.New(`run cron: no command given; put it after "--" (hooks alone are for run once)`)
 		}
-		if sched, err = parseSchedule(set.Schedule, scheduleSource(set), set.Timezone, time.Now()); err != nil {
+		expr, err := hashExpr(set.Schedule, set.BasePath) // H fields
+		if err != nil {
+			return nil, exitUsage, fmt.Errorf("%s %q: %v", scheduleSource(set), set.Schedule, err)
+		}
+		if sched, err = parseSchedule(expr, scheduleSource(set), set.Timezone, time.Now()); err != nil {
 			return nil, exitUsage, err
 		}
 	}
@@ -255,6 +259,9 @@ func checkRun(set *Settings) (sched schedule, code int, err error) {
 		return nil, exitUsage, err
 	}
 	if err := checkPing(set); err != nil {
+		return nil, exitUsage, err
+	}
+	if err := checkRerunLimit(set); err != nil {
 		return nil, exitUsage, err
 	}
 	if set.Slots > 1 && set.OnceRetryUnfinished {

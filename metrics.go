@@ -38,6 +38,8 @@ type metrics struct {
 	cronSkipped       map[string]int
 	hookFailures      map[string]int // by hook: on-run-end
 	pingFailures      int            // --ping-url pings given up or dropped
+	rerunLimit        map[string]int // --rerun-limit reached, by outcome
+	sitsOutUntil      time.Time      // --rerun-limit handed over: sitting out until then
 	paused            bool
 	written           string
 	connected         func() bool
@@ -51,7 +53,7 @@ func newMetrics(path, election, candidate string, connected func() bool, lease f
 	if path == "" {
 		return nil
 	}
-	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, hookFailures: map[string]int{}, connected: connected, lease: lease,
+	m := &metrics{path: path, up: true, exits: map[int]int{}, cronSkipped: map[string]int{}, hookFailures: map[string]int{}, rerunLimit: map[string]int{}, connected: connected, lease: lease,
 		labels: fmt.Sprintf(`election=%s,candidate=%s`, strconv.Quote(election), strconv.Quote(candidate)),
 		kick:   make(chan struct{}, 1)}
 	return m
@@ -95,6 +97,14 @@ func (m *metrics) CronSucceeded(scheduled time.Time) {
 func (m *metrics) CronSkipped(reason string) { m.update(func(m *metrics) { m.cronSkipped[reason]++ }) }
 func (m *metrics) HookFailed(hook string)    { m.update(func(m *metrics) { m.hookFailures[hook]++ }) }
 func (m *metrics) PingFailed()               { m.update(func(m *metrics) { m.pingFailures++ }) }
+func (m *metrics) RerunLimit(outcome string, sitsOutUntil time.Time) {
+	m.update(func(m *metrics) {
+		m.rerunLimit[outcome]++
+		if !sitsOutUntil.IsZero() {
+			m.sitsOutUntil = sitsOutUntil
+		}
+	})
+}
 
 // loop writes the file on every change and every metricsRefresh, until
 // stop; then it writes ballot_up 0.
@@ -195,6 +205,8 @@ func (m *metrics) render() string {
 		}
 	}
 	byLabel("ballot_cron_skipped_total", "Scheduled times this candidate skipped as leader, by reason", "reason", m.cronSkipped)
+	stamp("ballot_sitting_out_until_timestamp_seconds", "--rerun-limit handed the leadership over: until then no leader that reaches its limit hands over to this candidate", m.sitsOutUntil)
+	byLabel("ballot_rerun_limit_reached_total", "--rerun-limit reached, by outcome: handed-over, restarted-here (nobody ready to take over)", "outcome", m.rerunLimit)
 	byLabel("ballot_hook_failures_total", "Hooks that failed, timed out or could not be executed, by hook (on-run-end)", "hook", m.hookFailures)
 	fmt.Fprintf(&b, "# HELP ballot_ping_failures_total --ping-url pings given up after their tries, or dropped\n# TYPE ballot_ping_failures_total counter\nballot_ping_failures_total{%s} %d\n", m.labels, m.pingFailures)
 	return b.String()

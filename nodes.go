@@ -98,6 +98,9 @@ type proposalData struct {
 	// a step-down or a preemption is under way): its next in line proves
 	// its place meanwhile (standby.go), and only then.
 	HandoverMayCome bool `json:"handoverMayCome,omitempty"`
+	// --rerun-limit handed the leadership over: until then no leader that
+	// reaches its own limit hands over to this candidate.
+	SitsOutUntil *time.Time `json:"sitsOutUntil,omitempty"`
 }
 
 // A candidate's states, as its proposal node says.
@@ -130,8 +133,9 @@ type exitStatus struct {
 }
 
 type scheduledNext struct {
-	Time string `json:"time"` // RFC 3339
-	InMs int64  `json:"inMs"` // at the moment of the write
+	Time     string `json:"time"`               // RFC 3339
+	InMs     int64  `json:"inMs"`               // at the moment of the write; until StartsAt when set
+	StartsAt string `json:"startsAt,omitempty"` // --spread: when its run starts, RFC 3339
 }
 
 // handoverRecord is the data of the handover node.

@@ -397,6 +397,14 @@ func onceParams() []*param {
 				s.WaitTimeout = d
 				return nil
 			}},
+		{name: "rerun-limit", scope: scopeOnce, arg: "N/DURATION", def: "off",
+			help: "with --on-child-error rerun: at most N reruns after failures within DURATION;\n" +
+				"the next failure hands over to the next in line, and this host sits out for\n" +
+				"DURATION (alone in line: it restarts here, with a growing pause); off: no limit",
+			apply: func(s *Settings, v string) (err error) {
+				s.RerunLimit, err = parseRerunLimit(v)
+				return err
+			}},
 	}
 }
 
@@ -502,6 +510,14 @@ func cronParams() []*param {
 				"(or DURATION itself, if longer); a run lost with its leader is retried at once",
 			apply: func(s *Settings, v string) (err error) {
 				s.RetryDelay, err = parseDuration(v, false)
+				return err
+			}},
+		{name: "spread", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0s",
+			help: "start each run a fixed delay in [0, DURATION) after its scheduled time, derived\n" +
+				"from the election's path: the same on every host and across restarts, so a\n" +
+				"fleet's @daily jobs do not all start at once; 0: on time; else at least 1s",
+			apply: func(s *Settings, v string) (err error) {
+				s.Spread, err = parseSpread(v)
 				return err
 			}},
 	}

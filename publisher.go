@@ -28,7 +28,11 @@ func (d *proposalData) encodeAt(now time.Time) []byte {
 		d.Health.LastCheckAgoMs = now.Sub(d.Health.LastCheck).Milliseconds()
 	}
 	if d.NextRun != nil {
-		if t, err := time.Parse(time.RFC3339, d.NextRun.Time); err == nil {
+		at := d.NextRun.Time
+		if d.NextRun.StartsAt != "" {
+			at = d.NextRun.StartsAt
+		}
+		if t, err := time.Parse(time.RFC3339, at); err == nil {
 			d.NextRun.InMs = t.Sub(now).Milliseconds()
 		}
 	}

@@ -4,6 +4,8 @@ package main
 // run once and run cron differ.
 
 import (
+	"encoding/json"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -16,8 +18,12 @@ type leaderWork interface {
 }
 
 func newLeaderWork(r *runner, sched schedule) leaderWork {
+	if cs, ok := sched.(cronSchedule); ok && cs.expr != strings.Join(strings.Fields(r.set.Schedule), " ") {
+		// H fields: say what they became, the same on every candidate.
+		r.log.Info("the schedule's H fields are hashed from the election's path", "schedule", r.set.Schedule, "as", cs.expr)
+	}
 	if sched != nil {
-		return &cronWork{r: r, sched: sched}
+		return &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
 	}
 	return &onceWork{r: r}
 }
@@ -40,6 +46,10 @@ type onceWork struct {
 	r       *runner
 	claimed bool // --once-key: this ballot recorded the key
 	attempt int  // --once-key --retries: the attempt claimed (0 without --retries)
+
+	failures     []time.Time // --rerun-limit: this host's failures within the window
+	beyond       int         // failures past the limit with nobody ready to take over
+	sitsOutUntil time.Time   // --rerun-limit handed over: published in each proposal until then
 }
 
 func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
@@ -294,7 +304,20 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
 		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
 	case policy == policyRerun:
-		if d := r.rerunWait(ex); d > 0 {
+		var limited time.Duration
+		if !ex.Success() && r.set.RerunLimit.set() {
+			if end, over := w.rerunLimited(c, &limited); over {
+				return end, true
+			}
+		}
+		d := limited
+		if d > 0 {
+			d = max(d, r.backoffFor(ex)) // the quick runs' count goes on
+			r.log.Info("past --rerun-limit with nobody ready to take over: waiting before the next run", "wait", d)
+		} else {
+			d = r.rerunWait(ex)
+		}
+		if d > 0 {
 			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
 				return endedBy(how, ex), true
 			}
@@ -317,4 +340,83 @@ func afterRunPlan(policy childPolicy, ex childExit, reason string) (resign leade
 		return reelection(reason, ex), true
 	}
 	return leaderEnd{}, false
+}
+
+// rerunLimited counts a failure that on-child-error rerun would rerun
+// against --rerun-limit. Past the limit, it hands over (over: resign and
+// stand again, sitting out for the window) when the next in line is ready
+// to lead; else it says how long to pause before rerunning here (wait).
+func (w *onceWork) rerunLimited(c *candidate, wait *time.Duration) (end leaderEnd, over bool) {
+	r, lim, now := w.r, w.r.set.RerunLimit, time.Now()
+	w.failures = append(recentFailures(w.failures, now, lim.Window), now)
+	if len(w.failures) <= lim.N {
+		w.beyond = 0
+		return end, false
+	}
+	if next, ok := c.readyToTakeOver(); ok {
+		until := now.Add(lim.Window)
+		w.sitsOutUntil, w.beyond = until, 0
+		r.log.Warn("rerun limit reached: handing over to the next in line; this host sits out until the window has passed",
+			logEvRerunLimit.attr(), "outcome", "handed-over", "failures", len(w.failures), "window", lim.Window,
+			"successor", next, "sits_out_until", until.UTC().Format(time.RFC3339))
+		r.metrics.RerunLimit("handed-over", until)
+		return resignation("rerun-limit", rejoin()), true
+	}
+	w.beyond++
+	*wait = rerunPause(w.beyond, lim.Window)
+	if w.beyond == 1 {
+		r.log.Warn("rerun limit reached, but no candidate in line is ready to take over: restarting here, with a growing pause",
+			logEvRerunLimit.attr(), "outcome", "restarted-here", "failures", len(w.failures), "window", lim.Window, "successor", "none", "wait", *wait)
+		r.metrics.RerunLimit("restarted-here", time.Time{})
+	}
+	return end, false
+}
+
+// recentFailures drops the failures older than window before now.
+func recentFailures(fs []time.Time, now time.Time, window time.Duration) []time.Time {
+	i := 0
+	for i < len(fs) && !fs[i].After(now.Add(-window)) {
+		i++
+	}
+	return fs[i:]
+}
+
+// rerunPause is the pause before the k-th rerun past --rerun-limit with
+// nobody to hand over to: 1 s, doubling, at most 1 min or the window.
+func rerunPause(k int, window time.Duration) time.Duration {
+	return min(time.Second<<min(k-1, 10), time.Minute, window)
+}
+
+// readyToTakeOver: the next in line, as the lease's watch last saw it, is
+// waiting, healthy and not sitting out itself, so --rerun-limit may hand
+// over to it (id: its candidate id).
+func (c *candidate) readyToTakeOver() (id string, ok bool) {
+	first, _ := c.firstOther()
+	if first == "" {
+		return "", false
+	}
+	raw, _, err := c.s.conn.Get(first)
+	var d proposalData
+	if err != nil || json.Unmarshal(raw, &d) != nil {
+		return "", false
+	}
+	waiting := d.State == stateFollowing || d.State == stateWaitingForBaton
+	healthy := d.Health == nil || d.Health.Healthy
+	sitting := d.SitsOutUntil != nil && d.SitsOutUntil.After(time.Now())
+	return d.CandidateID, waiting && healthy && !sitting
+}
+
+// publishSitOut says in a new proposal that this candidate sits out
+// (--rerun-limit handed over less than its window ago).
+func (r *runner) publishSitOut(c *candidate) {
+	w, ok := r.work.(*onceWork)
+	if !ok || !time.Now().Before(w.sitsOutUntil) {
+		return
+	}
+	until := w.sitsOutUntil.UTC()
+	// At once, not folded nor a second after the create: the leader it
+	// handed over to may reach its own limit within that second.
+	c.pub.urgent(func(d *proposalData) { d.SitsOutUntil = &until })
+	r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
+		"sits_out_until", until.Format(time.RFC3339))
 }
