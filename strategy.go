@@ -395,7 +395,7 @@ func (c *candidate) readyToTakeOver() (id string, ok bool) {
 	if first == "" {
 		return "", false
 	}
-	raw, _, err := c.s.conn.Get(first)
+	raw, _, err := c.s.Conn.Get(first)
 	var d proposalData
 	if err != nil || json.Unmarshal(raw, &d) != nil {
 		return "", false
