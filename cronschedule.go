@@ -134,7 +134,10 @@ func parseSchedule(expr, source string, loc *time.Location, now time.Time) (sche
 		}
 		return everySchedule{every: d}, nil
 	}
-	if e != "" && !gronx.IsValid(e) {
+	// Every part checked alone, before gronx.IsValid: IsValid checks a
+	// field against the clock and stops at its first due part, so at
+	// minute 0 it passes "0,61 * * * *".
+	if e != "" {
 		if problem := cronFieldProblem(e); problem != "" {
 			return nil, fmt.Errorf("%s %q: not a valid cron expression: %s", source, expr, problem)
 		}
