@@ -149,13 +149,6 @@ type Settings struct {
 	Values map[string]string
 }
 
-// Log levels beyond slog's four.
-const (
-	LevelTrace = slog.Level(-8)
-	LevelFatal = slog.Level(12)
-	LevelPanic = slog.Level(16)
-)
-
 // The parameters' shape: commands, scopes, kinds and environment names.
 // The table itself is in params.go; parsing in cmdline.go and
 // configfile.go; value checks in values.go; help texts in help.go.

@@ -26,12 +26,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-var (
-	errSessionLost  = errors.New("ZooKeeper session lost")
-	errProposalGone = errors.New("proposal node is gone")
-	errStopped      = errors.New("stopped")
-)
-
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.

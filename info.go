@@ -40,14 +40,6 @@ func ageMs(now time.Time, zkMs int64) int64 {
 	return 0
 }
 
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = t.UTC()
-	return &t
-}
-
 func cut(b []byte) string {
 	if len(b) > infoRawLimit {
 		return string(b[:infoRawLimit]) + "…"

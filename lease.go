@@ -35,33 +35,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Fractions of the session timeout T.
-const (
-	// renewEveryDiv: a renewal goes out every T/8. Each is a quorum write
-	// (8 per T: 96 a minute at T = 5 s); more often would load the ensemble
-	// for little, less often would cut the stall a leader rides through by
-	// as much.
-	renewEveryDiv = 8
-	// maxRenewalsInFlight bounds the renewals waiting for an answer (a
-	// stalled server): one lease's worth.
-	maxRenewalsInFlight = 8
-	// killMarginDiv: the command must be dead T/16 before the lease's end,
-	// for the kill itself, clocks that tick at slightly different rates
-	// over W (ppm, far less), and the keeper's backstop half-way: a keeper
-	// woken from a stop must have the time to catch up on renewals before
-	// it (keeper.go, deadline.set).
-	killMarginDiv = 16
-	// graceOwedDiv: a command is owed min(--stop-grace-period, T/8) between
-	// SIGTERM and the kill when the lease runs out.
-	graceOwedDiv = 8
-	// slowDiv: a renewal unanswered after T/8 is reported as slow.
-	slowDiv = 8
-	// checkInDiv: renewals vouch only while supervision has checked in
-	// within T/4: a ballot whose main goroutine is stuck must not keep the
-	// lead (and the baton) while nothing watches the command.
-	checkInDiv = 4
-)
-
 type lease struct {
 	c          *candidate
 	leaseTerms       // T, W and the grace (leaseterms.go)
@@ -425,11 +398,6 @@ func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
 	}
 }
 
-// nodeLostError says the proposal or the baton is gone or not ours.
-type nodeLostError struct{ what string }
-
-func (e *nodeLostError) Error() string { return "our " + e.what + " node was deleted" }
-
 // renew sends one renewal, sent at sent, and records its answer.
 func (l *lease) renew(sent bootTime) {
 	c := l.c
@@ -503,13 +471,6 @@ func (l *lease) reportSlow(now bootTime) {
 	l.c.log.Warn("lease renewal slow: ZooKeeper has not answered; the command goes on while the lease lasts",
 		"unlastAnsweredfor", oldest.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond),
 		"stops_at_lease_left", l.grace.Round(time.Millisecond))
-}
-
-func ping(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }
 
 // watch ends the lease as soon as the proposal or the baton is deleted,
@@ -665,8 +626,6 @@ func (l *lease) supervisedKillBy() time.Time {
 	return l.KillBy()
 }
 
-func onGoClock(t bootTime) time.Time { return clock{}.onGoClock(t) }
-
 // Fresh reports that the lease leaves more than the grace owed: the
 // condition for starting anything as leader. Only the supervising
 // goroutine calls it, so it checks in.
@@ -695,13 +654,3 @@ func (l *lease) String() string {
 	return fmt.Sprintf("left %s, last renewal %s, largest %s", l.Left().Round(time.Millisecond),
 		last.Round(time.Millisecond), largest.Round(time.Millisecond))
 }
-
-// bootTime is a reading of CLOCK_BOOTTIME. The lease is kept on it, not on
-// the monotonic clock of Go's time package, which stops while the machine
-// is suspended (and, on some hypervisors, while a VM is paused): ZooKeeper's
-// clock runs on meanwhile, and a lease must not look fresh on resume. The
-// keeper reads the same clock, so a deadline passes between the two as a
-// number. bootClock (clock_linux.go) reads it.
-type bootTime time.Duration
-
-func bootNow() bootTime { return bootClock() }

@@ -19,12 +19,6 @@ import (
 	"time"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
-var (
-	version = "dev"
-	commit  = "unknown"
-)
-
 func main() {
 	oneProcessor()
 	if err := checkPlatform(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
@@ -336,4 +337,12 @@ func normalizeServer(e string) (string, error) {
 		return "", fmt.Errorf("bad port %q; use a port number from 1 to 65535", port)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
