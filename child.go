@@ -58,11 +58,6 @@ type killTimes struct {
 	Backstop bootTime // later: the kernel kills the keeper, and so the command
 }
 
-// leaseKillTimes is what the keeper enforces under the lease l.
-func leaseKillTimes(l *lease) killTimes {
-	return killTimes{Kill: l.KillAt(), Backstop: l.BackstopAt()}
-}
-
 type childSpec struct {
 	Argv []string
 	Env  []string // extra NAME=value pairs (BALLOT_*)

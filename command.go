@@ -130,24 +130,6 @@ func releaseWhenTaken(cmd *child, l *lease, pending bool) {
 	}()
 }
 
-// handoffFor is what a keeper needs to end c's session and give its baton
-// back should ballot die; nil when not elected. While a handover's take is
-// pending under l, only the session: the release follows the take.
-func handoffFor(c *candidate, l *lease) *handoff {
-	if c == nil {
-		return nil
-	}
-	h := c.s.handoff()
-	if l != nil && l.takePending() {
-		return h
-	}
-	if h != nil && c.baton.held() {
-		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
-		h.Proposal, h.Baton = c.node, c.batonPath()
-	}
-	return h
-}
-
 // publishRunEnd records the end of a run in the proposal node (what
 // info shows as the last exit); c.published is about the leader node.
 func (r *runner) publishRunEnd(c *candidate, ex childExit) {

@@ -21,11 +21,6 @@ import (
 	"time"
 )
 
-// infoClockPrefix names the throwaway nodes whose ctime told ZooKeeper's
-// time to readers before they stopped writing; another ballot's may still
-// be seen.
-const infoClockPrefix = ".ballot-clock-"
-
 // infoRawLimit caps raw node data shown for unparsable or foreign nodes.
 const infoRawLimit = 300
 

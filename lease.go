@@ -654,3 +654,26 @@ func (l *lease) String() string {
 	return fmt.Sprintf("left %s, last renewal %s, largest %s", l.Left().Round(time.Millisecond),
 		last.Round(time.Millisecond), largest.Round(time.Millisecond))
 }
+
+// leaseKillTimes is what the keeper enforces under the lease l.
+func leaseKillTimes(l *lease) killTimes {
+	return killTimes{Kill: l.KillAt(), Backstop: l.BackstopAt()}
+}
+
+// handoffFor is what a keeper needs to end c's session and give its baton
+// back should ballot die; nil when not elected. While a handover's take is
+// pending under l, only the session: the release follows the take.
+func handoffFor(c *candidate, l *lease) *handoff {
+	if c == nil {
+		return nil
+	}
+	h := c.s.handoff()
+	if l != nil && l.takePending() {
+		return h
+	}
+	if h != nil && c.baton.held() {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
+		h.Proposal, h.Baton = c.node, c.batonPath()
+	}
+	return h
+}

@@ -37,8 +37,6 @@ const (
 	exitBusy = 75
 )
 
-func onceDir(base string) string { return base + "/" + onceDirName }
-
 // onceNodeName escapes a key into a node name: letters, digits, '-', '_'
 // and (but first) '.' stay; anything else is %XX, so "/" and "." or ".."
 // cannot form a path.

@@ -1,0 +1,264 @@
+// The layers of package main, bottom to top, and the test that keeps
+// them: a file may use what its own layer and the layers below define,
+// never what a layer above defines. The table is also the map README's
+// "Reading the code" follows.
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// layers, bottom to top. A new non-test file must be placed in one.
+var layers = []struct {
+	name  string
+	files []string
+}{
+	{"ground", []string{
+		"clock.go", "clock_linux.go", "proc_linux.go", "platform_other.go", "chans.go", "errors.go",
+		"exitcodes.go", "version.go", "events.go", "leaseterms.go", "cronschedule.go", "log.go",
+		"notify.go", "redact.go", "batonstate.go",
+	}},
+	{"config", []string{"config.go", "values.go"}},
+	{"zookeeper", []string{
+		"zk.go", "zkaccess.go", "zkdiag.go", "zkwire.go", "sessionid.go", "tls_on.go", "tls_off.go",
+	}},
+	{"keeper", []string{
+		"keeper.go", "keeperpipe.go", "keepertree.go", "keeperend.go", "keeperidle.go",
+		"child.go", "childoutput.go",
+	}},
+	{"election", []string{
+		"nodes.go", "historyrecord.go", "snapshot.go", "candidate.go", "election.go", "baton.go", "handover.go",
+		"release.go", "slots.go", "standby.go", "controls.go", "publisher.go",
+	}},
+	{"lease", []string{"lease.go", "outcome.go", "metrics.go"}},
+	{"runner", []string{
+		"run.go", "transition.go", "leadership.go", "follow.go", "health.go", "once.go", "onceclaim.go", "history.go",
+		"command.go", "hooks.go", "supervise.go", "strategy.go", "cron.go", "cronclock.go",
+		"preempt.go", "ping.go", "leader.go",
+	}},
+	{"readers", []string{
+		"info.go", "info_model.go", "info_summary.go", "info_human.go", "watch.go", "watch_events.go",
+		"history_read.go", "check.go",
+	}},
+	{"main", []string{"main.go", "cmdline.go", "configfile.go", "params.go", "paramdocs.go", "help.go"}},
+}
+
+// pendingPackages: the upward references left in files another change
+// moves out of package main (zk*.go, tls_*.go, keeper*.go), which must not
+// be edited here. Removed when the ZooKeeper and keeper layers become
+// packages (issue 33 item 5).
+var pendingPackages = []upRef{
+	{"keeperidle.go", "runner", "run.go"},
+	{"keeperidle.go", "field log", "run.go"},
+	{"keeperidle.go", "field mu", "run.go"},
+	{"keeperidle.go", "field set", "run.go"},
+	{"keeperidle.go", "field spare", "run.go"},
+	{"tls_off.go", "paramSource", "cmdline.go"},
+	{"zkaccess.go", "paramSource", "cmdline.go"},
+	{"zkwire.go", "handoverRecord", "nodes.go"},
+	{"zkwire.go", "field At", "nodes.go"},
+}
+
+// upRef is one use of a name defined in a higher layer.
+type upRef struct{ file, name, def string }
+
+func TestLayers(t *testing.T) {
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, f := range l.files {
+			if _, dup := layerOf[f]; dup {
+				t.Errorf("%s is in two layers", f)
+			}
+			layerOf[f] = i
+		}
+	}
+	all, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, f := range all {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		sources = append(sources, f)
+		if _, ok := layerOf[f]; !ok {
+			t.Errorf("%s is in no layer: add it to the table in layers_test.go", f)
+		}
+	}
+	for f := range layerOf {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the layer table names %s, which does not exist", f)
+		}
+	}
+
+	// Each build a file may be part of: Linux, Linux without TLS, elsewhere.
+	builds := []struct {
+		goos string
+		tags []string
+	}{{"linux", nil}, {"linux", []string{"ballot_notls"}}, {"darwin", nil}}
+	fset := token.NewFileSet()
+	parsed := map[string]*ast.File{}
+	imports := map[string]bool{}
+	for _, f := range sources {
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed[f] = af
+		for _, is := range af.Imports {
+			imports[strings.Trim(is.Path.Value, `"`)] = true
+		}
+	}
+	imp := exportImporter(t, fset, imports)
+
+	found := map[upRef]bool{}
+	for _, b := range builds {
+		ctx := build.Default
+		ctx.GOOS, ctx.BuildTags = b.goos, b.tags
+		var files []*ast.File
+		for _, f := range sources {
+			if ok, err := ctx.MatchFile(".", f); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				files = append(files, parsed[f])
+			}
+		}
+		// Type errors (another GOOS against Linux's standard library) are
+		// no concern here: only the uses are.
+		conf := types.Config{Importer: imp, Error: func(error) {}}
+		info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+		pkg, _ := conf.Check("main", fset, files, info)
+		for id, obj := range info.Uses {
+			if !crossFile(pkg, obj) {
+				continue
+			}
+			if o, ok := obj.(interface{ Origin() types.Object }); ok {
+				obj = o.Origin()
+			}
+			use := filepath.Base(fset.Position(id.Pos()).Filename)
+			def := filepath.Base(fset.Position(obj.Pos()).Filename)
+			if use != def && layerOf[use] < layerOf[def] {
+				found[upRef{use, qualName(obj), def}] = true
+			}
+		}
+	}
+
+	var refs []upRef
+	pairs := map[[2]string]bool{}
+	for r := range found {
+		refs = append(refs, r)
+		pairs[[2]string{r.file, r.def}] = true
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		a, b := refs[i], refs[j]
+		if a.file != b.file {
+			return a.file < b.file
+		}
+		if a.def != b.def {
+			return a.def < b.def
+		}
+		return a.name < b.name
+	})
+	t.Logf("%d upward references (%d file pairs), %d of them pending (pendingPackages)", len(refs), len(pairs), len(pendingPackages))
+	pending := map[upRef]bool{}
+	for _, r := range pendingPackages {
+		pending[r] = true
+		if !found[r] {
+			t.Errorf("pendingPackages holds %v, which is no longer an upward reference: delete it", r)
+		}
+	}
+	for _, r := range refs {
+		if !pending[r] {
+			t.Errorf("%s (%s) uses %s from %s (%s)", r.file, layers[layerOf[r.file]].name, r.name, r.def, layers[layerOf[r.def]].name)
+		}
+	}
+}
+
+// crossFile: obj is package main's and declared where a use in another
+// file depends on it: at package level, a method, or a field.
+func crossFile(pkg *types.Package, obj types.Object) bool {
+	if obj == nil || obj.Pkg() != pkg || !obj.Pos().IsValid() {
+		return false
+	}
+	switch o := obj.(type) {
+	case *types.PkgName, *types.Label:
+		return false
+	case *types.Func:
+		return o.Parent() == pkg.Scope() || o.Type().(*types.Signature).Recv() != nil
+	case *types.Var:
+		return o.IsField() || o.Parent() == pkg.Scope()
+	}
+	return obj.Parent() == pkg.Scope()
+}
+
+// qualName: a name as a reader finds it, methods and fields with their type.
+func qualName(obj types.Object) string {
+	switch o := obj.(type) {
+	case *types.Func:
+		if r := o.Type().(*types.Signature).Recv(); r != nil {
+			return recvName(r.Type()) + "." + o.Name()
+		}
+	case *types.Var:
+		if o.IsField() {
+			return "field " + o.Name()
+		}
+	}
+	return obj.Name()
+}
+
+func recvName(t types.Type) string {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := t.(*types.Named); ok {
+		return n.Obj().Name()
+	}
+	return t.String()
+}
+
+// exportImporter reads the compiled export data of the imported packages,
+// which `go list -export` finds in (or adds to) the build cache.
+func exportImporter(t *testing.T, fset *token.FileSet, imports map[string]bool) types.Importer {
+	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}"}
+	for p := range imports {
+		args = append(args, p)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	export := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if p, f, ok := strings.Cut(sc.Text(), " "); ok && f != "" {
+			export[p] = f
+		}
+	}
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := export[path]
+		if !ok {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(f)
+	})
+}
