@@ -209,6 +209,36 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// TestLayersMap: README's "Reading the code" lists the same layers and
+// files, in the same order, one line a file.
+func TestLayersMap(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Reading the code\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var want, got []string
+	for _, l := range layers {
+		for _, f := range l.files {
+			want = append(want, l.name+" "+f)
+		}
+	}
+	layer := ""
+	for _, line := range strings.Split(section, "\n") {
+		if name, ok := strings.CutPrefix(line, "**"); ok {
+			name, _, _ = strings.Cut(name, "**")
+			layer = strings.ToLower(name)
+		} else if file, ok := strings.CutPrefix(line, "- ["); ok {
+			file, _, _ = strings.Cut(file, "]")
+			got = append(got, layer+" "+file)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README's Reading the code lists (layer file):\n%s\nlayers_test.go's table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // crossFile: obj is package main's and declared where a use in another
 // file depends on it: at package level, a method, or a field.
 func crossFile(pkg *types.Package, obj types.Object) bool {
