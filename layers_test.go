@@ -158,11 +158,16 @@ func TestLayers(t *testing.T) {
 				files = append(files, parsed[f])
 			}
 		}
-		// Type errors (another GOOS against Linux's standard library) are
-		// no concern here: only the uses are.
-		conf := types.Config{Importer: imp, Error: func(error) {}}
+		// The standard library's export data is Linux's: another GOOS's
+		// files meet type errors, no concern here (only the uses are). On
+		// Linux an error would mean uses unresolved, so missed.
+		var typeErrs []error
+		conf := types.Config{Importer: imp, Error: func(err error) { typeErrs = append(typeErrs, err) }}
 		info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 		pkg, _ := conf.Check("main", fset, files, info)
+		if b.goos == "linux" && len(typeErrs) > 0 {
+			t.Errorf("GOOS=%s tags %v: %d type errors, the first: %v", b.goos, b.tags, len(typeErrs), typeErrs[0])
+		}
 		for id, obj := range info.Uses {
 			if !crossFile(pkg, obj) {
 				continue
@@ -282,9 +287,13 @@ func recvName(t types.Type) string {
 }
 
 // exportImporter reads the compiled export data of the imported packages,
-// which `go list -export` finds in (or adds to) the build cache.
+// which `go list -export` finds in the build cache (go vet and the test's
+// own build put it there) or adds to it.
 func exportImporter(t *testing.T, fset *token.FileSet, imports map[string]bool) types.Importer {
 	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}"}
+	if raceEnabled {
+		args = append(args, "-race") // the export data this test binary was built with, cached
+	}
 	for p := range imports {
 		args = append(args, p)
 	}
