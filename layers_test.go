@@ -25,7 +25,9 @@ import (
 )
 
 // layers, bottom to top: README's "Reading the code" walks the same
-// table. A new non-test file must be placed in one.
+// table. A new non-test file must be placed in one. An entry under
+// internal/ is a package: it may import only packages of its own layer
+// and those below.
 var layers = []struct {
 	name  string
 	files []string
@@ -120,9 +122,19 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s is in no layer: add it to the table in layers_test.go", f)
 		}
 	}
-	for f := range layerOf {
+	for f, i := range layerOf {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("the layer table names %s, which does not exist", f)
+		}
+		if strings.HasPrefix(f, "internal/") {
+			for _, imp := range packageImports(t, f) {
+				dep := strings.TrimPrefix(imp, "ballot/")
+				if j, ok := layerOf[dep]; ok && j > i {
+					t.Errorf("%s (%s) imports %s (%s)", f, layers[i].name, dep, layers[j].name)
+				} else if !ok && dep != imp {
+					t.Errorf("%s imports %s, which is in no layer", f, dep)
+				}
+			}
 		}
 	}
 
@@ -242,6 +254,28 @@ func TestLayersMap(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("README's Reading the code lists (layer file):\n%s\nlayers_test.go's table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// packageImports: what the non-test files of the package in dir import.
+func packageImports(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var imports []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, is := range af.Imports {
+			imports = append(imports, strings.Trim(is.Path.Value, `"`))
+		}
+	}
+	return imports
 }
 
 // crossFile: obj is package main's and declared where a use in another
