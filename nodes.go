@@ -259,3 +259,7 @@ type preemptStatus struct {
 const infoClockPrefix = ".ballot-clock-"
 
 func onceDir(base string) string { return base + "/" + onceDirName }
+
+// onceKeep is how many keys the election remembers; older finished keys
+// are deleted when a new one is recorded (a daily job: 100 days).
+const onceKeep = 100
