@@ -60,6 +60,12 @@ var layers = []struct {
 		"snapshot.go", "candidate.go", "election.go", "publisher.go", "baton.go", "handover.go",
 		"release.go", "standby.go", "slots.go", "controls.go",
 	}},
+	// Read-only commands, on the election's snapshot; below the lease and
+	// the runner, so nothing of a leadership is in their reach.
+	{"readers", []string{
+		"info.go", "info_model.go", "info_summary.go", "info_human.go", "watch.go", "watch_events.go",
+		"history_read.go", "check.go",
+	}},
 	// How long a leader may still act, and why a leadership ended.
 	{"lease", []string{"lease.go", "outcome.go", "metrics.go"}},
 	// One process running a command: a candidacy's life, what a leader
@@ -69,11 +75,6 @@ var layers = []struct {
 		"run.go", "leadership.go", "follow.go", "transition.go", "strategy.go", "once.go", "onceclaim.go",
 		"cron.go", "cronclock.go", "history.go", "supervise.go", "command.go", "hooks.go", "health.go",
 		"preempt.go", "ping.go", "leader.go",
-	}},
-	// Read-only commands: they never write.
-	{"readers", []string{
-		"info.go", "info_model.go", "info_summary.go", "info_human.go", "watch.go", "watch_events.go",
-		"history_read.go", "check.go",
 	}},
 	// The entry point, the parameters and help.
 	{"main", []string{"main.go", "cmdline.go", "params.go", "configfile.go", "paramdocs.go", "help.go"}},
