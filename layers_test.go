@@ -80,10 +80,10 @@ var layers = []struct {
 	{"main", []string{"main.go", "cmdline.go", "params.go", "configfile.go", "paramdocs.go", "help.go"}},
 }
 
-// pendingPackages: the upward references left in files another change
-// moves out of package main (zk*.go, tls_*.go, keeper*.go), which must not
-// be edited here. Removed when the ZooKeeper and keeper layers become
-// packages (issue 33 item 5).
+// pendingPackages: the upward references left in the files that move
+// out of package main (zk*.go, tls_*.go, keeper*.go), left to that move.
+// Removed when the ZooKeeper and keeper layers become packages (issue 33
+// item 5).
 var pendingPackages = []upRef{
 	{"keeperidle.go", "runner", "run.go"},
 	{"keeperidle.go", "field log", "run.go"},
