@@ -44,16 +44,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// batonWait is W: how long a successor waits after finding the baton
-// dropped by a holder whose session timeout was t. Whatever dropped it
-// (the session's expiry, a deletion), that came after the holder's last
-// renewal was sent, and the holder's command is dead by that send time +
-// W (lease.go): so it is dead by the time the successor, which saw the
-// baton gone no earlier than it went, has waited W. 3T/4 leaves the
-// leader's renewals room to ride through a stalled or slow ZooKeeper
-// (README, "How the election works"); a host that dies costs T + W.
-func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }
-
 // recordedWaitMs is W as the records carry it, in whole milliseconds,
 // rounded up: a successor must never wait less than the holder's lease
 // counts with.

@@ -58,11 +58,6 @@ type child struct {
 // killTimes is what the keeper enforces, on the boot clock (0, 0: none).
 type killTimes = keeper.KillTimes
 
-// leaseKillTimes is what the keeper enforces under the lease l.
-func leaseKillTimes(l *lease) killTimes {
-	return killTimes{Kill: l.KillAt(), Backstop: l.BackstopAt()}
-}
-
 type childSpec struct {
 	Argv []string
 	Env  []string // extra NAME=value pairs (BALLOT_*)

@@ -6,7 +6,11 @@ package main
 // grace and ping periods, stay on Go's own clock, which the poller and the
 // kernel keep.)
 
-import "time"
+import (
+	"time"
+
+	"ballot/internal/bootclock"
+)
 
 // clock reads the boot clock and Go's clock. The zero clock is the
 // system's; unit tests set their own (lease_test.go, keeper_test.go).
@@ -32,3 +36,28 @@ func (c clock) goNow() time.Time {
 // onGoClock is boot-clock moment t on Go's clock, computed afresh at each
 // call, so that it compares with Go's clock at that moment.
 func (c clock) onGoClock(t bootTime) time.Time { return c.goNow().Add(time.Duration(t - c.now())) }
+
+// bootTime is a reading of CLOCK_BOOTTIME (internal/bootclock). The lease
+// is kept on it, not on the monotonic clock of Go's time package, which
+// stops while the machine is suspended: ZooKeeper's clock runs on
+// meanwhile, and a lease must not look fresh on resume. The keeper reads
+// the same clock, so a deadline passes between the two as a number.
+type bootTime = bootclock.Time
+
+func bootNow() bootTime { return bootclock.Now() }
+
+func onGoClock(t bootTime) time.Time { return clock{}.onGoClock(t) }
+
+// zkClockReading is ZooKeeper's clock as one of the leader's writes saw it.
+type zkClockReading struct {
+	mtime time.Time // ZooKeeper's clock when the write committed
+	sent  bootTime  // when the write was sent, on this host's boot clock
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}

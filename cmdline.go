@@ -303,20 +303,6 @@ func checkHasCommand(s *Settings) error {
 	}
 	return usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, s.Command, example)
 }
-
-// paramSource names where parameter name's value came from, the way
-// usage errors do: "--name", "environment NAME" or
-// `config file PATH: key "name"`.
-func paramSource(s *Settings, name string) string {
-	switch src := s.Sources[name]; {
-	case strings.HasPrefix(src, "environment "):
-		return src
-	case strings.HasPrefix(src, "config file "):
-		return fmt.Sprintf("%s: key %q", src, name)
-	}
-	return "--" + name
-}
-
 // settleZooKeeperAccess checks the secure-ZooKeeper parameters against each
 // other, settles the defaults that depend on others (TLS, the ACL) and
 // prepends the chroot to the base path. The files are read later, by

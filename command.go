@@ -5,10 +5,8 @@ package main
 // command that keeps ending at once.
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"ballot/internal/zookeeper"
@@ -132,24 +130,6 @@ func releaseWhenTaken(cmd *child, l *lease, pending bool) {
 			cmd.tellRelease(h)
 		}
 	}()
-}
-
-// handoffFor is what a keeper needs to end c's session and give its baton
-// back should ballot die; nil when not elected. While a handover's take is
-// pending under l, only the session: the release follows the take.
-func handoffFor(c *candidate, l *lease) *zookeeper.Handoff {
-	if c == nil {
-		return nil
-	}
-	h := c.s.Handoff()
-	if l != nil && l.takePending() {
-		return h
-	}
-	if h != nil && c.baton.held() {
-		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
-		h.Proposal, h.Baton = c.node, c.batonPath()
-	}
-	return h
 }
 
 // publishRunEnd records the end of a run in the proposal node (what
@@ -290,47 +270,6 @@ func (r *runner) backOff(ex childExit) {
 	}
 }
 
-// rerunLimit is --rerun-limit N/D: under on-child-error rerun, at most N
-// reruns after failures within any window D; the failure after them hands
-// over to the next in line (Pacemaker's migration-threshold and
-// failure-timeout). The zero value is no limit.
-type rerunLimit struct {
-	N      int
-	Window time.Duration
-}
-
-func (l rerunLimit) set() bool { return l.Window > 0 }
-
-func (l rerunLimit) String() string {
-	if !l.set() {
-		return "off"
-	}
-	return strconv.Itoa(l.N) + "/" + l.Window.String()
-}
-
-// parseRerunLimit reads "N/DURATION" or "off".
-func parseRerunLimit(v string) (rerunLimit, error) {
-	if v == "off" {
-		return rerunLimit{}, nil
-	}
-	ns, ds, ok := strings.Cut(v, "/")
-	if !ok {
-		return rerunLimit{}, errors.New("not N/DURATION; use a count of reruns and a window, such as 3/10m (at most 3 reruns within 10 minutes), or off")
-	}
-	n, err := strconv.Atoi(ns)
-	switch {
-	case err != nil:
-		return rerunLimit{}, fmt.Errorf("%q is not a whole number of reruns; use N/DURATION such as 3/10m, N from 0 to 100", ns)
-	case n < 0 || n > 100:
-		return rerunLimit{}, fmt.Errorf("%d reruns: out of range; use 0 (hand over at the first failure) to 100", n)
-	}
-	d, err := time.ParseDuration(ds)
-	if err != nil || d < time.Second {
-		return rerunLimit{}, fmt.Errorf("window %q: use a Go duration of at least 1s, such as 3/10m", ds)
-	}
-	return rerunLimit{N: n, Window: d}, nil
-}
-
 // checkRerunLimit refuses a --rerun-limit that would limit nothing, or
 // whose handover has no single successor.
 func checkRerunLimit(set *Settings) error {
@@ -347,3 +286,40 @@ func checkRerunLimit(set *Settings) error {
 	}
 	return nil
 }
+
+// prestartKeeper starts a spare keeper for run once's next command: the
+// next in line then starts its command without waiting for a keeper to
+// start (a fork, an exec and Go's start-up, milliseconds on a handover's
+// critical path). Only the next in line keeps one, so followers further
+// back cost nothing. It knows nothing of the session until it runs a
+// command, so should ballot die meanwhile it gives nothing back.
+func (r *runner) prestartKeeper() {
+	k, err := startIdleKeeper(nil, nil, r.set.WrapChildLogs)
+	if err != nil {
+		r.log.Debug("cannot start a keeper ahead of time; one starts with the command", "error", err)
+		return
+	}
+	r.setSpare(k)
+	r.log.Debug("a keeper stands by for the next command", logEvKeeperReady.attr(), "keeper_pid", k.c.keeper.Process.Pid)
+}
+
+// setSpare makes k the keeper the next command runs on.
+func (r *runner) setSpare(k *idleKeeper) {
+	r.mu.Lock()
+	old := r.spare
+	r.spare = k
+	r.mu.Unlock()
+	old.stop()
+}
+
+// takeSpare hands over the spare keeper, if any.
+func (r *runner) takeSpare() *idleKeeper {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := r.spare
+	r.spare = nil
+	return k
+}
+
+// dropSpare stops the spare keeper, if any.
+func (r *runner) dropSpare() { r.takeSpare().stop() }

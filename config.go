@@ -153,13 +153,6 @@ type Settings struct {
 	Values map[string]string
 }
 
-// Log levels beyond slog's four.
-const (
-	LevelTrace = slog.Level(-8)
-	LevelFatal = slog.Level(12)
-	LevelPanic = slog.Level(16)
-)
-
 // The parameters' shape: commands, scopes, kinds and environment names.
 // The table itself is in params.go; parsing in cmdline.go and
 // configfile.go; value checks in values.go; help texts in help.go.
@@ -380,3 +373,16 @@ var (
 	logLevelNames  = []string{"trace", "debug", "info", "warn", "error", "fatal", "panic"}
 	logLevels      = []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
 )
+
+// paramSource names where parameter name's value came from, the way
+// usage errors do: "--name", "environment NAME" or
+// `config file PATH: key "name"`.
+func paramSource(s *Settings, name string) string {
+	switch src := s.Sources[name]; {
+	case strings.HasPrefix(src, "environment "):
+		return src
+	case strings.HasPrefix(src, "config file "):
+		return fmt.Sprintf("%s: key %q", src, name)
+	}
+	return "--" + name
+}

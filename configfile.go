@@ -241,14 +241,6 @@ func loadConfig(s *Settings, flagVals []string, getenv func(string) string) (*co
 	return parseConfig(path, data)
 }
 
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // parseConfig parses the JSON object in data; path is for messages.
 func parseConfig(path string, data []byte) (*configFile, error) {
 	prefix := "config file " + path

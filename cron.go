@@ -709,3 +709,32 @@ func laterOf(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// startOf is when the run of the scheduled time t starts: --spread's
+// offset after it.
+func (w *cronWork) startOf(t time.Time) time.Time { return t.Add(w.offset) }
+
+// latestStarted is the last scheduled time whose run starts at or before now.
+func (w *cronWork) latestStarted(now time.Time) (time.Time, error) {
+	return w.sched.Latest(now.Add(-w.offset))
+}
+
+// nextStarting is the first scheduled time after last whose run starts
+// after now.
+func (w *cronWork) nextStarting(now, last time.Time) (time.Time, error) {
+	return w.sched.Next(laterOf(now.Add(-w.offset), last))
+}
+
+// announce logs the next scheduled time and publishes it for info, with
+// its start when --spread moves it.
+func (w *cronWork) announce(c *candidate, next time.Time) {
+	r, start := w.r, w.startOf(next)
+	nr := &scheduledNext{Time: next.Format(time.RFC3339)}
+	attrs := []any{"scheduled_time", r.fmtTime(next), "in", time.Until(start).Round(time.Millisecond)}
+	if w.offset > 0 {
+		nr.StartsAt = start.Format(time.RFC3339)
+		attrs = append(attrs, "starts_at", r.fmtTime(start), "spread_offset", w.offset)
+	}
+	r.log.Info("next run due", attrs...)
+	c.pub.update(func(d *proposalData) { d.NextRun = nr })
+}

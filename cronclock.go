@@ -29,12 +29,6 @@ import (
 // at least a second later, is run if due after it).
 const clockAheadLimit = 2 * time.Second
 
-// zkClockReading is ZooKeeper's clock as one of the leader's writes saw it.
-type zkClockReading struct {
-	mtime time.Time // ZooKeeper's clock when the write committed
-	sent  bootTime  // when the write was sent, on this host's boot clock
-}
-
 // aheadOfZooKeeper is how far t is, at least, ahead of ZooKeeper's clock
 // at now (boot clock); negative when behind.
 func aheadOfZooKeeper(t time.Time, r zkClockReading, now bootTime) time.Duration {

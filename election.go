@@ -28,12 +28,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-var (
-	errSessionLost  = zookeeper.ErrSessionLost // the ZooKeeper layer's waits end with these two
-	errProposalGone = errors.New("proposal node is gone")
-	errStopped      = zookeeper.ErrStopped
-)
-
 // propose creates this candidate's proposal node. The create is protected by
 // a random id in the node name: when the answer is lost with the connection,
 // the node may exist anyway, and is found again instead of made twice.

@@ -116,20 +116,6 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	}
 }
 
-// isClosed reports whether ch is closed (false for nil): the one way to
-// ask.
-func isClosed(ch <-chan struct{}) bool {
-	if ch == nil {
-		return false
-	}
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // notifyFollowing tells systemd this candidate's place and who leads: the
 // lowest proposal's candidate (it may not have acknowledged yet with the
 // leader node).

@@ -5,12 +5,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,56 +17,6 @@ import (
 
 	"ballot/internal/zookeeper"
 )
-
-// historyItem is one history entry as read, with what a reader adds.
-type historyItem struct {
-	Node string `json:"node"`
-	historyEntry
-	// State: "ended", "running" (its leader holds the baton), or
-	// "unfinished" (its leader is gone; the next leader records it as
-	// leadership-lost).
-	State      string `json:"state"`
-	EndedAgoMs *int64 `json:"endedAgoMs,omitempty"` // now - the node's mtime (ZooKeeper's clock), once ended
-	ParseError string `json:"parseError,omitempty"`
-
-	mtime int64
-}
-
-// readHistory reads the newest entries, newest first, until it has limit
-// of them or enough(item) says so; nil when the election has none.
-func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem) bool) ([]*historyItem, error) {
-	dir := historyDir(base)
-	names, _, err := conn.Children(dir)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, zookeeper.Error(err, "read", dir)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
-	var items []*historyItem
-	for _, n := range names {
-		if len(items) >= limit {
-			break
-		}
-		raw, st, err := conn.Get(dir + "/" + n)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // pruned meanwhile
-		}
-		if err != nil {
-			return nil, zookeeper.Error(err, "read", dir+"/"+n)
-		}
-		it := &historyItem{Node: n, mtime: st.Mtime}
-		if err := json.Unmarshal(raw, &it.historyEntry); err != nil {
-			it.ParseError = err.Error()
-		}
-		items = append(items, it)
-		if enough != nil && enough(it) {
-			break
-		}
-	}
-	return items, nil
-}
 
 // settle fills in what a reader adds: the state, and ages on ZooKeeper's
 // clock. running holds the fencing tokens of the batons' holders (one per

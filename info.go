@@ -23,11 +23,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// infoClockPrefix names the throwaway nodes whose ctime told ZooKeeper's
-// time to readers before they stopped writing; another ballot's may still
-// be seen.
-const infoClockPrefix = ".ballot-clock-"
-
 // infoRawLimit caps raw node data shown for unparsable or foreign nodes.
 const infoRawLimit = 300
 
@@ -40,14 +35,6 @@ func ageMs(now time.Time, zkMs int64) int64 {
 		return d
 	}
 	return 0
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = t.UTC()
-	return &t
 }
 
 func cut(b []byte) string {

@@ -24,15 +24,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// Why a follower left the line: the cause of its context (followContext),
-// whose end its waits see as errStopped.
-var (
-	errStopSignal   = errors.New("stop requested")
-	errUnhealthy    = errors.New("health check failing")
-	errOnceKeyRun   = errors.New("the once key was run by another candidate")
-	errWaitTimedOut = errors.New("not elected within --wait-timeout")
-)
-
 // verdict is what follows a step of a candidacy.
 type verdict struct {
 	next step

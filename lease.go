@@ -34,35 +34,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
-)
-
-// Fractions of the session timeout T.
-const (
-	// renewEveryDiv: a renewal goes out every T/8. Each is a quorum write
-	// (8 per T: 96 a minute at T = 5 s); more often would load the ensemble
-	// for little, less often would cut the stall a leader rides through by
-	// as much.
-	renewEveryDiv = 8
-	// maxRenewalsInFlight bounds the renewals waiting for an answer (a
-	// stalled server): one lease's worth.
-	maxRenewalsInFlight = 8
-	// killMarginDiv: the command must be dead T/16 before the lease's end,
-	// for the kill itself, clocks that tick at slightly different rates
-	// over W (ppm, far less), and the keeper's backstop half-way: a keeper
-	// woken from a stop must have the time to catch up on renewals before
-	// it (keeper.go, deadline.set).
-	killMarginDiv = 16
-	// graceOwedDiv: a command is owed min(--stop-grace-period, T/8) between
-	// SIGTERM and the kill when the lease runs out.
-	graceOwedDiv = 8
-	// slowDiv: a renewal unanswered after T/8 is reported as slow.
-	slowDiv = 8
-	// checkInDiv: renewals vouch only while supervision has checked in
-	// within T/4: a ballot whose main goroutine is stuck must not keep the
-	// lead (and the baton) while nothing watches the command.
-	checkInDiv = 4
 )
 
 type lease struct {
@@ -428,11 +400,6 @@ func (l *lease) AwaitFresh(stop <-chan struct{}) bool {
 	}
 }
 
-// nodeLostError says the proposal or the baton is gone or not ours.
-type nodeLostError struct{ what string }
-
-func (e *nodeLostError) Error() string { return "our " + e.what + " node was deleted" }
-
 // renew sends one renewal, sent at sent, and records its answer.
 func (l *lease) renew(sent bootTime) {
 	c := l.c
@@ -506,13 +473,6 @@ func (l *lease) reportSlow(now bootTime) {
 	l.c.log.Warn("lease renewal slow: ZooKeeper has not answered; the command goes on while the lease lasts",
 		"unlastAnsweredfor", oldest.Round(time.Millisecond), "lease_left", l.Left().Round(time.Millisecond),
 		"stops_at_lease_left", l.grace.Round(time.Millisecond))
-}
-
-func ping(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }
 
 // watch ends the lease as soon as the proposal or the baton is deleted,
@@ -668,8 +628,6 @@ func (l *lease) supervisedKillBy() time.Time {
 	return l.KillBy()
 }
 
-func onGoClock(t bootTime) time.Time { return clock{}.onGoClock(t) }
-
 // Fresh reports that the lease leaves more than the grace owed: the
 // condition for starting anything as leader. Only the supervising
 // goroutine calls it, so it checks in.
@@ -699,11 +657,25 @@ func (l *lease) String() string {
 		last.Round(time.Millisecond), largest.Round(time.Millisecond))
 }
 
-// bootTime is a reading of CLOCK_BOOTTIME (internal/bootclock). The lease
-// is kept on it, not on the monotonic clock of Go's time package, which
-// stops while the machine is suspended: ZooKeeper's clock runs on
-// meanwhile, and a lease must not look fresh on resume. The keeper reads
-// the same clock, so a deadline passes between the two as a number.
-type bootTime = bootclock.Time
+// leaseKillTimes is what the keeper enforces under the lease l.
+func leaseKillTimes(l *lease) killTimes {
+	return killTimes{Kill: l.KillAt(), Backstop: l.BackstopAt()}
+}
 
-func bootNow() bootTime { return bootclock.Now() }
+// handoffFor is what a keeper needs to end c's session and give its baton
+// back should ballot die; nil when not elected. While a handover's take is
+// pending under l, only the session: the release follows the take.
+func handoffFor(c *candidate, l *lease) *zookeeper.Handoff {
+	if c == nil {
+		return nil
+	}
+	h := c.s.Handoff()
+	if l != nil && l.takePending() {
+		return h
+	}
+	if h != nil && c.baton.held() {
+		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = c.handoverPath(), c.baton.version, c.handoverData(handoverReleased)
+		h.Proposal, h.Baton = c.node, c.batonPath()
+	}
+	return h
+}

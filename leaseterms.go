@@ -114,3 +114,40 @@ func init() {
 		panic(err)
 	}
 }
+
+// Fractions of the session timeout T.
+const (
+	// renewEveryDiv: a renewal goes out every T/8. Each is a quorum write
+	// (8 per T: 96 a minute at T = 5 s); more often would load the ensemble
+	// for little, less often would cut the stall a leader rides through by
+	// as much.
+	renewEveryDiv = 8
+	// maxRenewalsInFlight bounds the renewals waiting for an answer (a
+	// stalled server): one lease's worth.
+	maxRenewalsInFlight = 8
+	// killMarginDiv: the command must be dead T/16 before the lease's end,
+	// for the kill itself, clocks that tick at slightly different rates
+	// over W (ppm, far less), and the keeper's backstop half-way: a keeper
+	// woken from a stop must have the time to catch up on renewals before
+	// it (keeper.go, deadline.set).
+	killMarginDiv = 16
+	// graceOwedDiv: a command is owed min(--stop-grace-period, T/8) between
+	// SIGTERM and the kill when the lease runs out.
+	graceOwedDiv = 8
+	// slowDiv: a renewal unanswered after T/8 is reported as slow.
+	slowDiv = 8
+	// checkInDiv: renewals vouch only while supervision has checked in
+	// within T/4: a ballot whose main goroutine is stuck must not keep the
+	// lead (and the baton) while nothing watches the command.
+	checkInDiv = 4
+)
+
+// batonWait is W: how long a successor waits after finding the baton
+// dropped by a holder whose session timeout was t. Whatever dropped it
+// (the session's expiry, a deletion), that came after the holder's last
+// renewal was sent, and the holder's command is dead by that send time +
+// W (lease.go): so it is dead by the time the successor, which saw the
+// baton gone no earlier than it went, has waited W. 3T/4 leaves the
+// leader's renewals room to ride through a stalled or slow ZooKeeper
+// (README, "How the election works"); a host that dies costs T + W.
+func batonWait(t time.Duration) time.Duration { return t * 3 / 4 }

@@ -232,3 +232,24 @@ func (p *logPipe) Close(timeout time.Duration) {
 	case <-time.After(timeout):
 	}
 }
+
+// Log levels beyond slog's four.
+const (
+	LevelTrace = slog.Level(-8)
+	LevelFatal = slog.Level(12)
+	LevelPanic = slog.Level(16)
+)
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}

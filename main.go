@@ -22,12 +22,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
-var (
-	version = "dev"
-	commit  = "unknown"
-)
-
 func main() {
 	oneProcessor()
 	if err := checkPlatform(); err != nil {

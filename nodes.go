@@ -247,3 +247,23 @@ type pauseRecord struct {
 	By     string    `json:"by"`
 	Since  time.Time `json:"since"`
 }
+
+// preemptStatus is what a leader publishes while a preferred candidate
+// waits out --preempt-after (ballot info, watch).
+type preemptStatus struct {
+	Proposal    string    `json:"proposal"`
+	CandidateID string    `json:"candidateId,omitempty"`
+	Priority    int       `json:"priority"`
+	At          time.Time `json:"at"` // when the leader hands over, if it is ready then
+}
+
+// infoClockPrefix names the throwaway nodes whose ctime told ZooKeeper's
+// time to readers before they stopped writing; another ballot's may still
+// be seen.
+const infoClockPrefix = ".ballot-clock-"
+
+func onceDir(base string) string { return base + "/" + onceDirName }
+
+// onceKeep is how many keys the election remembers; older finished keys
+// are deleted when a new one is recorded (a daily job: 100 days).
+const onceKeep = 100

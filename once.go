@@ -31,15 +31,10 @@ import (
 
 const (
 	onceKeyMax = 200 // bytes; a ZooKeeper node name stays well within limits
-	// onceKeep is how many keys the election remembers; older finished keys
-	// are deleted when a new one is recorded (a daily job: 100 days).
-	onceKeep = 100
 	// exitBusy: run once --no-wait found another candidate leading
 	// (EX_TEMPFAIL: "try again later").
 	exitBusy = 75
 )
-
-func onceDir(base string) string { return base + "/" + onceDirName }
 
 // onceNodeName escapes a key into a node name: letters, digits, '-', '_'
 // and (but first) '.' stay; anything else is %XX, so "/" and "." or ".."

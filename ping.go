@@ -79,16 +79,6 @@ func parsePingURL(v string) (*url.URL, error) {
 	return u, nil
 }
 
-// redactURL is a ping URL as ballot shows it: scheme and host only, the
-// path (the secret: a check's uuid or a project's ping key) cut.
-func redactURL(v string) string {
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || u.Host == "" || strings.ContainsAny(u.Host, "@") {
-		return "…"
-	}
-	return u.Scheme + "://" + u.Host + "/…"
-}
-
 // readPingURLFile is --ping-url-file: the URL on the file's first line.
 func readPingURLFile(name string) (string, error) {
 	b, err := os.ReadFile(name)

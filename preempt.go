@@ -24,15 +24,6 @@ import (
 // that stay short.
 const maxPriority = 1000
 
-// preemptStatus is what a leader publishes while a preferred candidate
-// waits out --preempt-after (ballot info, watch).
-type preemptStatus struct {
-	Proposal    string    `json:"proposal"`
-	CandidateID string    `json:"candidateId,omitempty"`
-	Priority    int       `json:"priority"`
-	At          time.Time `json:"at"` // when the leader hands over, if it is ready then
-}
-
 // watchPreemption runs for one leadership, until its context ends: it
 // follows the line as the lease's watch sees it, and asks for a handover
 // (controls.preempt) once the first other candidate has a higher priority,

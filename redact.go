@@ -7,7 +7,9 @@ package main
 // with a password, or a password flag.
 
 import (
+	"net/url"
 	"regexp"
+	"strings"
 )
 
 var (
@@ -21,4 +23,14 @@ var (
 func redactValue(v string) string {
 	v = urlPassword.ReplaceAllString(v, "${1}:xxxxx@")
 	return namedSecret.ReplaceAllString(v, "${1}xxxxx")
+}
+
+// redactURL is a ping URL as ballot shows it: scheme and host only, the
+// path (the secret: a check's uuid or a project's ping key) cut.
+func redactURL(v string) string {
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || u.Host == "" || strings.ContainsAny(u.Host, "@") {
+		return "…"
+	}
+	return u.Scheme + "://" + u.Host + "/…"
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
@@ -336,4 +337,62 @@ func normalizeServer(e string) (string, error) {
 		return "", fmt.Errorf("bad port %q; use a port number from 1 to 65535", port)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// rerunLimit is --rerun-limit N/D: under on-child-error rerun, at most N
+// reruns after failures within any window D; the failure after them hands
+// over to the next in line (Pacemaker's migration-threshold and
+// failure-timeout). The zero value is no limit.
+type rerunLimit struct {
+	N      int
+	Window time.Duration
+}
+
+func (l rerunLimit) set() bool { return l.Window > 0 }
+
+func (l rerunLimit) String() string {
+	if !l.set() {
+		return "off"
+	}
+	return strconv.Itoa(l.N) + "/" + l.Window.String()
+}
+
+// parseRerunLimit reads "N/DURATION" or "off".
+func parseRerunLimit(v string) (rerunLimit, error) {
+	if v == "off" {
+		return rerunLimit{}, nil
+	}
+	ns, ds, ok := strings.Cut(v, "/")
+	if !ok {
+		return rerunLimit{}, errors.New("not N/DURATION; use a count of reruns and a window, such as 3/10m (at most 3 reruns within 10 minutes), or off")
+	}
+	n, err := strconv.Atoi(ns)
+	switch {
+	case err != nil:
+		return rerunLimit{}, fmt.Errorf("%q is not a whole number of reruns; use N/DURATION such as 3/10m, N from 0 to 100", ns)
+	case n < 0 || n > 100:
+		return rerunLimit{}, fmt.Errorf("%d reruns: out of range; use 0 (hand over at the first failure) to 100", n)
+	}
+	d, err := time.ParseDuration(ds)
+	if err != nil || d < time.Second {
+		return rerunLimit{}, fmt.Errorf("window %q: use a Go duration of at least 1s, such as 3/10m", ds)
+	}
+	return rerunLimit{N: n, Window: d}, nil
+}
+
+// parseSpread reads --spread: 0, or a duration of at least 1s.
+func parseSpread(v string) (time.Duration, error) {
+	d, err := parseDuration(v, false)
+	if err == nil && d > 0 && d < time.Second {
+		err = errors.New("below 1s spreads nothing (offsets are whole seconds); use 0 or at least 1s, such as 30m")
+	}
+	return d, err
 }

@@ -95,20 +95,6 @@ func eventCandidate(base string, n *snapNode, position int) *watchCandidate {
 	return c
 }
 
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return fmt.Sprintf("%d%s", n, suffix)
-}
-
 // diffElection lists the changes from prev to cur, in the order they are
 // printed: leaves, joins, the leader, the leader's state, the cron record.
 func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
