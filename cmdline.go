@@ -303,6 +303,7 @@ func checkHasCommand(s *Settings) error {
 	}
 	return usagef(`%s: no command given; put it after "--", e.g. %s, or set --on-promote or --on-demote to hold leadership with hooks only`, s.Command, example)
 }
+
 // settleZooKeeperAccess checks the secure-ZooKeeper parameters against each
 // other, settles the defaults that depend on others (TLS, the ACL) and
 // prepends the chroot to the base path. The files are read later, by
