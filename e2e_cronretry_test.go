@@ -89,6 +89,7 @@ func cronAttempts(items []*historyItem, s time.Time) []*historyItem {
 // The schedule's 5 s leave room for the two attempts and the 200 ms retry
 // delay.
 func TestCronRetryAfterFailure(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	marker := filepath.Join(t.TempDir(), "failed-once")
@@ -131,6 +132,7 @@ func TestCronRetryAfterFailure(t *testing.T) {
 // delays before the next time (a reelection is one round of the line, far
 // below T = 2 s).
 func TestCronRetriesAcrossLeaders(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	flags := []string{"--retries", "2", "--retry-delay", "100ms", "--on-child-error", "reelect"}
@@ -185,6 +187,7 @@ func TestCronRetriesAcrossLeaders(t *testing.T) {
 // the same scheduled time at once: about T + 3T/4 after the death, so
 // within the schedule's 10 s = 5T.
 func TestCronRetryLostRun(t *testing.T) {
+	t.Parallel()
 	const T = 2 * time.Second
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
@@ -242,6 +245,7 @@ func onceEntries(items []*historyItem, key string) []*historyItem {
 // ballot exits 0; one that always fails runs exactly 3 times and ballot
 // exits with its code; a candidate started afterwards runs nothing.
 func TestOnceKeyRetries(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	for _, tc := range []struct {
 		name     string
@@ -295,6 +299,7 @@ func TestOnceKeyRetries(t *testing.T) {
 // keeps its place (the key may need a retry), leads once the runner's
 // session is gone (T + 3T/4 after the death, T = 2 s) and runs attempt 2.
 func TestOnceKeyRetryLostRun(t *testing.T) {
+	t.Parallel()
 	const T = 2 * time.Second
 	c := startZK(t, 1)
 	dir := t.TempDir()

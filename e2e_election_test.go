@@ -381,6 +381,7 @@ func TestThreeCandidatesInLine(t *testing.T) {
 // applies, even one far longer than the session timeout; nobody, the
 // keeper included, kills the command early.
 func TestGracePeriodOutlivesTheLease(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", []string{"--stop-grace-period", "6s"}, nil, "slowstop", "3s")

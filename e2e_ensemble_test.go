@@ -138,6 +138,7 @@ func deleteNode(t *testing.T, c *zkCluster, path string) {
 }
 
 func TestEnsembleSafety(t *testing.T) {
+	t.Parallel() // its margins are T and syncLimit × tickTime; the scenarios share the ensemble, so they run in turn
 	c := startEnsemble(t)
 
 	// The leader's member is cut off from its peers: it answers the
@@ -368,6 +369,7 @@ func TestEnsembleSafety(t *testing.T) {
 // tick to round up, 3T/4 waiting for the dropped baton (4 s in all); so a
 // lease that trusts the old leader's answers overlaps the successor.
 func TestEnsembleSafetyRollingConfigChange(t *testing.T) {
+	t.Parallel()
 	const long, short = 12, 2
 	c := startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: long, PeerProxies: true})
 	tick := c.TickTime()

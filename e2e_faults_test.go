@@ -61,6 +61,7 @@ func overlapOf(t *testing.T, file string) time.Duration {
 // once the session expires; on resume the old leader must find its lease
 // gone on its own clock and kill its command before anything else.
 func TestFaultFrozenLeader(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
@@ -134,6 +135,7 @@ func partitioned(e *election, runFlags ...string) (*tcpProxy, *ballotProc, *ball
 // silently dropped) while the follower still sees it. The leader must stop
 // its command before ZooKeeper can expire its session and elect b.
 func TestFaultPartitionReelect(t *testing.T) {
+	t.Parallel()
 	e := newElection(t, startZK(t, 1))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
@@ -156,6 +158,7 @@ func TestFaultPartitionReelect(t *testing.T) {
 // expired, so two commands run at once. The overlap is measured, not
 // prevented: that is what ignore means.
 func TestFaultPartitionIgnore(t *testing.T) {
+	t.Parallel()
 	e := newElection(t, startZK(t, 1))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "ignore")
 	cpid := commandPid(t, a)
@@ -185,6 +188,7 @@ func TestFaultPartitionIgnore(t *testing.T) {
 // dies; the leader moves to another member within its session and keeps
 // its command running.
 func TestFaultServerKilled(t *testing.T) {
+	t.Parallel()
 	c := startZKWith(t, zkOptions{N: 3})
 	e := newElection(t, c)
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
@@ -302,6 +306,7 @@ func TestFaultEnsembleRestart(t *testing.T) {
 // the follower be promoted before the hook ends. The follower's promote
 // hook starts after it, and without waiting for a dropped baton.
 func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
+	t.Parallel()
 	const sessionTimeout = 2 * time.Second // runArgs
 	e := newHookElection(t, startZK(t, 1))
 	flags := []string{

@@ -228,6 +228,7 @@ func (p *inProcess) joinSlots(s *session, id string, priority, slots int) *candi
 // old version, must read it again and take, not end the leadership (and
 // restart the command elsewhere).
 func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newFreshElection(t, c)
 	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit

@@ -39,6 +39,7 @@ func operatorCleanup(t *testing.T, e *election) {
 // the leader's W (3 s, recorded in the election's own data), not its own
 // (1.5 s), for the cut-off leader's lease to run out.
 func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
+	t.Parallel()
 	e := newElection(t, startZK(t, 1))
 	proxy := newTCPProxy(t, e.zk.Servers())
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s", "--stop-grace-period", "1s"}, []string{proxy.Addr()}, "stubborn")
@@ -66,6 +67,7 @@ func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 // version 0 like the leader's own create): the release would mark the
 // successor's take released and delete its baton.
 func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	base := "/ballot/test/" + t.Name()
 	p := newInProcess(t, zkc, base)
@@ -116,6 +118,7 @@ const fSetPipeSize = 1031
 // logs as it goes, long after the pipe is full; then a SIGTERM still hands
 // over at once.
 func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
+	t.Parallel()
 	e := newElection(t, startZK(t, 1))
 	// Each run lasts just over the 1 s under which a run counts as
 	// quick (backoffFor): quick runs, successful or not, are backed off.
@@ -189,6 +192,7 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 // record and waits W before it starts anything, so the old leader, which
 // kills its command on seeing its nodes go, is long done.
 func TestDeleteAllWhileLeaderConnected(t *testing.T) {
+	t.Parallel()
 	e := newElection(t, startZK(t, 1))
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
@@ -233,6 +237,7 @@ func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 // creates cannot tell it from one deleted under a running leader: it waits
 // W for a baton nobody recorded, once, and says so.
 func TestNewElectionWaits(t *testing.T) {
+	t.Parallel()
 	e := newFreshElection(t, startZK(t, 1))
 	a := e.add("a", nil, nil, "tick")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
@@ -254,6 +259,7 @@ func TestNewElectionWaits(t *testing.T) {
 // it needs no lease, but its session keeps the baton until the hook ends:
 // the next leader's promote hook starts only after it.
 func TestLongDemoteHookHoldsTheBaton(t *testing.T) {
+	t.Parallel()
 	e := newHookElection(t, startZK(t, 1))
 	flags := []string{"--on-promote", hookCmd(e.events, "promote", 0, 0),
 		"--on-demote", hookCmd(e.events, "demote", 3*time.Second, 0), "--hook-timeout", "10s"}

@@ -142,6 +142,7 @@ func TestHangingHooksAreStopped(t *testing.T) {
 // once (removing the leader node, a ZooKeeper request that waits for the
 // reconnect, once held it up until the partition healed).
 func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
+	t.Parallel()
 	e := newHookElection(t, startZK(t, 1))
 	proxy, a, _ := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	cpid := commandPid(t, a)

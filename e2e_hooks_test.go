@@ -375,6 +375,7 @@ func TestHooksOrderSIGTERM(t *testing.T) {
 // promoted, and runs its demote hook (reason connection-lost, best effort:
 // it cannot hold its proposal meanwhile) after its command's last tick.
 func TestHooksOrderConnectionLoss(t *testing.T) {
+	t.Parallel()
 	e := newHookElection(t, startZK(t, 1))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
@@ -414,6 +415,7 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 // expired; then the command is killed and the demote hook runs with reason
 // session-expired, after the command's last tick.
 func TestHooksOrderSessionExpiry(t *testing.T) {
+	t.Parallel()
 	e := newHookElection(t, startZK(t, 1))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	proxy.Blackhole(true)

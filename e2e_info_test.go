@@ -470,6 +470,7 @@ func TestWatch(t *testing.T) {
 // its session timeout; it says so, opens a new session and reports what
 // changed meanwhile.
 func TestWatchSessionExpiry(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())

@@ -163,6 +163,7 @@ func TestBallotLeader(t *testing.T) {
 // once did so on the supervision path, so the command was not stopped at
 // the lease and ran 2.9s alongside b's: the write must never be waited for.
 func TestLeaderNodeWriteDuringPartition(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newHookElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
