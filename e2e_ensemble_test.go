@@ -211,33 +211,6 @@ func TestEnsembleSafety(t *testing.T) {
 		checkNoOverlap(t, e.ticks)
 	})
 
-	// ballot and its keeper are stopped together (pkill -STOP -f ballot
-	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
-	// it at the kill time to end the command before the lease does.
-	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
-		e, a, b := ensembleElection(t, c, nil, nil)
-		cpid := commandPid(t, a)
-		keeper := parentPid(cpid)
-		a.Signal(syscall.SIGSTOP)
-		_ = syscall.Kill(keeper, syscall.SIGSTOP)
-		stopped := time.Now()
-		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
-		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
-		if processAlive(cpid) {
-			t.Errorf("the stopped keeper's command still runs")
-		}
-		// Woken by its alarm, the keeper killed the tree and waits for
-		// ballot: neither still stopped nor ended by its backstop (a
-		// zombie, as the stopped ballot does not reap it).
-		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
-			t.Errorf("the keeper was not woken by its alarm: state %v", st)
-		}
-		a.Signal(syscall.SIGCONT)
-		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
-		a.WaitEvent(logEvFollowing, 20*time.Second)
-		checkNoOverlap(t, e.ticks)
-	})
-
 	// Ctrl-Z in a terminal: ballot does not stop, so nothing fails; a clean
 	// stop afterwards still hands over.
 	t.Run("ballot SIGTSTP", func(t *testing.T) {
@@ -253,45 +226,6 @@ func TestEnsembleSafety(t *testing.T) {
 		}
 		a.Signal(syscall.SIGTERM)
 		takeover(t, e, b, "ballot SIGTSTPped for 3x the session timeout, then SIGTERM", time.Now(), 20*time.Second)
-	})
-
-	// The keeper alone is stopped while ballot renews on: its alarm
-	// resumes it at the kill time it last knew, and it reads the renewals
-	// it missed before it would kill. (A keeper that stays stopped, under
-	// a debugger, meets its backstop, or ballot's own kill: Kill.)
-	t.Run("keeper SIGSTOP", func(t *testing.T) {
-		e, a, b := ensembleElection(t, c, nil, nil)
-		cpid := commandPid(t, a)
-		keeper := parentPid(cpid)
-		_ = syscall.Kill(keeper, syscall.SIGSTOP)
-		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
-		stopped := time.Now()
-		state := func() string {
-			if st := procStat(keeper); len(st) > 0 {
-				return st[0]
-			}
-			return "gone"
-		}
-		for state() != "T" {
-			time.Sleep(time.Millisecond)
-		}
-		for state() == "T" {
-			if time.Since(stopped) > ensembleSession { // the kill time is less than a lease away
-				t.Fatalf("the keeper was not resumed by its alarm %s after its stop", ensembleSession)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		resumed := time.Now()
-		time.Sleep(ensembleSession / 4) // a renewal: ample time to kill on a stale deadline
-		if !processAlive(cpid) || a.Logged("command ended") {
-			t.Fatalf("the keeper killed the command on the deadline it knew when stopped")
-		}
-		t.Logf("the keeper was resumed by its alarm %s after its stop; the command runs on", resumed.Sub(stopped).Round(time.Millisecond))
-		a.Signal(syscall.SIGTERM)
-		takeover(t, e, b, "keeper SIGSTOPped until its alarm, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
-		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
-			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
-		}
 	})
 
 	// An operator deletes the leader's proposal: the next candidate is the
@@ -355,6 +289,80 @@ func TestEnsembleSafety(t *testing.T) {
 		a.WaitEvent(logEvLeadershipLost, 5*time.Second)
 		if !strings.Contains(a.out.String(), "baton") {
 			t.Errorf("a did not say its baton went")
+		}
+	})
+}
+
+// TestEnsembleSafetyKeeperAlarm: TestEnsembleSafety's scenarios that
+// stop the keeper. Serial: its alarm wakes it T/16 (125 ms) before the
+// kill time, and it must catch up on renewals, or kill, before that and
+// its backstop (T/32 later), margins that load on the machine could eat.
+func TestEnsembleSafetyKeeperAlarm(t *testing.T) {
+	c := startEnsemble(t)
+
+	// ballot and its keeper are stopped together (pkill -STOP -f ballot
+	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
+	// it at the kill time to end the command before the lease does.
+	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		a.Signal(syscall.SIGSTOP)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		stopped := time.Now()
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
+		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
+		if processAlive(cpid) {
+			t.Errorf("the stopped keeper's command still runs")
+		}
+		// Woken by its alarm, the keeper killed the tree and waits for
+		// ballot: neither still stopped nor ended by its backstop (a
+		// zombie, as the stopped ballot does not reap it).
+		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
+			t.Errorf("the keeper was not woken by its alarm: state %v", st)
+		}
+		a.Signal(syscall.SIGCONT)
+		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
+		a.WaitEvent(logEvFollowing, 20*time.Second)
+		checkNoOverlap(t, e.ticks)
+	})
+
+	// The keeper alone is stopped while ballot renews on: its alarm
+	// resumes it at the kill time it last knew, and it reads the renewals
+	// it missed before it would kill. (A keeper that stays stopped, under
+	// a debugger, meets its backstop, or ballot's own kill: Kill.)
+	t.Run("keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
+		stopped := time.Now()
+		state := func() string {
+			if st := procStat(keeper); len(st) > 0 {
+				return st[0]
+			}
+			return "gone"
+		}
+		for state() != "T" {
+			time.Sleep(time.Millisecond)
+		}
+		for state() == "T" {
+			if time.Since(stopped) > ensembleSession { // the kill time is less than a lease away
+				t.Fatalf("the keeper was not resumed by its alarm %s after its stop", ensembleSession)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		resumed := time.Now()
+		time.Sleep(ensembleSession / 4) // a renewal: ample time to kill on a stale deadline
+		if !processAlive(cpid) || a.Logged("command ended") {
+			t.Fatalf("the keeper killed the command on the deadline it knew when stopped")
+		}
+		t.Logf("the keeper was resumed by its alarm %s after its stop; the command runs on", resumed.Sub(stopped).Round(time.Millisecond))
+		a.Signal(syscall.SIGTERM)
+		takeover(t, e, b, "keeper SIGSTOPped until its alarm, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
+		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
+			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
 		}
 	})
 }
