@@ -215,21 +215,30 @@ func TestDeleteAllWhileLeaderConnected(t *testing.T) {
 }
 
 // deleteAll deletes path and everything below it, children first, as
-// zkCli's deleteall does.
+// zkCli's deleteall does; again while a node appears under it meanwhile
+// (the leader, seeing its proposal go, stands again at once, and may
+// create its new one before the base path's delete), as an operator would
+// run deleteall again.
 func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 	t.Helper()
-	children, _, err := conn.Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return // its owner deleted it meanwhile
-	}
-	if err != nil {
-		t.Fatalf("list %s: %v", path, err)
-	}
-	for _, c := range children {
-		deleteAll(t, conn, path+"/"+c)
-	}
-	if err := conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		t.Fatalf("delete %s: %v", path, err)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		children, _, err := conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return // its owner deleted it meanwhile
+		}
+		if err != nil {
+			t.Fatalf("list %s: %v", path, err)
+		}
+		for _, c := range children {
+			deleteAll(t, conn, path+"/"+c)
+		}
+		err = conn.Delete(path, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		if !errors.Is(err, zk.ErrNotEmpty) || time.Now().After(deadline) {
+			t.Fatalf("delete %s: %v", path, err)
+		}
 	}
 }
 
