@@ -66,7 +66,7 @@ func leaderQuery(t *testing.T, servers []string, base string, args ...string) le
 // TestBallotLeader: the leader node and `ballot leader`.
 func TestBallotLeader(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	srv := c.Servers()
 
