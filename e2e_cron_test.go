@@ -96,7 +96,7 @@ func (e *cronElection) checkOnce() []time.Time {
 // follower goes on without running any time twice and without overlap.
 func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "100ms", "--on-child-success", "rerun")
 	e.leader(10 * time.Second)
@@ -131,7 +131,7 @@ func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
 // so runs move between the hosts.
 func TestCronReelectRotates(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	e.add("a", "* * * * * *", "50ms", "--on-child-success", "reelect")
 	e.leader(10 * time.Second)
@@ -154,7 +154,7 @@ func TestCronReelectRotates(t *testing.T) {
 // next scheduled time be skipped and logged, never run concurrently.
 func TestCronLongRunSkipsNextTick(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--on-child-success", "rerun")
 	a.WaitEvent(logEvRunSkipped, 10*time.Second, "skip", "overlap")
@@ -170,7 +170,7 @@ func TestCronLongRunSkipsNextTick(t *testing.T) {
 // to its group, grace, SIGKILL) and counts as an error.
 func TestCronTimeout(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "30s", "--timeout", "1s", "--on-child-error", "exit", "--stop-grace-period", "500ms")
 	a.WaitEvent(logEvTimedOut, 10*time.Second)
@@ -242,7 +242,7 @@ func TestCronStartingDeadline(t *testing.T) {
 // once (keeperidle.go): the next leader does not wait for a dropped one.
 func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	const yearly = "0 0 1 1 *" // never due while the test runs
 	a := e.add("a", yearly, "100ms", "--log-level", "debug")
@@ -320,7 +320,7 @@ func TestCronHostDeathCatchUp(t *testing.T) {
 		T = 2 * time.Second
 		N = 5 * T
 	)
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "*/10 * * * * *", "10ms", "--on-child-success", "rerun")
 	e.waitRuns(1, N+10*time.Second) // recorded: the election is not new
@@ -365,7 +365,7 @@ func TestCronHostDeathCatchUp(t *testing.T) {
 // during it and is skipped; the next run is S+4 or later, never S+2.
 func TestCronOverlapSkipAcrossReelect(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	e.add("a", "*/2 * * * * *", "3500ms")
 	e.leader(10 * time.Second)

@@ -12,7 +12,7 @@ import (
 // starts when S ends, never beside it.
 func TestCronOverlapQueue(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--overlap", "queue", "--on-child-success", "rerun")
 	e.waitRuns(2, 20*time.Second)
@@ -31,7 +31,7 @@ func TestCronOverlapQueue(t *testing.T) {
 // S+2 starts; the history records S as stopped, replaced.
 func TestCronOverlapReplace(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "*/2 * * * * *", "30s", "--overlap", "replace", "--stop-grace-period", "1s")
 	e.waitRuns(2, 20*time.Second)

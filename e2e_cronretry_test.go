@@ -90,7 +90,7 @@ func cronAttempts(items []*historyItem, s time.Time) []*historyItem {
 // delay.
 func TestCronRetryAfterFailure(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	marker := filepath.Join(t.TempDir(), "failed-once")
 	a := e.addAttempt("a", "*/5 * * * * *", marker, "10ms", "--retries", "2", "--retry-delay", "200ms",
@@ -133,7 +133,7 @@ func TestCronRetryAfterFailure(t *testing.T) {
 // below T = 2 s).
 func TestCronRetriesAcrossLeaders(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	flags := []string{"--retries", "2", "--retry-delay", "100ms", "--on-child-error", "reelect"}
 	a := e.addAttempt("a", "*/10 * * * * *", "-", "10ms", flags...)
@@ -189,7 +189,7 @@ func TestCronRetriesAcrossLeaders(t *testing.T) {
 func TestCronRetryLostRun(t *testing.T) {
 	t.Parallel()
 	const T = 2 * time.Second
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	flags := []string{"--retries", "1", "--on-child-success", "rerun"}
 	a := e.addAttempt("a", "*/10 * * * * *", "never-created", "20s", flags...)
@@ -246,7 +246,7 @@ func onceEntries(items []*historyItem, key string) []*historyItem {
 // exits with its code; a candidate started afterwards runs nothing.
 func TestOnceKeyRetries(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, tc := range []struct {
 		name     string
 		marker   string // "-": always fails
@@ -301,7 +301,7 @@ func TestOnceKeyRetries(t *testing.T) {
 func TestOnceKeyRetryLostRun(t *testing.T) {
 	t.Parallel()
 	const T = 2 * time.Second
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	runs, ok := filepath.Join(dir, "runs"), filepath.Join(dir, "ok")
 	if err := os.WriteFile(ok, nil, 0o644); err != nil {

@@ -382,7 +382,7 @@ func TestThreeCandidatesInLine(t *testing.T) {
 // keeper included, kills the command early.
 func TestGracePeriodOutlivesTheLease(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", []string{"--stop-grace-period", "6s"}, nil, "slowstop", "3s")
 	e.leader(10 * time.Second)

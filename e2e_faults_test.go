@@ -62,7 +62,7 @@ func overlapOf(t *testing.T, file string) time.Duration {
 // gone on its own clock and kill its command before anything else.
 func TestFaultFrozenLeader(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
@@ -136,7 +136,7 @@ func partitioned(e *election, runFlags ...string) (*tcpProxy, *ballotProc, *ball
 // its command before ZooKeeper can expire its session and elect b.
 func TestFaultPartitionReelect(t *testing.T) {
 	t.Parallel()
-	e := newElection(t, startZK(t, 1))
+	e := newElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
 	cut := time.Now()
@@ -159,7 +159,7 @@ func TestFaultPartitionReelect(t *testing.T) {
 // prevented: that is what ignore means.
 func TestFaultPartitionIgnore(t *testing.T) {
 	t.Parallel()
-	e := newElection(t, startZK(t, 1))
+	e := newElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "ignore")
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
@@ -308,7 +308,7 @@ func TestFaultEnsembleRestart(t *testing.T) {
 func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
 	t.Parallel()
 	const sessionTimeout = 2 * time.Second // runArgs
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	flags := []string{
 		"--on-promote", hookCmd(e.events, "promote", 50*time.Millisecond, 0),
 		"--on-demote", hookCmd(e.events, "demote", sessionTimeout*2, 0),

@@ -229,7 +229,7 @@ func (p *inProcess) joinSlots(s *session, id string, priority, slots int) *candi
 // restart the command elsewhere).
 func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newFreshElection(t, c)
 	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit
 	a := e.add("a", slow, nil, "slowstop", "500ms")

@@ -40,7 +40,7 @@ func operatorCleanup(t *testing.T, e *election) {
 // (1.5 s), for the cut-off leader's lease to run out.
 func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 	t.Parallel()
-	e := newElection(t, startZK(t, 1))
+	e := newElection(t, sharedZK(t))
 	proxy := newTCPProxy(t, e.zk.Servers())
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s", "--stop-grace-period", "1s"}, []string{proxy.Addr()}, "stubborn")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
@@ -68,7 +68,7 @@ func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 // successor's take released and delete its baton.
 func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 	t.Parallel()
-	zkc := startZK(t, 1)
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	p := newInProcess(t, zkc, base)
 	c := p.join(p.session(), "a")
@@ -119,7 +119,7 @@ const fSetPipeSize = 1031
 // over at once.
 func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 	t.Parallel()
-	e := newElection(t, startZK(t, 1))
+	e := newElection(t, sharedZK(t))
 	// Each run lasts just over the 1 s under which a run counts as
 	// quick (backoffFor): quick runs, successful or not, are backed off.
 	const runFor = 1100 * time.Millisecond
@@ -193,7 +193,7 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 // kills its command on seeing its nodes go, is long done.
 func TestDeleteAllWhileLeaderConnected(t *testing.T) {
 	t.Parallel()
-	e := newElection(t, startZK(t, 1))
+	e := newElection(t, sharedZK(t))
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
@@ -247,7 +247,7 @@ func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 // W for a baton nobody recorded, once, and says so.
 func TestNewElectionWaits(t *testing.T) {
 	t.Parallel()
-	e := newFreshElection(t, startZK(t, 1))
+	e := newFreshElection(t, sharedZK(t))
 	a := e.add("a", nil, nil, "tick")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	if !a.Logged("nobody on record") || !a.Logged("wait=1.5s") {
@@ -269,7 +269,7 @@ func TestNewElectionWaits(t *testing.T) {
 // the next leader's promote hook starts only after it.
 func TestLongDemoteHookHoldsTheBaton(t *testing.T) {
 	t.Parallel()
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	flags := []string{"--on-promote", hookCmd(e.events, "promote", 0, 0),
 		"--on-demote", hookCmd(e.events, "demote", 3*time.Second, 0), "--hook-timeout", "10s"}
 	a := e.add("a", flags, nil, "tick")

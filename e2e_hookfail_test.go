@@ -143,7 +143,7 @@ func TestHangingHooksAreStopped(t *testing.T) {
 // reconnect, once held it up until the partition healed).
 func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
 	t.Parallel()
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, _ := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)

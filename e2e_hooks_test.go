@@ -376,7 +376,7 @@ func TestHooksOrderSIGTERM(t *testing.T) {
 // it cannot hold its proposal meanwhile) after its command's last tick.
 func TestHooksOrderConnectionLoss(t *testing.T) {
 	t.Parallel()
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
@@ -416,7 +416,7 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 // session-expired, after the command's last tick.
 func TestHooksOrderSessionExpiry(t *testing.T) {
 	t.Parallel()
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	proxy.Blackhole(true)
 	cut := time.Now()

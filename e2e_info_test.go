@@ -471,7 +471,7 @@ func TestWatch(t *testing.T) {
 // changed meanwhile.
 func TestWatchSessionExpiry(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
 	w := startBallot(t, "watch", ballotEnv(t), "--zookeeper-servers", proxy.Addr(), "--zookeeper-base-path", e.base,

@@ -164,7 +164,7 @@ func TestBallotLeader(t *testing.T) {
 // the lease and ran 2.9s alongside b's: the write must never be waited for.
 func TestLeaderNodeWriteDuringPartition(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
 	a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", 700*time.Millisecond, 0)}, []string{proxy.Addr()}, "tick")

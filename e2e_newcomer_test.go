@@ -28,7 +28,7 @@ import (
 // runs have started, whatever the box's speed.
 func TestQuickSuccessBacksOff(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	const T = 2 * time.Second // runArgs' session timeout
 	for _, policy := range []string{"rerun", "reelect"} {
 		t.Run(policy, func(t *testing.T) {

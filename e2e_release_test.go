@@ -106,7 +106,7 @@ func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
 // commands; no note is left once the successor took.
 func TestDeletedProposalFailsOverAtOnce(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, tc := range []struct {
 		name       string
 		also       []string // deleted with the proposal, in one multi-op
