@@ -212,6 +212,7 @@ func TestContribUnits(t *testing.T) {
 // command of NAME.env, reports it running, and stops it gracefully: the
 // command gets SIGTERM from ballot, and ballot is gone when stop returns.
 func TestContribInitScript(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 	trap := filepath.Join(dir, "signals")
@@ -302,6 +303,7 @@ func TestContribInitScript(t *testing.T) {
 // TestGettingStarted runs README's "Getting started": scripts/zk.sh on a
 // free port, then each ./ballot line of the block, and stops the server.
 func TestGettingStarted(t *testing.T) {
+	t.Parallel()
 	_, block, _ := strings.Cut(section(t, readme(t), "### Getting started"), "```sh\n")
 	block, _, _ = strings.Cut(block, "```")
 	var lines []string

@@ -152,7 +152,7 @@ func fileExists(path string) bool {
 
 func TestCommandNotFound(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	conn := basicZKConn(t, c)
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "not-executable")
@@ -223,7 +223,7 @@ func TestCommandNotFound(t *testing.T) {
 
 func TestExitPolicyPassesChildCode(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	conn := basicZKConn(t, c)
 	cases := []struct {
 		name  string
@@ -274,7 +274,7 @@ func TestExitPolicyPassesChildCode(t *testing.T) {
 
 func TestWrapChildLogs(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	conn := basicZKConn(t, c)
 	run := func(t *testing.T, base string, flags ...string) string {
 		args := runArgs(c.Servers(), base, "c1",
@@ -396,7 +396,7 @@ func TestWrapChildLogs(t *testing.T) {
 
 func TestSignalForwarding(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	conn := basicZKConn(t, c)
 	base := "/signals/e"
 	file := filepath.Join(t.TempDir(), "signals")

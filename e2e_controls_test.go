@@ -30,7 +30,7 @@ func control(t *testing.T, e *election, args ...string) (string, int) {
 
 func TestStepDown(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
 	e.leader(10 * time.Second)
@@ -71,7 +71,7 @@ func TestStepDown(t *testing.T) {
 
 func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	flags := []string{"--stop-grace-period", "1s"}
 	a := e.add("a", flags, nil, "stubborn")
@@ -138,7 +138,7 @@ func TestPauseSkipsCron(t *testing.T) {
 // nobody runs the key again.
 func TestStepDownEndsAOnceRun(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := onceCandidate(t, c, e.base, "a", "k", nil, e.ticks, "tick", e.ticks)
 	a.WaitEvent(logEvCommandStarted, 10*time.Second)

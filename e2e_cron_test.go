@@ -95,7 +95,8 @@ func (e *cronElection) checkOnce() []time.Time {
 // second; the follower runs nothing; the leader is SIGKILLed and the
 // follower goes on without running any time twice and without overlap.
 func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "100ms", "--on-child-success", "rerun")
 	e.leader(10 * time.Second)
@@ -129,7 +130,8 @@ func TestCronLeaderRunsEveryTickAndFollowerTakesOver(t *testing.T) {
 // TestCronReelectRotates: with reelect the leader resigns after each run,
 // so runs move between the hosts.
 func TestCronReelectRotates(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	e.add("a", "* * * * * *", "50ms", "--on-child-success", "reelect")
 	e.leader(10 * time.Second)
@@ -151,7 +153,8 @@ func TestCronReelectRotates(t *testing.T) {
 // TestCronLongRunSkipsNextTick: a run longer than the interval makes the
 // next scheduled time be skipped and logged, never run concurrently.
 func TestCronLongRunSkipsNextTick(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--on-child-success", "rerun")
 	a.WaitEvent(logEvRunSkipped, 10*time.Second, "skip", "overlap")
@@ -166,7 +169,8 @@ func TestCronLongRunSkipsNextTick(t *testing.T) {
 // TestCronTimeout: a run still going after --timeout is stopped (SIGTERM
 // to its group, grace, SIGKILL) and counts as an error.
 func TestCronTimeout(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "30s", "--timeout", "1s", "--on-child-error", "exit", "--stop-grace-period", "500ms")
 	a.WaitEvent(logEvTimedOut, 10*time.Second)
@@ -184,6 +188,9 @@ func TestCronTimeout(t *testing.T) {
 // starting-deadline (by default: it catches up), and otherwise skips it and
 // says so (--starting-deadline 0).
 func TestCronStartingDeadline(t *testing.T) {
+	// Serial: b starts 1.5 s before the next time and must lead by then, a
+	// start-up that load could stretch. Its subtests (own elections, the
+	// same wall-clock schedule) run together.
 	c := startZK(t, 1)
 	for _, tc := range []struct {
 		name     string
@@ -195,6 +202,7 @@ func TestCronStartingDeadline(t *testing.T) {
 		{"skip", "0", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newCronElection(t, c)
 			a := e.add("a", "*/3 * * * * *", "10ms", "--on-child-success", "exit")
 			if code := a.Wait(15 * time.Second); code != 0 {
@@ -233,7 +241,8 @@ func TestCronStartingDeadline(t *testing.T) {
 // keeper between runs, so a SIGKILL of its ballot gives the baton back at
 // once (keeperidle.go): the next leader does not wait for a dropped one.
 func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	const yearly = "0 0 1 1 *" // never due while the test runs
 	a := e.add("a", yearly, "100ms", "--log-level", "debug")
@@ -306,11 +315,12 @@ func descendants(pid int) []int {
 // leaves more than T + 3T/4 between S and the next time, so the run of S
 // cannot be confused with the next one.
 func TestCronHostDeathCatchUp(t *testing.T) {
+	t.Parallel()
 	const (
 		T = 2 * time.Second
 		N = 5 * T
 	)
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "*/10 * * * * *", "10ms", "--on-child-success", "rerun")
 	e.waitRuns(1, N+10*time.Second) // recorded: the election is not new
@@ -354,7 +364,8 @@ func TestCronHostDeathCatchUp(t *testing.T) {
 // 2 s: S runs (started up to 1 s late, on time), so S+2 always comes
 // during it and is skipped; the next run is S+4 or later, never S+2.
 func TestCronOverlapSkipAcrossReelect(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	e.add("a", "*/2 * * * * *", "3500ms")
 	e.leader(10 * time.Second)

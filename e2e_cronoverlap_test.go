@@ -11,7 +11,8 @@ import (
 // (S+1 skipped: at most one waits), and so on; the time last queued
 // starts when S ends, never beside it.
 func TestCronOverlapQueue(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--overlap", "queue", "--on-child-success", "rerun")
 	e.waitRuns(2, 20*time.Second)
@@ -29,7 +30,8 @@ func TestCronOverlapQueue(t *testing.T) {
 // S+2 the run of S is stopped (SIGTERM; the test child ends at once) and
 // S+2 starts; the history records S as stopped, replaced.
 func TestCronOverlapReplace(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "*/2 * * * * *", "30s", "--overlap", "replace", "--stop-grace-period", "1s")
 	e.waitRuns(2, 20*time.Second)

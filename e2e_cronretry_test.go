@@ -89,7 +89,8 @@ func cronAttempts(items []*historyItem, s time.Time) []*historyItem {
 // The schedule's 5 s leave room for the two attempts and the 200 ms retry
 // delay.
 func TestCronRetryAfterFailure(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	marker := filepath.Join(t.TempDir(), "failed-once")
 	a := e.addAttempt("a", "*/5 * * * * *", marker, "10ms", "--retries", "2", "--retry-delay", "200ms",
@@ -131,7 +132,8 @@ func TestCronRetryAfterFailure(t *testing.T) {
 // delays before the next time (a reelection is one round of the line, far
 // below T = 2 s).
 func TestCronRetriesAcrossLeaders(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	flags := []string{"--retries", "2", "--retry-delay", "100ms", "--on-child-error", "reelect"}
 	a := e.addAttempt("a", "*/10 * * * * *", "-", "10ms", flags...)
@@ -185,8 +187,9 @@ func TestCronRetriesAcrossLeaders(t *testing.T) {
 // the same scheduled time at once: about T + 3T/4 after the death, so
 // within the schedule's 10 s = 5T.
 func TestCronRetryLostRun(t *testing.T) {
+	t.Parallel()
 	const T = 2 * time.Second
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	flags := []string{"--retries", "1", "--on-child-success", "rerun"}
 	a := e.addAttempt("a", "*/10 * * * * *", "never-created", "20s", flags...)
@@ -242,7 +245,8 @@ func onceEntries(items []*historyItem, key string) []*historyItem {
 // ballot exits 0; one that always fails runs exactly 3 times and ballot
 // exits with its code; a candidate started afterwards runs nothing.
 func TestOnceKeyRetries(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	for _, tc := range []struct {
 		name     string
 		marker   string // "-": always fails
@@ -295,8 +299,9 @@ func TestOnceKeyRetries(t *testing.T) {
 // keeps its place (the key may need a retry), leads once the runner's
 // session is gone (T + 3T/4 after the death, T = 2 s) and runs attempt 2.
 func TestOnceKeyRetryLostRun(t *testing.T) {
+	t.Parallel()
 	const T = 2 * time.Second
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	runs, ok := filepath.Join(dir, "runs"), filepath.Join(dir, "ok")
 	if err := os.WriteFile(ok, nil, 0o644); err != nil {

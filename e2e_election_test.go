@@ -166,7 +166,7 @@ func logGaps(t *testing.T, what string, gaps []time.Duration) {
 
 func TestTwoCandidatesOneLeaderSIGTERMHandover(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second) // a is first
@@ -202,7 +202,7 @@ func TestTwoCandidatesOneLeaderSIGTERMHandover(t *testing.T) {
 // what follows. Two candidates, each command ticks for 300ms then exits.
 func TestChildExitPolicies(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, tc := range []struct {
 		policy string
 		code   string
@@ -265,7 +265,7 @@ func TestChildExitPolicies(t *testing.T) {
 // follower takes over once the session expires.
 func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick", "grandchild")
 	e.leader(10 * time.Second)
@@ -313,7 +313,7 @@ func TestSIGKILLedLeaderLeavesNothing(t *testing.T) {
 // EOF instead and gives the baton back.
 func TestCommandEndsAsBallotDies(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	quit := filepath.Join(t.TempDir(), "quit")
 	a := e.add("a", nil, nil, "quitfile", quit)
@@ -349,7 +349,7 @@ func TestCommandEndsAsBallotDies(t *testing.T) {
 // order, one command at a time, waking only the next candidate.
 func TestThreeCandidatesInLine(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
@@ -383,7 +383,8 @@ func TestThreeCandidatesInLine(t *testing.T) {
 // applies, even one far longer than the session timeout; nobody, the
 // keeper included, kills the command early.
 func TestGracePeriodOutlivesTheLease(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", []string{"--stop-grace-period", "6s"}, nil, "slowstop", "3s")
 	e.leader(10 * time.Second)

@@ -138,6 +138,7 @@ func deleteNode(t *testing.T, c *zkCluster, path string) {
 }
 
 func TestEnsembleSafety(t *testing.T) {
+	t.Parallel() // its margins are T and syncLimit × tickTime; the scenarios share the ensemble, so they run in turn
 	c := startEnsemble(t)
 
 	// The leader's member is cut off from its peers: it answers the
@@ -210,33 +211,6 @@ func TestEnsembleSafety(t *testing.T) {
 		checkNoOverlap(t, e.ticks)
 	})
 
-	// ballot and its keeper are stopped together (pkill -STOP -f ballot
-	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
-	// it at the kill time to end the command before the lease does.
-	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
-		e, a, b := ensembleElection(t, c, nil, nil)
-		cpid := commandPid(t, a)
-		keeper := parentPid(cpid)
-		a.Signal(syscall.SIGSTOP)
-		_ = syscall.Kill(keeper, syscall.SIGSTOP)
-		stopped := time.Now()
-		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
-		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
-		if processAlive(cpid) {
-			t.Errorf("the stopped keeper's command still runs")
-		}
-		// Woken by its alarm, the keeper killed the tree and waits for
-		// ballot: neither still stopped nor ended by its backstop (a
-		// zombie, as the stopped ballot does not reap it).
-		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
-			t.Errorf("the keeper was not woken by its alarm: state %v", st)
-		}
-		a.Signal(syscall.SIGCONT)
-		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
-		a.WaitEvent(logEvFollowing, 20*time.Second)
-		checkNoOverlap(t, e.ticks)
-	})
-
 	// Ctrl-Z in a terminal: ballot does not stop, so nothing fails; a clean
 	// stop afterwards still hands over.
 	t.Run("ballot SIGTSTP", func(t *testing.T) {
@@ -252,45 +226,6 @@ func TestEnsembleSafety(t *testing.T) {
 		}
 		a.Signal(syscall.SIGTERM)
 		takeover(t, e, b, "ballot SIGTSTPped for 3x the session timeout, then SIGTERM", time.Now(), 20*time.Second)
-	})
-
-	// The keeper alone is stopped while ballot renews on: its alarm
-	// resumes it at the kill time it last knew, and it reads the renewals
-	// it missed before it would kill. (A keeper that stays stopped, under
-	// a debugger, meets its backstop, or ballot's own kill: Kill.)
-	t.Run("keeper SIGSTOP", func(t *testing.T) {
-		e, a, b := ensembleElection(t, c, nil, nil)
-		cpid := commandPid(t, a)
-		keeper := parentPid(cpid)
-		_ = syscall.Kill(keeper, syscall.SIGSTOP)
-		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
-		stopped := time.Now()
-		state := func() string {
-			if st := procStat(keeper); len(st) > 0 {
-				return st[0]
-			}
-			return "gone"
-		}
-		for state() != "T" {
-			time.Sleep(time.Millisecond)
-		}
-		for state() == "T" {
-			if time.Since(stopped) > ensembleSession { // the kill time is less than a lease away
-				t.Fatalf("the keeper was not resumed by its alarm %s after its stop", ensembleSession)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		resumed := time.Now()
-		time.Sleep(ensembleSession / 4) // a renewal: ample time to kill on a stale deadline
-		if !processAlive(cpid) || a.Logged("command ended") {
-			t.Fatalf("the keeper killed the command on the deadline it knew when stopped")
-		}
-		t.Logf("the keeper was resumed by its alarm %s after its stop; the command runs on", resumed.Sub(stopped).Round(time.Millisecond))
-		a.Signal(syscall.SIGTERM)
-		takeover(t, e, b, "keeper SIGSTOPped until its alarm, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
-		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
-			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
-		}
 	})
 
 	// An operator deletes the leader's proposal: the next candidate is the
@@ -358,6 +293,80 @@ func TestEnsembleSafety(t *testing.T) {
 	})
 }
 
+// TestEnsembleSafetyKeeperAlarm: TestEnsembleSafety's scenarios that
+// stop the keeper. Serial: its alarm wakes it T/16 (125 ms) before the
+// kill time, and it must catch up on renewals, or kill, before that and
+// its backstop (T/32 later), margins that load on the machine could eat.
+func TestEnsembleSafetyKeeperAlarm(t *testing.T) {
+	c := startEnsemble(t)
+
+	// ballot and its keeper are stopped together (pkill -STOP -f ballot
+	// matches both); the command runs on. The keeper's SIGCONT alarm wakes
+	// it at the kill time to end the command before the lease does.
+	t.Run("ballot and keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		a.Signal(syscall.SIGSTOP)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		stopped := time.Now()
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT); a.Signal(syscall.SIGCONT) }()
+		takeover(t, e, b, "ballot and its keeper SIGSTOPped together", stopped, 20*time.Second)
+		if processAlive(cpid) {
+			t.Errorf("the stopped keeper's command still runs")
+		}
+		// Woken by its alarm, the keeper killed the tree and waits for
+		// ballot: neither still stopped nor ended by its backstop (a
+		// zombie, as the stopped ballot does not reap it).
+		if st := procStat(keeper); len(st) == 0 || st[0] == "T" || st[0] == "Z" {
+			t.Errorf("the keeper was not woken by its alarm: state %v", st)
+		}
+		a.Signal(syscall.SIGCONT)
+		a.WaitEvent(logEvLeaseExpired, 10*time.Second)
+		a.WaitEvent(logEvFollowing, 20*time.Second)
+		checkNoOverlap(t, e.ticks)
+	})
+
+	// The keeper alone is stopped while ballot renews on: its alarm
+	// resumes it at the kill time it last knew, and it reads the renewals
+	// it missed before it would kill. (A keeper that stays stopped, under
+	// a debugger, meets its backstop, or ballot's own kill: Kill.)
+	t.Run("keeper SIGSTOP", func(t *testing.T) {
+		e, a, b := ensembleElection(t, c, nil, nil)
+		cpid := commandPid(t, a)
+		keeper := parentPid(cpid)
+		_ = syscall.Kill(keeper, syscall.SIGSTOP)
+		defer func() { _ = syscall.Kill(keeper, syscall.SIGCONT) }()
+		stopped := time.Now()
+		state := func() string {
+			if st := procStat(keeper); len(st) > 0 {
+				return st[0]
+			}
+			return "gone"
+		}
+		for state() != "T" {
+			time.Sleep(time.Millisecond)
+		}
+		for state() == "T" {
+			if time.Since(stopped) > ensembleSession { // the kill time is less than a lease away
+				t.Fatalf("the keeper was not resumed by its alarm %s after its stop", ensembleSession)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		resumed := time.Now()
+		time.Sleep(ensembleSession / 4) // a renewal: ample time to kill on a stale deadline
+		if !processAlive(cpid) || a.Logged("command ended") {
+			t.Fatalf("the keeper killed the command on the deadline it knew when stopped")
+		}
+		t.Logf("the keeper was resumed by its alarm %s after its stop; the command runs on", resumed.Sub(stopped).Round(time.Millisecond))
+		a.Signal(syscall.SIGTERM)
+		takeover(t, e, b, "keeper SIGSTOPped until its alarm, then ballot stopped with SIGTERM", time.Now(), 20*time.Second)
+		if code := a.Wait(10 * time.Second); code != 128+int(syscall.SIGKILL) {
+			t.Errorf("a exited %d, want %d (its command was killed)", code, 128+int(syscall.SIGKILL))
+		}
+	})
+}
+
 // TestEnsembleSafetyRollingConfigChange: half-way through a rolling change
 // of syncLimit from 12 down to 2 (tickTime 500 ms), the followers,
 // restarted, run the short one, the leader still the long one. Cut off from
@@ -368,6 +377,7 @@ func TestEnsembleSafety(t *testing.T) {
 // tick to round up, 3T/4 waiting for the dropped baton (4 s in all); so a
 // lease that trusts the old leader's answers overlaps the successor.
 func TestEnsembleSafetyRollingConfigChange(t *testing.T) {
+	t.Parallel()
 	const long, short = 12, 2
 	c := startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: long, PeerProxies: true})
 	tick := c.TickTime()

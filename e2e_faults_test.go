@@ -63,7 +63,8 @@ func overlapOf(t *testing.T, file string) time.Duration {
 // once the session expires; on resume the old leader must find its lease
 // gone on its own clock and kill its command before anything else.
 func TestFaultFrozenLeader(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)
@@ -136,7 +137,8 @@ func partitioned(e *election, runFlags ...string) (*tcpProxy, *ballotProc, *ball
 // silently dropped) while the follower still sees it. The leader must stop
 // its command before ZooKeeper can expire its session and elect b.
 func TestFaultPartitionReelect(t *testing.T) {
-	e := newElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "reelect")
 	proxy.Blackhole(true)
 	cut := time.Now()
@@ -158,7 +160,8 @@ func TestFaultPartitionReelect(t *testing.T) {
 // expired, so two commands run at once. The overlap is measured, not
 // prevented: that is what ignore means.
 func TestFaultPartitionIgnore(t *testing.T) {
-	e := newElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e, "--on-connection-loss", "ignore")
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
@@ -187,6 +190,7 @@ func TestFaultPartitionIgnore(t *testing.T) {
 // dies; the leader moves to another member within its session and keeps
 // its command running.
 func TestFaultServerKilled(t *testing.T) {
+	t.Parallel()
 	c := startZKWith(t, zkOptions{N: 3})
 	e := newElection(t, c)
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s"}, nil, "tick")
@@ -304,8 +308,9 @@ func TestFaultEnsembleRestart(t *testing.T) {
 // the follower be promoted before the hook ends. The follower's promote
 // hook starts after it, and without waiting for a dropped baton.
 func TestSIGKILLedLeaderRunsItsDemoteHook(t *testing.T) {
+	t.Parallel()
 	const sessionTimeout = 2 * time.Second // runArgs
-	e := newHookElection(t, startZK(t, 1))
+	e := newHookElection(t, sharedZK(t))
 	flags := []string{
 		"--on-promote", hookCmd(e.events, "promote", 50*time.Millisecond, 0),
 		"--on-demote", hookCmd(e.events, "demote", sessionTimeout*2, 0),

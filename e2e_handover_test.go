@@ -230,7 +230,8 @@ func (p *inProcess) joinSlots(s *zookeeper.Session, id string, priority, slots i
 // old version, must read it again and take, not end the leadership (and
 // restart the command elsewhere).
 func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newFreshElection(t, c)
 	slow := []string{"--zookeeper-session-timeout", "4s"} // as in TestCleanHandoverStartsOnCredit
 	a := e.add("a", slow, nil, "slowstop", "500ms")

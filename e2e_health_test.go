@@ -16,7 +16,7 @@ import (
 // check passes, and a leader whose check starts failing resigns.
 func TestHealthGating(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	t.Run("never-healthy", func(t *testing.T) {
 		e := newHookElection(t, c)
 		a := e.add("a", nil, nil, "tick")

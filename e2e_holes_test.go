@@ -39,7 +39,8 @@ func operatorCleanup(t *testing.T, e *election) {
 // the leader's W (3 s, recorded in the election's own data), not its own
 // (1.5 s), for the cut-off leader's lease to run out.
 func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
-	e := newElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
 	proxy := newTCPProxy(t, e.zk.Servers())
 	a := e.add("a", []string{"--zookeeper-session-timeout", "4s", "--stop-grace-period", "1s"}, []string{proxy.Addr()}, "stubborn")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
@@ -66,7 +67,8 @@ func TestMixedSessionTimeoutsRecordDeleted(t *testing.T) {
 // version 0 like the leader's own create): the release would mark the
 // successor's take released and delete its baton.
 func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	p := newInProcess(t, zkc, base)
 	c := p.join(p.session(), "a")
@@ -116,7 +118,8 @@ const fSetPipeSize = 1031
 // logs as it goes, long after the pipe is full; then a SIGTERM still hands
 // over at once.
 func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
-	e := newElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
 	// Each run lasts just over the 1 s under which a run counts as
 	// quick (backoffFor): quick runs, successful or not, are backed off.
 	const runFor = 1100 * time.Millisecond
@@ -189,7 +192,8 @@ func TestBlockedStderrDoesNotStallSupervision(t *testing.T) {
 // record and waits W before it starts anything, so the old leader, which
 // kills its command on seeing its nodes go, is long done.
 func TestDeleteAllWhileLeaderConnected(t *testing.T) {
-	e := newElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
 	a := e.add("a", []string{"--stop-grace-period", "1s"}, nil, "stubborn")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	waitTenures(t, e.ticks, 1, 10*time.Second)
@@ -211,21 +215,30 @@ func TestDeleteAllWhileLeaderConnected(t *testing.T) {
 }
 
 // deleteAll deletes path and everything below it, children first, as
-// zkCli's deleteall does.
+// zkCli's deleteall does; again while a node appears under it meanwhile
+// (the leader, seeing its proposal go, stands again at once, and may
+// create its new one before the base path's delete), as an operator would
+// run deleteall again.
 func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 	t.Helper()
-	children, _, err := conn.Children(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return // its owner deleted it meanwhile
-	}
-	if err != nil {
-		t.Fatalf("list %s: %v", path, err)
-	}
-	for _, c := range children {
-		deleteAll(t, conn, path+"/"+c)
-	}
-	if err := conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		t.Fatalf("delete %s: %v", path, err)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		children, _, err := conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return // its owner deleted it meanwhile
+		}
+		if err != nil {
+			t.Fatalf("list %s: %v", path, err)
+		}
+		for _, c := range children {
+			deleteAll(t, conn, path+"/"+c)
+		}
+		err = conn.Delete(path, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		if !errors.Is(err, zk.ErrNotEmpty) || time.Now().After(deadline) {
+			t.Fatalf("delete %s: %v", path, err)
+		}
 	}
 }
 
@@ -233,7 +246,8 @@ func deleteAll(t *testing.T, conn *zk.Conn, path string) {
 // creates cannot tell it from one deleted under a running leader: it waits
 // W for a baton nobody recorded, once, and says so.
 func TestNewElectionWaits(t *testing.T) {
-	e := newFreshElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newFreshElection(t, sharedZK(t))
 	a := e.add("a", nil, nil, "tick")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second)
 	if !a.Logged("nobody on record") || !a.Logged("wait=1.5s") {
@@ -254,7 +268,8 @@ func TestNewElectionWaits(t *testing.T) {
 // it needs no lease, but its session keeps the baton until the hook ends:
 // the next leader's promote hook starts only after it.
 func TestLongDemoteHookHoldsTheBaton(t *testing.T) {
-	e := newHookElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newHookElection(t, sharedZK(t))
 	flags := []string{"--on-promote", hookCmd(e.events, "promote", 0, 0),
 		"--on-demote", hookCmd(e.events, "demote", 3*time.Second, 0), "--hook-timeout", "10s"}
 	a := e.add("a", flags, nil, "tick")

@@ -16,7 +16,7 @@ import (
 // applies.
 func TestFailingPromoteHook(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	t.Run("reelect", func(t *testing.T) {
 		e := newHookElection(t, c)
 		failing := []string{
@@ -82,7 +82,7 @@ func TestFailingPromoteHook(t *testing.T) {
 // a demote hook that hangs does not keep ballot from exiting.
 func TestHangingHooksAreStopped(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	t.Run("promote", func(t *testing.T) {
 		e := newHookElection(t, c)
 		// With on-child-success ignore, a timed-out hook taken for a success
@@ -142,7 +142,8 @@ func TestHangingHooksAreStopped(t *testing.T) {
 // once (removing the leader node, a ZooKeeper request that waits for the
 // reconnect, once held it up until the partition healed).
 func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
-	e := newHookElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, _ := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	cpid := commandPid(t, a)
 	proxy.Blackhole(true)
@@ -157,7 +158,7 @@ func TestSIGTERMDuringPartitionIgnore(t *testing.T) {
 // once and run cron alike.
 func TestStopDuringPromoteHook(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, mode := range []string{"once", "cron"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newHookElection(t, c)

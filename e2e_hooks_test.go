@@ -288,7 +288,7 @@ func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 // promote starts.
 func TestHooksOrderCleanHandover(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	flags := hookFlags(e.events, "--on-child-success", "reelect", "--on-child-error", "reelect")
 	a := e.add("a", flags, nil, "exit", "0", "300ms")
@@ -342,7 +342,7 @@ func TestHooksOrderCleanHandover(t *testing.T) {
 // follower's promote hook starts.
 func TestHooksOrderSIGTERM(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	a := e.add("a", hookFlags(e.events), nil, "tick")
 	e.leader(10 * time.Second)
@@ -375,7 +375,8 @@ func TestHooksOrderSIGTERM(t *testing.T) {
 // promoted, and runs its demote hook (reason connection-lost, best effort:
 // it cannot hold its proposal meanwhile) after its command's last tick.
 func TestHooksOrderConnectionLoss(t *testing.T) {
-	e := newHookElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "reelect")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
@@ -414,7 +415,8 @@ func TestHooksOrderConnectionLoss(t *testing.T) {
 // expired; then the command is killed and the demote hook runs with reason
 // session-expired, after the command's last tick.
 func TestHooksOrderSessionExpiry(t *testing.T) {
-	e := newHookElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newHookElection(t, sharedZK(t))
 	proxy, a, b := partitioned(e.election, hookFlags(e.events, "--on-connection-loss", "ignore")...)
 	proxy.Blackhole(true)
 	cut := time.Now()
@@ -449,7 +451,7 @@ func TestHooksOrderSessionExpiry(t *testing.T) {
 // leadership until stopped.
 func TestHooksOnlyNoCommand(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	args := runArgs(c.Servers(), e.base, "a", append(hookFlags(e.events), "--leader-data", "hooks only")...)
 	a := startBallot(t, "a", ballotEnv(t), args...)

@@ -472,7 +472,8 @@ func TestWatch(t *testing.T) {
 // its session timeout; it says so, opens a new session and reports what
 // changed meanwhile.
 func TestWatchSessionExpiry(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
 	w := startBallot(t, "watch", ballotEnv(t), "--zookeeper-servers", proxy.Addr(), "--zookeeper-base-path", e.base,

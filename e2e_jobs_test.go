@@ -87,7 +87,7 @@ func onceFinished(t *testing.T, c *zkCluster, base, key string) bool {
 // lost with the answer, the job runs, once, and its key ends finished.
 func TestOnceClaimAnswerLost(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	cases := []struct {
 		name string
 		// cut: what happens to the claim's request (p: the runner's proxy)

@@ -66,7 +66,7 @@ func leaderQuery(t *testing.T, servers []string, base string, args ...string) le
 // TestBallotLeader: the leader node and `ballot leader`.
 func TestBallotLeader(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	srv := c.Servers()
 
@@ -163,7 +163,8 @@ func TestBallotLeader(t *testing.T) {
 // once did so on the supervision path, so the command was not stopped at
 // the lease and ran 2.9s alongside b's: the write must never be waited for.
 func TestLeaderNodeWriteDuringPartition(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newHookElection(t, c)
 	proxy := newTCPProxy(t, c.Servers())
 	a := e.add("a", []string{"--on-promote", hookCmd(e.events, "promote", 700*time.Millisecond, 0)}, []string{proxy.Addr()}, "tick")

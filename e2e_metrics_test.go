@@ -79,7 +79,7 @@ func waitProm(t *testing.T, file string, ok func(m map[string]float64) bool) map
 // runs, and says ballot_up 0 once ballot has exited.
 func TestMetricsFile(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	e := newElection(t, c)
 	start := func(id string) (*ballotProc, string) {

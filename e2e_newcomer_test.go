@@ -27,7 +27,8 @@ import (
 // ballot says it waits 3.2 s (the pause after the 7th run), exactly 7
 // runs have started, whatever the box's speed.
 func TestQuickSuccessBacksOff(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	const T = 2 * time.Second // runArgs' session timeout
 	for _, policy := range []string{"rerun", "reelect"} {
 		t.Run(policy, func(t *testing.T) {
@@ -116,6 +117,7 @@ func treeDiff(before, after map[string]string) []string {
 // (a typo in a monitoring check, run every minute) and on an election
 // with a past; a missing path is reported as such.
 func TestReadersNeverWrite(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	conn := basicZKConn(t, c)
 	defer conn.Close()
@@ -285,6 +287,7 @@ func TestCrontabRecipeQuiet(t *testing.T) {
 // and the last line it wrote, under run once and run cron alike; a run
 // that succeeds stays at INFO.
 func TestFailingRunWarns(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	const T = 2 * time.Second // runArgs' session timeout
 	// Both lines on one stream: ballot reads stdout and stderr apart, so

@@ -73,7 +73,7 @@ func (l *notifyListener) wait(t *testing.T, s string) int {
 // healthy, STOPPING and a timeout extension on stop, in that order.
 func TestSystemdNotify(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	leaderSock, lead := listenNotify(t)
 	a := startBallot(t, "a", ballotEnv(t, "BALLOT_TEST_CHILD=tick", "NOTIFY_SOCKET="+leaderSock, "WATCHDOG_USEC=400000"),

@@ -37,7 +37,7 @@ func onceCandidate(t *testing.T, c *zkCluster, base, id, key string, flags []str
 
 func TestOnceKey(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	runs, ticks := filepath.Join(dir, "runs"), filepath.Join(dir, "ticks")
 	base := "/ballot/test/once"
@@ -97,7 +97,7 @@ func TestOnceKey(t *testing.T) {
 // then never while the first runner's session lives.
 func TestOnceKeyUnfinished(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	ticks := filepath.Join(dir, "ticks")
 	base := "/ballot/test/once-unfinished"
@@ -152,7 +152,7 @@ func TestOnceKeyUnfinished(t *testing.T) {
 // 75 at once instead of waiting in line.
 func TestNoWait(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	e.leader(10 * time.Second)

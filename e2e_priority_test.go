@@ -21,7 +21,7 @@ const preemptAfterTest = 4 * time.Second
 
 func TestPreferredLeaders(t *testing.T) {
 	t.Parallel()
-	zkc := startZK(t, 1)
+	zkc := sharedZK(t)
 	preempt := []string{"--preempt-after", preemptAfterTest.String()}
 
 	t.Run("a higher priority takes over once, a lower one never", func(t *testing.T) {

@@ -33,11 +33,15 @@ import (
 // the last renewal's send + W − T/16 ≤ stop + 11T/16 (5.5 s). ballot is
 // resumed at stop + 25T/32 (6.25 s): T/10 from either end.
 func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
+	// Serial: a resumed ballot has T/10 (0.8 s) to give its baton back
+	// before the session can expire, a time load could eat. Its two
+	// subtests (own elections, nothing else running) go together.
 	const T = 8 * time.Second
 	c := startZKWith(t, zkOptions{TickTime: 500 * time.Millisecond})
 	for _, whole := range []bool{false, true} {
 		name := map[bool]string{false: "ballot alone", true: "ballot keeper and command"}[whole]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			e := newElection(t, c)
 			flags := []string{"--zookeeper-session-timeout", T.String()}
 			a := e.add("a", flags, nil, "tick")
@@ -101,7 +105,8 @@ func TestResumedLeaderReleasesOnItsSession(t *testing.T) {
 // none and the successor waits the W any dropped baton gets. Never two
 // commands; no note is left once the successor took.
 func TestDeletedProposalFailsOverAtOnce(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	for _, tc := range []struct {
 		name       string
 		also       []string // deleted with the proposal, in one multi-op

@@ -78,6 +78,7 @@ func readRest(t *testing.T, c *zkCluster, conn *zk.Conn, base string) restCount 
 // its leader's renewals: the next in line proves its place only when a
 // handover may come (standby.go).
 func TestWritesAtRest(t *testing.T) {
+	t.Parallel() // counted, not timed, on a server of its own; its two subtests stay in turn: they share its zxid
 	zkc := startZK(t, 1)
 	window := 4 * time.Second // 2T at the tests' T = 2 s
 
@@ -147,12 +148,15 @@ func TestWritesAtRest(t *testing.T) {
 // its quorum commits), so it runs no scheduled time after the cut: never
 // two runs at once, never a time twice.
 func TestCronLeaderCutOffBetweenRunsRunsNothing(t *testing.T) {
+	t.Parallel()
 	t.Run("link blackholed", func(t *testing.T) {
+		t.Parallel() // each its own ZooKeeper; the margins are T and the schedule's 2 s
 		zkc := startZK(t, 1)
 		proxy := newTCPProxy(t, zkc.Servers())
 		cronCutOff(t, zkc, proxy.Addr(), zkc.ConnString(), func() { proxy.Blackhole(true) }, func() { proxy.Blackhole(false) })
 	})
 	t.Run("member cut off from its peers", func(t *testing.T) {
+		t.Parallel()
 		zkc := startEnsemble(t)
 		m := aFollower(t, zkc)
 		cronCutOff(t, zkc, zkc.Servers()[m], strings.Join(others(zkc, m), ","), func() { zkc.CutOff(m) }, func() { whole(t, zkc) })

@@ -120,7 +120,7 @@ func TestElectionFailurePolicies(t *testing.T) {
 
 func TestDebugLogsSources(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ballot.json")
 	if err := os.WriteFile(cfg, []byte(`{"on-child-error": "exit", "stop-grace-period": "3s", "log-level": "warn"}`), 0o644); err != nil {

@@ -227,6 +227,7 @@ func harnessNewLeader(t *testing.T, c *zkCluster, old int, timeout time.Duration
 // than their leader, is checked where it is used, by
 // TestEnsembleSafetyRollingConfigChange's deposedLeader.)
 func TestHarnessDeposedLeader(t *testing.T) {
+	t.Parallel()
 	const (
 		tick      = 500 * time.Millisecond
 		syncLimit = 8

@@ -135,6 +135,8 @@ func serving(mode string) bool { return mode == "leader" || mode == "follower" }
 // while the quorum expires their sessions; it rejoins after the heal. A cut
 // leader is replaced by the other two.
 func TestHarnessPeerCutOff(t *testing.T) {
+	// Serial: (i) wants reads answered 2 s into a cut whose member serves
+	// for 2.5 s, half a second that load on the JVM could eat.
 	const (
 		tick      = 500 * time.Millisecond
 		syncLimit = 5

@@ -229,6 +229,7 @@ func TestHarnessEnsemble(t *testing.T) {
 }
 
 func TestHarnessProxyBlackhole(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	p := newTCPProxy(t, c.Servers())
 

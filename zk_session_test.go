@@ -14,7 +14,7 @@ import (
 // must wake them all, or one waits forever on a healthy session.
 func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	p := newTCPProxy(t, c.Servers())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: []string{p.Addr()}, ZooKeeperACL: "open"})

@@ -251,6 +251,7 @@ func TestWireServerThatNeverAnswers(t *testing.T) {
 // ballot's connection is silent (ballot is dead), for two session
 // timeouts; and says so when it cannot, because no server answers.
 func TestWireKeepAlive(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	proxy := newTCPProxy(t, c.Servers())
 	conn, h := sniffedSessionVia(t, c, []string{proxy.Addr()})
