@@ -61,6 +61,9 @@ func init() {
 		os.Exit(benchStampChild(now, os.Args[1:]))
 	case "tick":
 		os.Exit(benchTickChild(os.Args[1:]))
+	case "stubborn": // tick, deaf to SIGTERM, as many daemons are
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		os.Exit(benchTickChild(os.Args[1:]))
 	}
 }
 
@@ -216,6 +219,8 @@ func TestBench(t *testing.T) {
 		rep.set("footprint", s)
 	})
 	t.Run("soak", func(t *testing.T) { rep.set("soak", benchSoak(t, b).section()) })
+	t.Run("bounds", func(t *testing.T) { rep.set("bounds", benchBounds(t, b)) })
+	t.Run("random", func(t *testing.T) { rep.set("random", benchRandomFaults(t, b)) })
 
 	var md strings.Builder
 	md.WriteString(benchHeader(version, zkVersion, time.Since(t0), load0))
