@@ -15,7 +15,8 @@ package main
 //
 // 16. Random faults (opt-in: BENCH_RANDOM_FAULTS=8m, BENCH_RANDOM_SEED=N):
 // the same faults drawn at random for that long, one after another with a
-// random pause (0–T) between; the share of time a command ran, every gap
+// random pause (0–T) between, a third of them with a second fault beside
+// (a follower stopped, a member paused); the share of time a command ran, every gap
 // with its fault and bound, and any overlap (fails the run).
 
 import (
@@ -28,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -323,9 +325,20 @@ type boundsFault struct {
 	key, name string
 	formula   string                           // the README's bound
 	bound     func(s *boundsEnv) time.Duration // 0: nothing may fail (no new command within 2T)
-	// inject makes the fault on leader id and returns the moment measured
-	// from and what to do once the next command runs (or the watch ends).
+	// inject makes the fault on candidate id (the leader, but for the
+	// random run's anyCand faults) and returns the moment measured from and
+	// what to do once the next command runs (or the watch ends).
 	inject func(s *boundsEnv, id string) (at time.Time, after func())
+}
+
+// anyCand: a fault of one candidate's processes; on a follower nothing may
+// fail.
+func (f boundsFault) anyCand() bool {
+	switch f.key {
+	case "sigterm", "sigkill", "host", "cut", "stop-short", "stop-resume", "stop-stay", "keeper-stop":
+		return true
+	}
+	return false
 }
 
 func (s *boundsEnv) expiry() time.Duration {
@@ -402,6 +415,9 @@ func boundsFaults() []boundsFault {
 			func(s *boundsEnv, id string) (time.Time, func()) {
 				k := keeperOf(s.e.current[id])
 				at := time.Now()
+				if k <= 0 { // a follower without a keeper; never kill(0)
+					return at, func() {}
+				}
 				_ = syscall.Kill(k, syscall.SIGSTOP)
 				return at, func() { _ = syscall.Kill(k, syscall.SIGCONT) }
 			}},
@@ -409,6 +425,9 @@ func boundsFaults() []boundsFault {
 			func(s *boundsEnv, id string) (time.Time, func()) {
 				k := keeperOf(s.e.current[id])
 				prop := s.leaderProposal()
+				if k <= 0 {
+					s.t.Fatalf("bounds: the leader %s has no keeper", id)
+				}
 				_ = syscall.Kill(k, syscall.SIGSTOP)
 				time.Sleep(50 * time.Millisecond)
 				at := s.delete(prop)
@@ -461,9 +480,14 @@ func (s *boundsEnv) once(f boundsFault) (d time.Duration, failedOver bool, at ti
 	s.t.Helper()
 	s.settle()
 	cur, _ := s.latest()
-	id := cur.cand
+	return s.onceOn(f, cur, cur.cand, f.bound(s))
+}
+
+// onceOn makes fault f on candidate id while cur runs, bound its bound (0:
+// nothing may fail).
+func (s *boundsEnv) onceOn(f boundsFault, cur *boundsTenure, id string, bound time.Duration) (d time.Duration, failedOver bool, at time.Time) {
+	s.t.Helper()
 	at, after := f.inject(s, id)
-	bound := f.bound(s)
 	within := 2 * s.T
 	if bound > 0 {
 		within = 2*bound + 10*time.Second
@@ -581,14 +605,63 @@ func benchRandomFaults(t *testing.T, b *benchEnv) string {
 	for time.Since(start) < dur {
 		f := faults[rng.Intn(len(faults))]
 		s.settle()
-		d, failed, at := s.once(f)
+		// A second fault at once, a third of the time, on something other
+		// than the leader: a follower stopped T/4, or a member paused 0.3T
+		// (not beside a member's restart: the harness does one at a time).
+		key, extra := f.key, time.Duration(0)
+		var wg sync.WaitGroup
+		if rng.Intn(3) == 0 {
+			delay := time.Duration(rng.Int63n(int64(s.T / 2)))
+			cur, _ := s.latest()
+			var followers []*ballotProc
+			for _, id := range s.ids {
+				if id != cur.cand {
+					followers = append(followers, s.e.current[id])
+				}
+			}
+			if strings.HasPrefix(f.key, "member-") || strings.HasPrefix(f.key, "zkleader-") || rng.Intn(2) == 0 {
+				p := followers[rng.Intn(len(followers))]
+				key, extra = key+" + a follower stopped T/4", s.T/4
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					time.Sleep(delay)
+					p.Signal(syscall.SIGSTOP)
+					time.Sleep(s.T / 4)
+					p.Signal(syscall.SIGCONT)
+				}()
+			} else {
+				m := rng.Intn(s.b.zk.Size())
+				key, extra = key+fmt.Sprintf(" + member %d paused 0.3T", m), 3*s.T/10
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					time.Sleep(delay)
+					s.b.zk.Pause(m)
+					time.Sleep(3 * s.T / 10)
+					s.b.zk.Resume(m)
+				}()
+			}
+		}
+		cur, _ := s.latest()
+		id, bound := cur.cand, f.bound(s)
+		if f.anyCand() {
+			// any of the three, as faults come: a follower's costs nothing
+			if id = s.ids[rng.Intn(len(s.ids))]; id != cur.cand {
+				key, bound = key+" (a follower)", 0
+			}
+		}
+		d, failed, at := s.onceOn(f, cur, id, bound)
+		wg.Wait()
 		count[f.key]++
-		t.Logf("random: %s at +%v: failed over %v in %v", f.key, at.Sub(start).Round(time.Second), failed, d.Round(time.Millisecond))
-		bound := f.bound(s)
-		if f.key == "stop-resume" {
+		t.Logf("random: %s at +%v: failed over %v in %v", key, at.Sub(start).Round(time.Second), failed, d.Round(time.Millisecond))
+		if f.key == "stop-resume" && bound > 0 {
 			bound += 25 * s.T / 32 // its bound counts from the resume; a gap from the stop
 		}
-		log = append(log, done{key: f.key, at: at, healed: time.Now(), bound: bound})
+		if bound > 0 {
+			bound += extra // the second fault may hold up the successor as long as it lasts
+		}
+		log = append(log, done{key: key, at: at, healed: time.Now(), bound: bound})
 		time.Sleep(time.Duration(rng.Int63n(int64(s.T))))
 	}
 	s.settle()
@@ -615,7 +688,7 @@ func benchRandomFaults(t *testing.T, b *benchEnv) string {
 	s.e.stopAll()
 	var w strings.Builder
 	fmt.Fprintf(&w, "## 16. Random faults\n\n`BENCH_RANDOM_FAULTS=%s BENCH_RANDOM_SEED=%d go test -tags bench -run '^TestBench$/random$' -count=1 -v -timeout 0 .`: "+
-		"the faults of section 15 drawn at random, one at a time, a random pause of 0–T between; `T = %s`, 3 candidates, the command ignores SIGTERM.\n\n",
+		"the faults of section 15 drawn at random, a random pause of 0–T between, a third of them with a second beside (a follower stopped T/4 or a member paused 0.3T; its length added to the bound); `T = %s`, 3 candidates, the command ignores SIGTERM.\n\n",
 		spec, seed, s.T)
 	var keys []string
 	for k := range count {
