@@ -501,7 +501,14 @@ func (s *boundsEnv) onceOn(f boundsFault, cur *boundsTenure, id string, bound ti
 		}
 		return 0, false, at
 	}
-	return nx.first.Sub(at), true, at
+	d = nx.first.Sub(at)
+	if bound == 0 || d > bound {
+		// what each took its time over: their logs around the fault
+		for _, c := range s.ids {
+			s.t.Logf("bounds: %s over its bound (%v > %v); %s's log:\n%s", f.key, d.Round(time.Millisecond), bound, c, benchTail(s.e.current[c].out.String(), 25))
+		}
+	}
+	return d, true, at
 }
 
 func benchBounds(t *testing.T, b *benchEnv) string {
