@@ -87,7 +87,7 @@ func benchHeader(version, zkVersion string, took time.Duration, load0 string) st
 	_ = syscall.Uname(&uts)
 	kernel := benchUtsString(uts.Release[:])
 	var h strings.Builder
-	fmt.Fprintf(&h, `Measured by `+"`make bench`"+` (`+"`go test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .`"+`,
+	fmt.Fprintf(&h, `Measured by `+"`make bench`"+` (`+"`go test -tags bench -run '^TestBench' -count=1 -v -timeout 45m .`"+`,
 [bench_test.go](bench_test.go)) on %s; the run took %s.
 
 | | |
