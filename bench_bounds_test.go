@@ -13,7 +13,8 @@ package main
 // BENCH_BOUNDS_REPS the runs per fault (3), BENCH_BOUNDS_ONLY a comma list
 // of fault keys.
 //
-// 16. Random faults (opt-in: BENCH_RANDOM_FAULTS=8m, BENCH_RANDOM_SEED=N):
+// 16. Random faults (opt-in: BENCH_RANDOM_FAULTS=8m, BENCH_RANDOM_SEED=N,
+// BENCH_RANDOM_KEYS a comma list of fault keys to draw from):
 // the same faults drawn at random for that long, one after another with a
 // random pause (0–T) between, a third of them with a second fault beside
 // (a follower stopped, a member paused); the share of time a command ran, every gap
@@ -600,7 +601,13 @@ func benchRandomFaults(t *testing.T, b *benchEnv) string {
 	}
 	rng := rand.New(rand.NewSource(seed))
 	s := newBoundsEnv(t, b, "random")
-	faults := boundsFaults()
+	var faults []boundsFault
+	only := os.Getenv("BENCH_RANDOM_KEYS") // a comma list: draw from these faults only
+	for _, f := range boundsFaults() {
+		if only == "" || strings.Contains(","+only+",", ","+f.key+",") {
+			faults = append(faults, f)
+		}
+	}
 	type done struct {
 		key        string
 		at, healed time.Time
