@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 const (
@@ -289,7 +291,7 @@ func (s *boundsEnv) delete(path string) time.Time {
 		if err == nil || errors.Is(err, zk.ErrNoNode) && try > 0 {
 			return at
 		}
-		if !retryable(err) || try > 20 {
+		if !zookeeper.Retryable(err) || try > 20 {
 			s.t.Fatalf("bounds: delete %s: %v", path, err)
 		}
 		time.Sleep(50 * time.Millisecond)
