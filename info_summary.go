@@ -106,6 +106,9 @@ func writeSummaryBatons(row summaryRow, inf *infoElection) {
 	if p := inf.Paused; p != nil {
 		row("paused", fmt.Sprintf("by %s: %s", orNone(p.By), orNone(p.Reason)))
 	}
+	for _, d := range inf.Drained {
+		row("drained", fmt.Sprintf("%s, by %s: %s", d.CandidateID, orNone(d.By), orNone(d.Reason)))
+	}
 }
 
 // writeSummaryRuns prints the last run and, for run cron, the next.

@@ -156,9 +156,13 @@ func (r *runner) join() (*candidate, verdict) {
 		}
 		if err == nil {
 			var c *candidate
-			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
+			// A drained candidate waits here, without a proposal (drain.go).
+			if err = r.awaitUndrained(r.sess); err == nil {
+				c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
+			}
 			if err == nil {
 				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.triggers = r.cron() != nil
 				r.setCandidate(c)
 				r.publishHealth()
 				return c, verdict{}
@@ -255,6 +259,13 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		}
 		r.setCandidate(nil)
 		r.log.Info("withdrew from the election while unhealthy", logEvWithdrew.attr(), "reason", "unhealthy", "proposal", c.node)
+		return leaseStart{}, rejoin()
+	case errors.Is(err, errDrained):
+		if !c.withdraw() {
+			r.endSession()
+		}
+		r.setCandidate(nil)
+		r.log.Info("withdrew from the election: drained (ballot drain)", logEvWithdrew.attr(), "reason", "drained", "proposal", c.node)
 		return leaseStart{}, rejoin()
 	case errors.Is(err, errStopSignal):
 		c.withdraw()

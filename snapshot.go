@@ -45,6 +45,9 @@ type electionSnapshot struct {
 	slotBatons, slotHandovers, slotAcks, slotCrons map[int]*snapNode
 	others                                         []*snapNode
 	vanished                                       []string // listed, but gone before their data was read
+
+	drained []*snapNode // ballot drain (drain.go)
+	trigger *snapNode   // ballot trigger: a run asked for (trigger.go)
 }
 
 // lowestProposal is the proposal that leads (holds the baton), or is next
@@ -155,6 +158,10 @@ func (s *electionSnapshot) file(n *snapNode) {
 		slotFile(n, leaderName, &s.slotAcks), slotFile(n, cronName, &s.slotCrons):
 	case n.name == stepDownName:
 		s.stepDown = n
+	case n.name == triggerName:
+		s.trigger = n
+	case strings.HasPrefix(n.name, drainPrefix):
+		s.drained = append(s.drained, n)
 	case n.name == releasedDirName:
 		// Notes of ended leaderships, for the next take (release.go).
 	case strings.HasPrefix(n.name, infoClockPrefix):

@@ -1,0 +1,266 @@
+package main
+
+// ballot trigger: a run of a run cron election now, asked for from any
+// host (kubectl create job --from=cronjob, nomad job periodic force).
+//
+//   <base>/trigger  persistent: the request (triggerRecord)
+//
+// The leader watches it with its other controls (no write at rest). It
+// consumes the request in the fenced multi-op that creates the run's
+// history entry: delete the request (its version), create the entry, check
+// the leader's proposal. So each request runs at most once, through any
+// failover: a leader that dies before the write leaves the request to its
+// successor, one that dies after it loses the run, as with a scheduled
+// time. A request while a trigger is pending joins it: one run for both.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+const triggerName = "trigger"
+
+// triggerValidity is how long a request waits for a leader: a trigger
+// sent while nobody leads runs when someone does, within this (ZooKeeper's
+// clock: the node's ctime), or is recorded as skipped. `trigger --wait`
+// withdraws its request at its deadline instead.
+const triggerValidity = time.Hour
+
+// triggerRecord is the request's data, and the history entry's trigger.
+type triggerRecord struct {
+	ID string    `json:"id"` // random: the entry `trigger --wait` looks for
+	By string    `json:"by"` // user@host that asked
+	At time.Time `json:"at"` // its clock
+}
+
+// triggerRequest is the request as the leader read it.
+type triggerRequest struct {
+	rec     triggerRecord
+	version int32
+	czxid   int64 // which request: a new one is a new node
+	ctime   time.Time
+}
+
+func parseTrigger(raw []byte, st *zk.Stat) *triggerRequest {
+	if raw == nil || st == nil {
+		return nil
+	}
+	t := &triggerRequest{version: st.Version, czxid: st.Czxid, ctime: time.UnixMilli(st.Ctime)}
+	if json.Unmarshal(raw, &t.rec) != nil {
+		t.rec = triggerRecord{By: "(unreadable trigger request)"}
+	}
+	return t
+}
+
+// startTriggered runs the pending trigger request, if any, under
+// --overlap and pause; over reports that the leadership ends with end.
+func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
+	r, c, l := cl.r, cl.c, cl.l
+	t := l.ctl.Trigger()
+	if t == nil || t.czxid == cl.triggerDone {
+		return end, false
+	}
+	skip := ""
+	switch {
+	case now.Sub(t.ctime) > triggerValidity:
+		skip = "the trigger request expired: nobody ran it within " + triggerValidity.String()
+	case l.ctl.Paused() != nil:
+		skip = "the election was paused"
+	case cl.cmd != nil && r.set.Overlap == overlapQueue:
+		return end, false // it runs when the run going on ends
+	case cl.cmd != nil && r.set.Overlap == overlapReplace:
+	case cl.cmd != nil:
+		skip = "the previous run was still going"
+	}
+	if skip != "" {
+		r.log.Info("triggered run skipped: "+skip, logEvRunSkipped.attr(), "skip", "trigger", "by", t.rec.By)
+		e := skipEntry(c, now, now, 1, skip)
+		e.Trigger = &t.rec
+		cl.consumeTrigger(t, e)
+		return end, false
+	}
+	if !l.AwaitFresh(r.stopping) {
+		if r.stopRequested() {
+			return endedBy(stopRequested, childExit{}), true
+		}
+		return endedBy(leaseLost, childExit{}), true
+	}
+	if cl.cmd != nil { // --overlap replace
+		c.endAs(endStopped, "replaced by a triggered run (--overlap replace)")
+		ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+		r.log.Info("scheduled run replaced by a triggered run (--overlap replace)", logEvCommandStopped.attr(),
+			"reason", "overlap-replace", "how", how, "exit_code", ex.Code)
+		r.forget(cl.cmd)
+		r.publishRunEnd(c, ex)
+		c.writeRunEnd(ex)
+		cl.cmd, cl.runDeadline, cl.trig = nil, time.Time{}, nil
+	}
+	at := now.UTC()
+	e := c.newRunEntry(historyCron)
+	e.ScheduledTime, e.Trigger = &at, &t.rec
+	if !cl.consumeTrigger(t, e) {
+		return end, false
+	}
+	if !l.Fresh() {
+		r.log.Warn("lease lost while recording the triggered run; this run is lost", "by", t.rec.By)
+		return endedBy(leaseLost, childExit{}), true
+	}
+	r.setSpare(cl.idle)
+	cl.idle = nil
+	r.log.Info("triggered run starting (ballot trigger)", logEvTriggered.attr(), "by", t.rec.By,
+		"requested_at", t.rec.At.Format(time.RFC3339Nano))
+	r.cron().scheduled, r.cron().attempt = at, 0
+	cmd, err := r.startCommand(c, l)
+	if err != nil {
+		r.log.Error("ballot failed", "error", err)
+		return resignation("ballot-failed", exitWith(exitFailure)), true
+	}
+	cl.cmd, cl.runFor, cl.timedOut, cl.trig = cmd, at, false, &t.rec
+	c.pub.update(func(d *proposalData) { d.HandoverMayCome = true })
+	cl.runDeadline = time.Time{}
+	if r.set.Timeout > 0 {
+		cl.runDeadline = time.Now().Add(r.set.Timeout)
+	}
+	return end, false
+}
+
+// consumeTrigger deletes the request and creates its history entry e in
+// one fenced multi-op; false if it did not happen (someone else changed the
+// request, or the leadership is gone).
+func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
+	c := cl.c
+	cl.triggerDone = t.czxid // whatever happens, never twice
+	p := c.basePath + "/" + triggerName
+	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.DeleteRequest{Path: p, Version: t.version}}
+	if op := c.historyCreate(e); op != nil {
+		ops = append(ops, op)
+	}
+	res, err := c.s.conn.Multi(ops...)
+	if err == nil {
+		switch {
+		case len(res) < 3:
+		case e.Kind == historySkip:
+			c.history.names = append(c.history.names, res[2].String[len(historyDir(c.basePath))+1:])
+		default:
+			c.created(res, 2, e)
+		}
+		return true
+	}
+	if !retryable(err) || c.s.waitOnline(cl.r.stopping) != nil {
+		cl.r.log.Warn("cannot take the trigger request", "error", err)
+		return false
+	}
+	// The answer was lost: the write may have happened; its entry says.
+	if ok, _, err := c.s.conn.Exists(p); err == nil && !ok && e.Kind != historySkip {
+		c.adoptOwnEntry(func(o historyEntry) bool { return o.Trigger != nil && o.Trigger.ID == t.rec.ID })
+		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID
+	}
+	return false
+}
+
+func newTriggerID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// runTrigger is `ballot trigger`: ask the leader of a run cron election to
+// run its command now; with --wait, wait for that run's end and exit with
+// its code.
+func runTrigger(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) int {
+	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
+	if conn == nil {
+		return exitFailure
+	}
+	defer conn.Close()
+	p := set.BasePath + "/" + triggerName
+	rec := triggerRecord{ID: newTriggerID(), By: operator(), At: time.Now().UTC()}
+	data, _ := json.Marshal(rec)
+	_, err := conn.Create(p, data, 0, acc.acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = createParents(conn, set.BasePath, acc.acl); err == nil {
+			_, err = conn.Create(p, data, 0, acc.acl)
+		}
+	}
+	joined := false
+	if errors.Is(err, zk.ErrNodeExists) {
+		// A request is pending: this one is the same run.
+		var raw []byte
+		if raw, _, err = conn.Get(p); err == nil {
+			joined = json.Unmarshal(raw, &rec) == nil
+		}
+		if errors.Is(err, zk.ErrNoNode) { // taken meanwhile: ask again
+			rec.ID, rec.At = newTriggerID(), time.Now().UTC()
+			data, _ = json.Marshal(rec)
+			_, err = conn.Create(p, data, 0, acc.acl)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zkFailed(err, "write", p))
+		return exitFailure
+	}
+	_, st, _ := conn.Get(p)
+	if joined {
+		fmt.Fprintf(out, "a run of %s was already asked for by %s: waiting for that one\n", set.BasePath, rec.By)
+	} else {
+		fmt.Fprintf(out, "asked for a run of %s\n", set.BasePath)
+	}
+	if s, err := readElection(conn, set.BasePath); err == nil {
+		if l := s.lowestProposal(); l == nil || l.data == nil || l.data.State != stateLeading {
+			fmt.Fprintf(out, "no candidate leads %s now: the run starts when one does, if within %s\n", set.BasePath, triggerValidity)
+		}
+	}
+	if set.Wait <= 0 {
+		return exitOK
+	}
+	deadline := time.Now().Add(set.Wait)
+	// Taken: the request is gone (or replaced by a newer one).
+	for {
+		_, now, err := conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) || (err == nil && st != nil && now.Czxid != st.Czxid) {
+			break
+		}
+		if time.Now().After(deadline) {
+			if st != nil && conn.Delete(p, st.Version) == nil {
+				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s; it is withdrawn\n", set.Wait)
+				return exitNo
+			}
+			break // taken just now
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for {
+		items, _ := readHistory(conn, set.BasePath, 20, nil)
+		for _, it := range items {
+			if it.Trigger == nil || it.Trigger.ID != rec.ID {
+				continue
+			}
+			switch {
+			case it.Kind == historySkip:
+				fmt.Fprintf(os.Stderr, "ballot: trigger: the run was skipped: %s\n", it.Reason)
+				return exitNo
+			case it.Ended != "" && it.ExitCode != nil:
+				fmt.Fprintf(out, "the run on %s ended (%s) with exit code %d\n", it.CandidateID, it.Ended, *it.ExitCode)
+				return *it.ExitCode
+			case it.Ended != "":
+				fmt.Fprintf(out, "the run on %s ended: %s\n", it.CandidateID, it.Ended)
+				return exitNo
+			}
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "ballot: trigger: the run did not end within %s\n", set.Wait)
+			return exitNo
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
