@@ -208,10 +208,11 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 			return endedBy(preempted, childExit{})
 		}
 		now := time.Now()
-		if end, over := cl.startTriggered(now); over {
+		if end, over := cl.startDue(now); over {
 			return end
 		}
-		if end, over := cl.startDue(now); over {
+		// After the scheduled time: a trigger obeys --overlap with its run.
+		if end, over := cl.startTriggered(now); over {
 			return end
 		}
 		wake, end, over := cl.nextWake(now)

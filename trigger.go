@@ -168,6 +168,16 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 	return false
 }
 
+// led says whether a candidate in line holds a baton: a leader.
+func (s *electionSnapshot) led() bool {
+	for _, n := range s.proposals {
+		if _, ok := s.holderSlot(n); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func newTriggerID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -215,10 +225,8 @@ func runTrigger(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) i
 	} else {
 		fmt.Fprintf(out, "asked for a run of %s\n", set.BasePath)
 	}
-	if s, err := readElection(conn, set.BasePath); err == nil {
-		if l := s.lowestProposal(); l == nil || l.data == nil || l.data.State != stateLeading {
-			fmt.Fprintf(out, "no candidate leads %s now: the run starts when one does, if within %s\n", set.BasePath, triggerValidity)
-		}
+	if s, err := readElection(conn, set.BasePath); err == nil && !s.led() {
+		fmt.Fprintf(out, "no candidate leads %s now: the run starts when one does, if within %s\n", set.BasePath, triggerValidity)
 	}
 	if set.Wait <= 0 {
 		return exitOK

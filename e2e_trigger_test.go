@@ -1,0 +1,133 @@
+package main
+
+// ballot trigger: a run now, fenced and recorded like a scheduled one,
+// once per request however many ask and whoever leads.
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cronCandidate starts a run cron candidate whose schedule never comes
+// during the test (1 January): every run is a triggered one. Its command
+// exits code after d, ticking meanwhile.
+func cronCandidate(t *testing.T, e *election, id, code, d string, extra ...string) *ballotProc {
+	t.Helper()
+	args := []string{"--zookeeper-servers", e.zk.ConnString(), "--zookeeper-base-path", e.base, "--zookeeper-session-timeout", "2s",
+		"run", "cron", "--candidate-id", id, "--schedule", "0 0 1 1 *"}
+	args = append(append(args, extra...), "--", selfExe(), code, d)
+	p := startBallot(t, id, ballotEnv(t, "BALLOT_TEST_CHILD=exit", "TICK_FILE="+e.ticks), args...)
+	e.cands = append(e.cands, p)
+	return p
+}
+
+// triggered reads the election's history: the triggered runs and skips.
+func triggered(t *testing.T, e *election) []*historyItem {
+	t.Helper()
+	out, code := control(t, e, "history", "--output", "json")
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, out)
+	}
+	var rep struct {
+		Entries []*historyItem `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("history --output json: %v: %s", err, out)
+	}
+	var got []*historyItem
+	for _, it := range rep.Entries {
+		if it.Trigger != nil {
+			got = append(got, it)
+		}
+	}
+	return got
+}
+
+// TestTrigger: two triggers sent while nobody leads are one request; it
+// runs once when a leader comes, however many candidates come; --wait
+// gives both the run's exit code; history says who asked. A later trigger
+// runs at once on the leader; one while a run goes on is skipped
+// (--overlap skip), and --wait says so.
+func TestTrigger(t *testing.T) {
+	t.Parallel()
+	c := startZK(t, 1)
+	e := newElection(t, c)
+
+	// Nobody leads: both wait for the one request's run.
+	waiters := make([]*exec.Cmd, 2)
+	outs := make([]*strings.Builder, 2)
+	for i := range waiters {
+		cmd := exec.Command(ballotBin, "--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base,
+			"--zookeeper-session-timeout", "2s", "trigger", "--wait", "60s")
+		cmd.Env = ballotEnv(t)
+		outs[i] = &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waiters[i] = cmd
+		// The second joins the first's request: it starts once that one
+		// said it asked (its request exists).
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(outs[i].String(), "no candidate leads") {
+			if time.Now().After(deadline) {
+				t.Fatalf("trigger %d did not ask: %s", i, outs[i].String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !strings.Contains(outs[1].String(), "already asked for") {
+		t.Errorf("the second trigger did not join the first: %s", outs[1].String())
+	}
+	if out, _ := control(t, e, "info", "--verbose"); !strings.Contains(out, "(ballot trigger)") {
+		t.Errorf("info does not show the pending trigger:\n%s", out)
+	}
+	// ignore: the leader stays for the next trigger. Each run lasts 2T
+	// (T = 2s), so that a trigger sent once one has started (a dial and a
+	// write, well under T) comes while it goes on.
+	a := cronCandidate(t, e, "a", "3", "4s", "--on-child-error", "ignore")
+	b := cronCandidate(t, e, "b", "3", "4s", "--on-child-error", "ignore")
+	for i, w := range waiters {
+		err := w.Wait()
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != 3 || !strings.Contains(outs[i].String(), "exit code 3") {
+			t.Errorf("trigger %d --wait: %v, want exit 3 (the run's): %s", i, err, outs[i].String())
+		}
+	}
+	runs := triggered(t, e)
+	if len(runs) != 1 || runs[0].Kind != historyCron || runs[0].ExitCode == nil || *runs[0].ExitCode != 3 || !strings.Contains(runs[0].Trigger.By, "@") {
+		t.Fatalf("history: want one triggered run that exited 3, with who asked; got %+v", runs)
+	}
+	if n := len(readTenures(t, e.ticks)); n != 1 {
+		t.Errorf("%d runs for one request, want 1", n)
+	}
+	leader := a
+	if runs[0].CandidateID == "b" {
+		leader = b
+	}
+	leader.WaitEvent(logEvTriggered, 5*time.Second)
+
+	// A leader in place: the run starts at once; a second request while it
+	// runs is skipped (--overlap skip) and --wait says so.
+	out, code := control(t, e, "trigger")
+	if code != 0 || strings.Contains(out, "no candidate leads") {
+		t.Fatalf("trigger: exit %d: %s", code, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(leader.Events(logEvTriggered)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second trigger did not start a run on %s", leader.name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out, code := control(t, e, "trigger", "--wait", "20s"); code != 1 || !strings.Contains(out, "skipped") {
+		t.Errorf("trigger while a run goes on (--overlap skip): exit %d, want 1 and skipped: %s", code, out)
+	}
+	checkNoOverlap(t, e.ticks)
+	if out, _ := control(t, e, "history"); !strings.Contains(out, "triggered by") {
+		t.Errorf("history does not say who triggered:\n%s", out)
+	}
+}
