@@ -370,7 +370,7 @@ func badInputs() []badInput {
 		{name: "no command and no hooks", omit: "cmd", post: []string{"--health-check", "{touch} {marker}"},
 			want: []string{"run once", "no command given", "--on-promote"}},
 		{name: "wait on run once", post: []string{"--wait", "1s"},
-			want: []string{"run once", "unknown flag --wait", "leader and step-down only"}},
+			want: []string{"run once", "unknown flag --wait", "leader, step-down, trigger and drain only"}},
 		{name: "leader with candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--candidate-id", "c1"},
 			want: []string{"leader:", "unknown flag --candidate-id"}},
 		{name: "leader negative wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--wait=-1s"},

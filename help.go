@@ -25,7 +25,7 @@ func helpFor(args []string) error {
 		cmdTrigger, cmdDrain, cmdUndrain:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, completion, or --man for the man page (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -136,6 +136,9 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
+  ballot [global flags] trigger [--wait DURATION]
+  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]
+  ballot [global flags] undrain --candidate-id ID (drain's undo)
   ballot version (or ballot --version, ballot -v)
   ballot help [command]
   ballot help --man
@@ -151,6 +154,9 @@ Commands:
   check     a monitoring plugin (Nagios, Icinga, Sensu): one line, exit 0-3
   step-down ask the leader to hand over to the next candidate
   pause     stop the election's command everywhere until resume; resume undoes it
+  trigger   ask the leader of a run cron election to run its command now
+  drain     keep a candidate out of the line (it never leads) until undrain
+  undrain   let a drained candidate stand again
   version   print ballot's version
   help      print help; "ballot help run once" or "ballot run once --help" for a command;
             "ballot help --man": the man page (roff)

@@ -15,6 +15,8 @@ package main
 //	<base>/once/<key>                 run once --once-key: one keyed run
 //	<base>/history/run-<seq>          every run and skipped time (history.go)
 //	<base>/pause, <base>/step-down    the operators' controls (controls.go)
+//	<base>/trigger                    ballot trigger: a run asked for (trigger.go)
+//	<base>/drain-<candidate-id>       ballot drain: that candidate never leads (drain.go)
 //	<base>/released/<proposal>        a note: that proposal's leadership ended,
 //	                                  its command gone (release.go)
 
