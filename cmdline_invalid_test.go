@@ -203,6 +203,19 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 
+		// trigger, drain, undrain
+		{"drain without candidate id", a("drain"), nil, nil, a("drain:", "--candidate-id is required")},
+		{"undrain without candidate id", a("undrain"), nil, nil, a("undrain:", "--candidate-id is required")},
+		{"drain empty candidate id", a("drain", "--candidate-id="), nil, nil, a(`--candidate-id ""`, "must not be empty")},
+		{"drain reason on two lines", a("drain", "--candidate-id", "c", "--reason", "a\nb"), nil, nil, a(`--reason "a\nb"`, "one line")},
+		{"undrain with reason", a("undrain", "--candidate-id", "c", "--reason", "x"), nil, nil, a("undrain:", "unknown flag --reason", "pause and drain only")},
+		{"undrain with wait", a("undrain", "--candidate-id", "c", "--wait", "1s"), nil, nil, a("undrain:", "unknown flag --wait")},
+		{"trigger with candidate id", a("trigger", "--candidate-id", "c"), nil, nil, a("trigger:", "unknown flag --candidate-id")},
+		{"trigger negative wait", a("trigger", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
+		{"trigger unitless wait", a("trigger", "--wait", "30"), nil, nil, a(`--wait "30"`, "not a duration")},
+		{"trigger with command", a("trigger", "--", "ls"), nil, nil, a("trigger:", "takes no command", `"ls"`)},
+		{"trigger stray arg", a("trigger", "now"), nil, nil, a("trigger:", `unexpected argument "now"`)},
+
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},
 		{"missing explicit file env", a("info"), map[string]string{"BALLOT_CONFIG_FILE": "$DIR/nope.json"}, nil, a("environment BALLOT_CONFIG_FILE", "nope.json", "no such file")},

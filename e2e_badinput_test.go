@@ -375,6 +375,13 @@ func badInputs() []badInput {
 			want: []string{"leader:", "unknown flag --candidate-id"}},
 		{name: "leader negative wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--wait=-1s"},
 			want: []string{"--wait", `"-1s"`, "negative"}},
+		// Writers: nothing written under {base} either.
+		{name: "trigger bad wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "trigger", "--wait", "forever"},
+			want: []string{"--wait", `"forever"`, "not a duration"}},
+		{name: "drain without candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "drain"},
+			want: []string{"drain:", "--candidate-id is required"}},
+		{name: "undrain empty candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "undrain", "--candidate-id="},
+			want: []string{"--candidate-id", `""`, "must not be empty"}},
 
 		// history, check and info's summary.
 		{name: "history limit zero", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history", "--limit", "0"},
