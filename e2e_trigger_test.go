@@ -56,6 +56,14 @@ func TestTrigger(t *testing.T) {
 	c := startZK(t, 1)
 	e := newElection(t, c)
 
+	// Nobody leads and --wait runs out: the request is withdrawn.
+	if out, code := control(t, e, "trigger", "--wait", "500ms"); code != 1 || !strings.Contains(out, "withdrawn") {
+		t.Fatalf("trigger --wait without a leader: exit %d, want 1 and withdrawn: %s", code, out)
+	}
+	if inf, _ := infoJSON(t, c.Servers(), e.base); inf.Trigger != nil {
+		t.Fatalf("the request outlived its trigger --wait: %+v", inf.Trigger)
+	}
+
 	// Nobody leads: both wait for the one request's run.
 	waiters := make([]*exec.Cmd, 2)
 	outs := make([]*strings.Builder, 2)
@@ -123,11 +131,32 @@ func TestTrigger(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	logTriggerLatency(t, leader)
 	if out, code := control(t, e, "trigger", "--wait", "20s"); code != 1 || !strings.Contains(out, "skipped") {
 		t.Errorf("trigger while a run goes on (--overlap skip): exit %d, want 1 and skipped: %s", code, out)
 	}
 	checkNoOverlap(t, e.ticks)
 	if out, _ := control(t, e, "history"); !strings.Contains(out, "triggered by") {
 		t.Errorf("history does not say who triggered:\n%s", out)
+	}
+}
+
+// logTriggerLatency logs, for the leader's last triggered run, the time
+// from the request (the trigger's clock: this host) to the run's start.
+func logTriggerLatency(t *testing.T, p *ballotProc) {
+	t.Helper()
+	lines := strings.Split(p.out.String(), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if !strings.Contains(l, "event="+string(logEvTriggered)) {
+			continue
+		}
+		at, err1 := time.Parse(time.RFC3339Nano, strings.Fields(l)[0])
+		_, req, _ := strings.Cut(l, "requested_at=")
+		asked, err2 := time.Parse(time.RFC3339Nano, strings.Fields(req)[0])
+		if err1 == nil && err2 == nil {
+			t.Logf("trigger: the run started %s after the request was written", at.Sub(asked).Round(time.Millisecond))
+		}
+		return
 	}
 }

@@ -231,44 +231,82 @@ func runTrigger(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) i
 	if set.Wait <= 0 {
 		return exitOK
 	}
-	deadline := time.Now().Add(set.Wait)
+	return awaitTriggered(conn, set, p, st, rec.ID, !joined, out)
+}
+
+// awaitTriggered is trigger --wait once asked: on watches, until the
+// request is taken, then until its history entry says how the run ended.
+// At the deadline the request is withdrawn if this trigger made it (own):
+// one that joined it leaves it to its maker.
+func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id string, own bool, out io.Writer) int {
+	deadline := time.NewTimer(set.Wait)
+	defer deadline.Stop()
 	// Taken: the request is gone (or replaced by a newer one).
-	for {
-		_, now, err := conn.Get(p)
-		if errors.Is(err, zk.ErrNoNode) || (err == nil && st != nil && now.Czxid != st.Czxid) {
-			break
+	for taken := false; !taken; {
+		ok, now, ev, err := conn.ExistsW(p)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zkFailed(err, "read", p))
+			return exitFailure
+		case !ok || st == nil || now.Czxid != st.Czxid:
+			taken = true
+			continue
 		}
-		if time.Now().After(deadline) {
-			if st != nil && conn.Delete(p, st.Version) == nil {
+		select {
+		case <-ev:
+		case <-deadline.C:
+			if !own {
+				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s\n", set.Wait)
+				return exitNo
+			}
+			if conn.Delete(p, now.Version) == nil {
 				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s; it is withdrawn\n", set.Wait)
 				return exitNo
 			}
-			break // taken just now
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for {
-		items, _ := readHistory(conn, set.BasePath, 20, nil)
-		for _, it := range items {
-			if it.Trigger == nil || it.Trigger.ID != rec.ID {
-				continue
-			}
-			switch {
-			case it.Kind == historySkip:
-				fmt.Fprintf(os.Stderr, "ballot: trigger: the run was skipped: %s\n", it.Reason)
-				return exitNo
-			case it.Ended != "" && it.ExitCode != nil:
-				fmt.Fprintf(out, "the run on %s ended (%s) with exit code %d\n", it.CandidateID, it.Ended, *it.ExitCode)
-				return *it.ExitCode
-			case it.Ended != "":
-				fmt.Fprintf(out, "the run on %s ended: %s\n", it.CandidateID, it.Ended)
-				return exitNo
-			}
-		}
-		if time.Now().After(deadline) {
 			fmt.Fprintf(os.Stderr, "ballot: trigger: the run did not end within %s\n", set.Wait)
 			return exitNo
 		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	// Its entry: created in the write that took the request, so among the
+	// newest; then watched until the run's end rewrites it.
+	entry := ""
+	for {
+		if entry == "" {
+			items, err := readHistory(conn, set.BasePath, 20, func(it *historyItem) bool { return it.Trigger != nil && it.Trigger.ID == id })
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", err)
+				return exitFailure
+			}
+			if n := len(items); n > 0 && items[n-1].Trigger != nil && items[n-1].Trigger.ID == id {
+				entry = historyDir(set.BasePath) + "/" + items[n-1].Node
+			} else {
+				fmt.Fprintf(os.Stderr, "ballot: trigger: the request was taken, but its run is not in the history (withdrawn by another trigger --wait?)\n")
+				return exitNo
+			}
+		}
+		raw, _, ev, err := conn.GetW(entry)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zkFailed(err, "read", entry))
+			return exitFailure
+		}
+		var it historyEntry
+		_ = json.Unmarshal(raw, &it)
+		switch {
+		case it.Kind == historySkip:
+			fmt.Fprintf(os.Stderr, "ballot: trigger: the run was skipped: %s\n", it.Reason)
+			return exitNo
+		case it.Ended != "" && it.ExitCode != nil:
+			fmt.Fprintf(out, "the run on %s ended (%s) with exit code %d\n", it.CandidateID, it.Ended, *it.ExitCode)
+			return *it.ExitCode
+		case it.Ended != "":
+			fmt.Fprintf(out, "the run on %s ended: %s\n", it.CandidateID, it.Ended)
+			return exitNo
+		}
+		select {
+		case <-ev:
+		case <-deadline.C:
+			fmt.Fprintf(os.Stderr, "ballot: trigger: the run did not end within %s\n", set.Wait)
+			return exitNo
+		}
 	}
 }
