@@ -66,12 +66,12 @@ func TestTrigger(t *testing.T) {
 
 	// Nobody leads: both wait for the one request's run.
 	waiters := make([]*exec.Cmd, 2)
-	outs := make([]*strings.Builder, 2)
+	outs := make([]*syncBuffer, 2)
 	for i := range waiters {
 		cmd := exec.Command(ballotBin, "--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base,
 			"--zookeeper-session-timeout", "2s", "trigger", "--wait", "60s")
 		cmd.Env = ballotEnv(t)
-		outs[i] = &strings.Builder{}
+		outs[i] = &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
