@@ -160,3 +160,41 @@ func logTriggerLatency(t *testing.T, p *ballotProc) {
 		return
 	}
 }
+
+// TestTriggerOverlap: a trigger while a run goes on waits for its end
+// under --overlap queue, and stops it under --overlap replace.
+func TestTriggerOverlap(t *testing.T) {
+	t.Parallel()
+	c := startZK(t, 1)
+	for _, policy := range []string{"queue", "replace"} {
+		e := newElection(t, c)
+		e.base += "-" + policy
+		// Each run lasts 2T (T = 2s): the second trigger, a dial and a
+		// write, comes while the first run goes on.
+		l := cronCandidate(t, e, "a", "3", "4s", "--on-child-error", "ignore", "--overlap", policy, "--stop-grace-period", "1s")
+		l.WaitEvent(logEvElected, 10*time.Second)
+		if out, code := control(t, e, "trigger"); code != 0 {
+			t.Fatalf("%s: trigger: exit %d: %s", policy, code, out)
+		}
+		l.WaitEvent(logEvTriggered, 10*time.Second)
+		out, code := control(t, e, "trigger", "--wait", "30s")
+		if code != 3 {
+			t.Fatalf("%s: the second trigger --wait: exit %d, want 3 (its run's): %s", policy, code, out)
+		}
+		runs := triggered(t, e) // newest first
+		if len(runs) != 2 || runs[0].StartedAt == nil || runs[1].EndedAt == nil {
+			t.Fatalf("%s: history: want two triggered runs, both recorded; got %+v", policy, runs)
+		}
+		second, first := runs[0], runs[1]
+		switch policy {
+		case "queue":
+			if second.StartedAt.Before(*first.EndedAt) || first.Ended != endExited {
+				t.Errorf("queue: the second run started at %s, before the first ended (%s, %s)", second.StartedAt, first.EndedAt, first.Ended)
+			}
+		case "replace":
+			if first.Ended != endStopped || !strings.Contains(first.Reason, "replaced") {
+				t.Errorf("replace: the first run ended %q (%s), want stopped: replaced", first.Ended, first.Reason)
+			}
+		}
+	}
+}
