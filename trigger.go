@@ -156,6 +156,11 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 		}
 		return true
 	}
+	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		// Taken by another slot's leader, or withdrawn by its trigger.
+		cl.r.log.Debug("the trigger request went before this leader took it", "error", err)
+		return false
+	}
 	if !retryable(err) || c.s.waitOnline(cl.r.stopping) != nil {
 		cl.r.log.Warn("cannot take the trigger request", "error", err)
 		return false
