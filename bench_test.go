@@ -216,6 +216,11 @@ func TestBench(t *testing.T) {
 		rep.set("footprint", s)
 	})
 	t.Run("soak", func(t *testing.T) { rep.set("soak", benchSoak(t, b).section()) })
+	t.Run("trigger", func(t *testing.T) {
+		s := benchTrigger(t, b, 20).section()
+		t.Logf("trigger:\n%s", s)
+		rep.set("trigger", s)
+	})
 
 	var md strings.Builder
 	md.WriteString(benchHeader(version, zkVersion, time.Since(t0), load0))
