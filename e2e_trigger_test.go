@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -197,4 +198,55 @@ func TestTriggerOverlap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTriggerAcrossFailover: a request queued behind a run (--overlap
+// queue) when its leader dies is left to the next leader, which runs it
+// once.
+func TestTriggerAcrossFailover(t *testing.T) {
+	t.Parallel()
+	c := startZK(t, 1)
+	e := newElection(t, c)
+	flags := []string{"--on-child-error", "ignore", "--overlap", "queue"}
+	a := cronCandidate(t, e, "a", "3", "4s", flags...)
+	a.WaitEvent(logEvElected, 10*time.Second)
+	b := cronCandidate(t, e, "b", "3", "4s", flags...)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+	if out, code := control(t, e, "trigger"); code != 0 {
+		t.Fatalf("trigger: exit %d: %s", code, out)
+	}
+	a.WaitEvent(logEvTriggered, 10*time.Second)
+	// The second request waits behind a's run (4 s = 2T: a dial and a
+	// write come well within it); a dies meanwhile.
+	w := exec.Command(ballotBin, "--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", e.base,
+		"--zookeeper-session-timeout", "2s", "trigger", "--wait", "60s")
+	w.Env = ballotEnv(t)
+	wout := &syncBuffer{}
+	w.Stdout, w.Stderr = wout, wout
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(wout.String(), "asked for a run"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second trigger did not ask: %s", wout.String())
+		}
+	}
+	a.Signal(syscall.SIGKILL)
+	b.WaitEvent(logEvTriggered, 15*time.Second)
+	err := w.Wait()
+	if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 3 {
+		t.Fatalf("the second trigger --wait: %v, want exit 3 (its run's on b): %s", err, wout.String())
+	}
+	runs := triggered(t, e)
+	ids := map[string]int{}
+	for _, r := range runs {
+		ids[r.Trigger.ID]++
+	}
+	if len(runs) != 2 || len(ids) != 2 || runs[0].CandidateID != "b" || runs[1].CandidateID != "a" {
+		t.Fatalf("history: want the first request run on a, the second once on b; got %+v", runs)
+	}
+	if n := len(b.Events(logEvTriggered)); n != 1 {
+		t.Errorf("b ran %d triggered runs, want 1", n)
+	}
+	checkNoOverlap(t, e.ticks)
 }
