@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // TestDrainNodeName: any candidate id is one node beside the proposals,
 // never read as a proposal.
@@ -15,6 +20,36 @@ func TestDrainNodeName(t *testing.T) {
 		got := drainNodeName(tc.id)
 		if got != tc.want || isProposal(got) {
 			t.Errorf("drainNodeName(%q) = %q (a proposal: %v), want %q", tc.id, got, isProposal(got), tc.want)
+		}
+	}
+}
+
+// TestDrainEvents: watch says which candidates were drained or undrained
+// between two snapshots.
+func TestDrainEvents(t *testing.T) {
+	snap := func(ids ...string) *electionSnapshot {
+		s := &electionSnapshot{exists: true}
+		for _, id := range ids {
+			s.file(newSnapNode(drainNodeName(id), []byte(`{"candidateId":"`+id+`","by":"ops@h","reason":"r"}`), &zk.Stat{}))
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name      string
+		prev, cur *electionSnapshot
+		want      []string
+	}{
+		{"none", snap(), snap(), nil},
+		{"drained", snap(), snap("a"), []string{evDrained + " a drained by ops@h: r"}},
+		{"undrained", snap("a", "b"), snap("b"), []string{evUndrained + " a undrained"}},
+		{"unchanged", snap("a"), snap("a"), nil},
+	} {
+		var got []string
+		for _, ev := range drainEvents(tc.prev, tc.cur) {
+			got = append(got, ev.Event+" "+ev.Message)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: events %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
