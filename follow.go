@@ -79,9 +79,9 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 // cause saying why: a stop signal (errStopSignal), the health check
 // failing (errUnhealthy), --once-key's key recorded by another candidate
 // while this one waits (errOnceKeyRun), ballot drain (errDrained), or
-// --wait-timeout (errWaitTimedOut). With --once-retry-unfinished the candidate keeps its
-// place instead of watching the key: the key may yet need a retry, which
-// it decides once elected. release ends the watches.
+// --wait-timeout (errWaitTimedOut). With --once-retry-unfinished the
+// candidate keeps its place instead of watching the key: the key may yet
+// need a retry, which it decides once elected. release ends the watches.
 func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	var seen, bad <-chan struct{}
