@@ -140,6 +140,18 @@ func TestTrigger(t *testing.T) {
 	if out, _ := control(t, e, "history"); !strings.Contains(out, "triggered by") {
 		t.Errorf("history does not say who triggered:\n%s", out)
 	}
+
+	// A run once election: refused, nothing written.
+	o := newElection(t, c)
+	o.base += "-once"
+	o.add("x", nil, nil, "tick")
+	o.leader(10 * time.Second)
+	if out, code := control(t, o, "trigger"); code != 1 || !strings.Contains(out, "run once election") {
+		t.Errorf("trigger of a run once election: exit %d, want 1: %s", code, out)
+	}
+	if inf, _ := infoJSON(t, c.Servers(), o.base); inf.Trigger != nil {
+		t.Errorf("trigger of a run once election wrote a request: %+v", inf.Trigger)
+	}
 }
 
 // logTriggerLatency logs, for the leader's last triggered run, the time

@@ -237,7 +237,8 @@ func helpText(cmd string) string {
 			"--overlap and pause. A trigger while one is pending is the same run. Without a\n" +
 			"leader the request waits for one, an hour at most. A writer, like pause.\n" +
 			"Exit 0 once asked; with --wait, the run's exit code once it ends, or 1 if it was\n" +
-			"skipped, not taken (the request is then withdrawn) or not over within --wait.\n\n" +
+			"skipped, not taken (the request is then withdrawn) or not over within --wait;\n" +
+			"1 too, nothing written, if the candidates in line all run once.\n\n" +
 			"Usage:\n  ballot [global flags] trigger [--wait DURATION]\n\n")
 		flagHelp(&b, "Flags", scopeLeader)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)

@@ -173,6 +173,19 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 	return false
 }
 
+// onlyRunOnce says whether candidates are in line and every one that
+// says its mode runs run once.
+func (s *electionSnapshot) onlyRunOnce() bool {
+	once := false
+	for _, n := range s.proposals {
+		if n.data == nil || n.data.Mode != cmdRunOnce {
+			return false
+		}
+		once = true
+	}
+	return once
+}
+
 // led says whether a candidate in line holds a baton: a leader.
 func (s *electionSnapshot) led() bool {
 	for _, n := range s.proposals {
@@ -198,6 +211,11 @@ func runTrigger(set *Settings, acc *zkAccess, log *slog.Logger, out io.Writer) i
 		return exitFailure
 	}
 	defer conn.Close()
+	// A run once election would keep the request unread for good.
+	if s, err := readElection(conn, set.BasePath); err == nil && s.onlyRunOnce() {
+		fmt.Fprintf(os.Stderr, "ballot: trigger: %s is a run once election; trigger asks run cron leaders only (nothing written)\n", set.BasePath)
+		return exitNo
+	}
 	p := set.BasePath + "/" + triggerName
 	rec := triggerRecord{ID: newTriggerID(), By: operator(), At: time.Now().UTC()}
 	data, _ := json.Marshal(rec)
