@@ -127,7 +127,13 @@ func (r *runner) candidacy(work leaderWork) verdict {
 		return v
 	}
 	l, over := r.elected(c, start) // enters phaseLeading, the lease held
-	end := work.lead(c, l)
+	end := endedBy(steppedDown, childExit{})
+	if l.ctl.Drained() {
+		// Drained while it took the baton: it hands over, nothing started.
+		r.log.Info("drained (ballot drain): handing over before starting anything", logEvDrained.attr())
+	} else {
+		end = work.lead(c, l)
+	}
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.
