@@ -224,6 +224,11 @@ func TestBench(t *testing.T) {
 	t.Run("soak", func(t *testing.T) { rep.set("soak", benchSoak(t, b).section()) })
 	t.Run("bounds", func(t *testing.T) { rep.set("bounds", benchBounds(t, b)) })
 	t.Run("random", func(t *testing.T) { rep.set("random", benchRandomFaults(t, b)) })
+	t.Run("trigger", func(t *testing.T) {
+		s := benchTrigger(t, b, 20).section()
+		t.Logf("trigger:\n%s", s)
+		rep.set("trigger", s)
+	})
 
 	var md strings.Builder
 	md.WriteString(benchHeader(version, zkVersion, time.Since(t0), load0))

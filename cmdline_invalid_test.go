@@ -199,19 +199,32 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"hook flag on leader", a("leader", "--on-promote", "p"), nil, nil, a("leader:", "unknown flag --on-promote", "run once and run cron")},
 
 		// leader
-		{"leader with candidate id", a("leader", "--candidate-id", "c"), nil, nil, a("leader:", "unknown flag --candidate-id", "run once, run cron and step-down")},
+		{"leader with candidate id", a("leader", "--candidate-id", "c"), nil, nil, a("leader:", "unknown flag --candidate-id", "run once, run cron, step-down, drain and undrain")},
 		{"leader stray arg", a("leader", "now"), nil, nil, a("leader:", `unexpected argument "now"`)},
 		{"leader with command", a("leader", "--", "ls", "-l"), nil, nil, a("leader:", "takes no command", `"ls -l"`)},
 		{"leader negative wait", a("leader", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
 		{"leader bad wait env", a("leader"), map[string]string{"BALLOT_WAIT": "forever"}, nil, a(`environment BALLOT_WAIT "forever"`, "not a duration")},
 		{"leader wait number in file", a("leader", "--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"wait": 30}`}, a(`key "wait"`, "duration", "got 30")},
 		{"leader bad output", a("leader", "--output", "xml"), nil, nil, a(`--output "xml"`, "human, json")},
-		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader and step-down only")},
-		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader and step-down only")},
-		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader and step-down only")},
+		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader, step-down, trigger and drain only")},
+		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader, step-down, trigger and drain only")},
+		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader, step-down, trigger and drain only")},
 		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader and history")},
-		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, version")},
-		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, version")},
+		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
+		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
+
+		// trigger, drain, undrain
+		{"drain without candidate id", a("drain"), nil, nil, a("drain:", "--candidate-id is required")},
+		{"undrain without candidate id", a("undrain"), nil, nil, a("undrain:", "--candidate-id is required")},
+		{"drain empty candidate id", a("drain", "--candidate-id="), nil, nil, a(`--candidate-id ""`, "must not be empty")},
+		{"drain reason on two lines", a("drain", "--candidate-id", "c", "--reason", "a\nb"), nil, nil, a(`--reason "a\nb"`, "one line")},
+		{"undrain with reason", a("undrain", "--candidate-id", "c", "--reason", "x"), nil, nil, a("undrain:", "unknown flag --reason", "pause and drain only")},
+		{"undrain with wait", a("undrain", "--candidate-id", "c", "--wait", "1s"), nil, nil, a("undrain:", "unknown flag --wait")},
+		{"trigger with candidate id", a("trigger", "--candidate-id", "c"), nil, nil, a("trigger:", "unknown flag --candidate-id")},
+		{"trigger negative wait", a("trigger", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
+		{"trigger unitless wait", a("trigger", "--wait", "30"), nil, nil, a(`--wait "30"`, "not a duration")},
+		{"trigger with command", a("trigger", "--", "ls"), nil, nil, a("trigger:", "takes no command", `"ls"`)},
+		{"trigger stray arg", a("trigger", "now"), nil, nil, a("trigger:", `unexpected argument "now"`)},
 
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},

@@ -167,6 +167,9 @@ const (
 	cmdStepDown = "step-down"
 	cmdPause    = "pause"
 	cmdResume   = "resume"
+	cmdDrain    = "drain"
+	cmdUndrain  = "undrain"
+	cmdTrigger  = "trigger"
 	cmdVersion  = "version"
 	cmdHelp     = "help"
 	cmdHistory  = "history"
@@ -235,7 +238,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
-			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck
+			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck ||
+			cmd == cmdDrain || cmd == cmdUndrain || cmd == cmdTrigger
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
@@ -251,11 +255,11 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeCheck:
 		return cmd == cmdCheck
 	case scopeLeader:
-		return cmd == cmdLeader || cmd == cmdStepDown
+		return cmd == cmdLeader || cmd == cmdStepDown || cmd == cmdTrigger || cmd == cmdDrain
 	case scopeCandidate:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
 	case scopePause:
-		return cmd == cmdPause
+		return cmd == cmdPause || cmd == cmdDrain
 	}
 	return false
 }
@@ -277,17 +281,17 @@ func (sc paramScope) commands() string {
 	case scopeCheck:
 		return "check"
 	case scopeLeader:
-		return "leader and step-down"
+		return "leader, step-down, trigger and drain"
 	case scopeCandidate:
-		return "run once, run cron and step-down"
+		return "run once, run cron, step-down, drain and undrain"
 	case scopePause:
-		return "pause"
+		return "pause and drain"
 	}
 	return "every command but version and help"
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help, completion"
+const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
 
 type paramKind int
 

@@ -214,6 +214,10 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 		if end, over := cl.startDue(now); over {
 			return end
 		}
+		// After the scheduled time: a trigger obeys --overlap with its run.
+		if end, over := cl.startTriggered(now); over {
+			return end
+		}
 		wake, end, over := cl.nextWake(now)
 		if over {
 			return end
@@ -265,6 +269,11 @@ type cronLeader struct {
 	lastEnd     time.Time // when the run recorded before this leadership ended (overlapped)
 	lastEndRead bool
 	queued      time.Time // --overlap queue: the time waiting for the run going on
+
+	// ballot trigger (trigger.go): the run going on is a triggered one
+	// (nil: a scheduled one); the last request taken, by its czxid.
+	trig        *triggerRecord
+	triggerDone int64
 }
 
 // keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
@@ -604,7 +613,11 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	if ex.Success() {
 		r.metrics.CronSucceeded(cl.runFor)
 	}
-	cl.recordEnd(ex.Success())
+	if cl.trig != nil {
+		cl.trig = nil // the record's --retries count scheduled times only
+	} else {
+		cl.recordEnd(ex.Success())
+	}
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
 		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)

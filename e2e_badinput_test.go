@@ -386,11 +386,18 @@ func badInputs() []badInput {
 		{name: "no command and no hooks", omit: "cmd", post: []string{"--health-check", "{touch} {marker}"},
 			want: []string{"run once", "no command given", "--on-promote"}},
 		{name: "wait on run once", post: []string{"--wait", "1s"},
-			want: []string{"run once", "unknown flag --wait", "leader and step-down only"}},
+			want: []string{"run once", "unknown flag --wait", "leader, step-down, trigger and drain only"}},
 		{name: "leader with candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--candidate-id", "c1"},
 			want: []string{"leader:", "unknown flag --candidate-id"}},
 		{name: "leader negative wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "leader", "--wait=-1s"},
 			want: []string{"--wait", `"-1s"`, "negative"}},
+		// Writers: nothing written under {base} either.
+		{name: "trigger bad wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "trigger", "--wait", "forever"},
+			want: []string{"--wait", `"forever"`, "not a duration"}},
+		{name: "drain without candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "drain"},
+			want: []string{"drain:", "--candidate-id is required"}},
+		{name: "undrain empty candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "undrain", "--candidate-id="},
+			want: []string{"--candidate-id", `""`, "must not be empty"}},
 
 		// history, check and info's summary.
 		{name: "history limit zero", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "history", "--limit", "0"},

@@ -26,7 +26,7 @@ const (
 	logEvBatonWait       logEvent = "baton-wait"        // first in line, waiting for the last holder's baton
 	logEvNamedWait       logEvent = "named-wait"        // the baton was handed to another candidate in line: waiting for its take
 	logEvRevoked         logEvent = "handover-revoked"  // that candidate did not take it within W: the handover is revoked
-	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop
+	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop|drained
 	logEvSlotsMismatch   logEvent = "slots-mismatch"    // --slots differs from a candidate's already in line: exit 2
 	logEvHandedOver      logEvent = "handed-over"       // the baton was handed to us: starting on credit
 	logEvBatonTaken      logEvent = "baton-taken"       // the baton is ours
@@ -60,6 +60,9 @@ const (
 	logEvReleasedNote    logEvent = "released-note"     // our proposal was deleted: the command gone, a note says so to the successor
 	logEvNoteFound       logEvent = "note-found"        // the last holder left that note: the baton is taken at once, no wait
 	logEvLeaseAtRest     logEvent = "lease-at-rest"     // (debug) run cron between runs: no renewal until just before the next run
+	logEvDrained         logEvent = "drained"           // ballot drain named this candidate: out of the line until undrained
+	logEvUndrained       logEvent = "undrained"         // ballot undrain: standing again
+	logEvTriggered       logEvent = "triggered"         // run cron: a run asked for by ballot trigger starts: by, requested_at
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

@@ -138,7 +138,7 @@ func runParams() []*param {
 	return []*param{
 		{name: "candidate-id", scope: scopeCandidate, arg: "ID", req: true,
 			help: "this machine's name in the election (required by run; step-down: the candidate\n" +
-				"to step down, only if it leads)",
+				"to step down, only if it leads; drain, undrain: the candidate to drain or undrain)",
 			apply: func(s *Settings, v string) error {
 				switch {
 				case v == "":
@@ -575,7 +575,8 @@ func readerParams() []*param {
 				return err
 			}},
 		{name: "reason", scope: scopePause, arg: "TEXT", opt: true,
-			help: "why the election is paused, shown by info, watch and the leader's log",
+			help: "why the election is paused (drain: why the candidate is drained), shown by info,\n" +
+				"watch and the leader's log",
 			apply: func(s *Settings, v string) error {
 				if strings.ContainsAny(v, "\n\r\x00") {
 					return errors.New("must be one line")
@@ -585,7 +586,8 @@ func readerParams() []*param {
 			}},
 		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
 			help: "leader: wait up to this long for a leader to acknowledge; step-down: for another\n" +
-				"candidate to lead; 0: do not wait",
+				"candidate to lead; trigger: for the run to end (its exit code is trigger's); drain:\n" +
+				"for the candidate to leave the line; 0: do not wait",
 			apply: func(s *Settings, v string) (err error) {
 				s.Wait, err = parseDuration(v, false)
 				return err

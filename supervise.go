@@ -189,8 +189,12 @@ func lossOf(cause error, pastLease bool) outcome {
 func (s *supervision) controlsChanged() (outcome, bool) {
 	r, ctl := s.r, s.l.ctl
 	switch {
-	case ctl.SteppingDown():
-		r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
+	case ctl.SteppingDown() || ctl.Drained():
+		if ctl.Drained() {
+			r.log.Info("drained (ballot drain): handing over, then out of the line until ballot undrain", logEvDrained.attr())
+		} else {
+			r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
+		}
 		s.announce()
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
@@ -201,6 +205,8 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		return paused, true
 	case r.phase == phasePaused:
 		return controlsChanged, true
+	case r.cron() != nil && ctl.Trigger() != nil && r.phase == phaseLeading:
+		return wakeUp, true // the cron leader takes the request (trigger.go)
 	}
 	return noOutcome, false
 }
