@@ -255,6 +255,13 @@ func (k *keeper) obey(control *os.File) {
 			k.mu.Lock()
 			k.demote = o.demote
 			k.mu.Unlock()
+		case orderForget:
+			// Runs side by side: whichever keeper ended the session first
+			// would let a successor start beside another's tree. The
+			// session expires instead.
+			k.mu.Lock()
+			k.h, k.demote = nil, nil
+			k.mu.Unlock()
 		case orderRelease:
 			k.mu.Lock()
 			if k.h != nil {

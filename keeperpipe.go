@@ -25,6 +25,7 @@ package main
 //     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
 //     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (demoteOrder)
 //     bye                             ballot has read "exit"
+//     forget                          drop the session and the demote hook: another run's keeper may outlive this one (--overlap allow)
 //     run GRACE_MS KILL BACKSTOP ARGV ENV .     an idle keeper: run this (hex of NUL-joined)
 //
 //   status, keeper → ballot:
@@ -53,6 +54,7 @@ const (
 	orderDemote   = "demote"
 	orderBye      = "bye"
 	orderRun      = "run"
+	orderForget   = "forget"
 )
 
 // endMark ends the orders that may be cut short.
@@ -171,7 +173,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	case o.kind == orderDemote && len(args) == 5:
 		o.demote = parseDemote(args)
 		return o, o.demote != nil
-	case o.kind == orderBye && len(args) == 0:
+	case (o.kind == orderBye || o.kind == orderForget) && len(args) == 0:
 		return o, true
 	case o.kind == orderRun && len(args) == 5:
 		o.run = parseRun(args)

@@ -35,6 +35,7 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		{deadlineOrder(killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: killTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
 		{sessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
 		{releaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
+		{orderForget, keeperOrder{kind: orderForget}},
 		{accessOrder(wireAccess{}), keeperOrder{kind: orderAccess}},
 		{accessOrder(wireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: wireAccess{Digest: []byte("alice:correct horse")}}},
 		{accessOrder(wireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
