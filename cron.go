@@ -311,6 +311,12 @@ func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 	if l.takePending() {
 		return wake
 	}
+	if l.ctl.Paused() != nil {
+		// Paused: every time due is skipped, so none needs the lease
+		// (a resume before one takes it in start, a round trip late).
+		l.Rest()
+		return wake
+	}
 	next := cl.announced
 	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
 		next = retry
