@@ -36,6 +36,8 @@ package main
 //                       session takes; the release is fenced by PROPOSAL;
 //         "demote FORMAT WRAP TIMEOUT ARGV ENV"  the on-demote hook, sent
 //                       by a leader with one (keeperend.go);
+//         "forget"      drop the session and the demote hook: another
+//                       run's keeper may outlive this one (--overlap allow);
 //         "bye"         ballot has read "exit": the keeper may go;
 //         EOF without "bye" means ballot died (perhaps just as the command
 //         ended on its own): once the tree is reaped, the keeper resumes
