@@ -108,7 +108,8 @@ type Settings struct {
 	Retries            int           // further attempts of a failed or lost run (and of a --once-key run)
 	HistoryOutputBytes int           // the last bytes of each run's output kept in its history entry
 	RetryDelay         time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
-	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace
+	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace, allow
+	OverlapLimit       int           // --overlap allow: at most this many runs at once
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command

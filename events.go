@@ -42,7 +42,7 @@ const (
 	logEvChildPolicy     logEvent = "child-policy"      // after a run: policy=exit|ignore|rerun (--on-child-*)
 	logEvRunStarting     logEvent = "run-starting"      // run cron: a scheduled time is run
 	logEvMissedRun       logEvent = "missed-run"        // run cron: a missed time is run, within --starting-deadline
-	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
+	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|overlap-limit|paused|missed|clock-ahead
 	logEvRunQueued       logEvent = "run-queued"        // run cron --overlap queue: a time waits for the run going on
 	logEvRetrying        logEvent = "retrying"          // run cron, --once-key: a further attempt of a failed or lost run: attempt, of
 	logEvRerunLimit      logEvent = "rerun-limit"       // run once --rerun-limit reached: outcome=handed-over|restarted-here

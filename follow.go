@@ -92,7 +92,11 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	if r.health != nil {
 		bad = r.health.Bad()
 	}
-	drained, undrain := c.watchDrain(r.set.CandidateID)
+	var drained <-chan struct{}
+	undrain := func() {}
+	if c != nil { // unit tests follow without a candidate
+		drained, undrain = c.watchDrain(r.set.CandidateID)
+	}
 	var timer *time.Timer
 	if r.set.WaitTimeout > 0 {
 		timer = time.AfterFunc(r.set.WaitTimeout, func() { cancel(errWaitTimedOut) })
