@@ -126,7 +126,7 @@ type Settings struct {
 	HealthFailures int // consecutive failures before acting
 	MetricsFile    string
 
-	// info / watch / leader / history
+	// info / watch / leader / history / trigger
 	Output  string // human, json
 	Verbose bool   // info: the detail after the summary
 
@@ -226,7 +226,7 @@ const (
 	scopeRun                         // run once, run cron
 	scopeCron                        // run cron
 	scopeOnce                        // run once
-	scopeOutput                      // info, watch, leader
+	scopeOutput                      // info, watch, leader, history, trigger
 	scopeLeader                      // leader, step-down
 	scopeCandidate                   // run once, run cron, step-down
 	scopePause                       // pause
@@ -248,7 +248,7 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
-		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory
+		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory || cmd == cmdTrigger
 	case scopeInfo:
 		return cmd == cmdInfo
 	case scopeHistory:
@@ -274,7 +274,7 @@ func (sc paramScope) commands() string {
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:
-		return "info, watch, leader and history"
+		return "info, watch, leader, history and trigger"
 	case scopeInfo:
 		return "info"
 	case scopeHistory:

@@ -136,7 +136,7 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
-  ballot [global flags] trigger [--wait DURATION]
+  ballot [global flags] trigger [--wait DURATION] [--output human|json]
   ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]
   ballot [global flags] undrain --candidate-id ID (drain's undo)
   ballot version (or ballot --version, ballot -v)
@@ -239,8 +239,10 @@ func helpText(cmd string) string {
 			"Exit 0 once asked; with --wait, the run's exit code once it ends, or 1 if it was\n" +
 			"skipped, not taken (the request is then withdrawn) or not over within --wait;\n" +
 			"1 too, nothing written, if the candidates in line all run once.\n\n" +
-			"Usage:\n  ballot [global flags] trigger [--wait DURATION]\n\n")
-		flagHelp(&b, "Flags", scopeLeader)
+			"--output json: one JSON object (the request, whether a leader was there, with\n" +
+			"--wait the outcome and the run's history entry).\n\n" +
+			"Usage:\n  ballot [global flags] trigger [--wait DURATION] [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdDrain, cmdUndrain:
 		b.WriteString("ballot drain: take a candidate out of the running, from any host, until ballot\n" +
