@@ -144,6 +144,9 @@ type Settings struct {
 	// pause
 	Reason string
 
+	// drain: until the candidate's host reboots
+	UntilReboot bool
+
 	// Sources records where each parameter's value came from ("flag",
 	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
 	// "default"), keyed by parameter name; logged with --debug.
@@ -230,6 +233,7 @@ const (
 	scopeLeader                      // leader, step-down
 	scopeCandidate                   // run once, run cron, step-down
 	scopePause                       // pause
+	scopeDrain                       // drain
 	scopeInfo                        // info
 	scopeHistory                     // history
 	scopeCheck                       // check
@@ -261,6 +265,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
 	case scopePause:
 		return cmd == cmdPause || cmd == cmdDrain
+	case scopeDrain:
+		return cmd == cmdDrain
 	}
 	return false
 }
@@ -287,6 +293,8 @@ func (sc paramScope) commands() string {
 		return "run once, run cron, step-down, drain and undrain"
 	case scopePause:
 		return "pause and drain"
+	case scopeDrain:
+		return "drain"
 	}
 	return "every command but version and help"
 }

@@ -7,7 +7,7 @@ package main
 //                     to hand over (ballot step-down)
 //   <base>/pause      persistent: while it exists the leader runs nothing
 //                     (ballot pause / resume); it survives every restart
-//   <base>/drain/<id> persistent: that candidate never leads (drain.go)
+//   <base>/drain-<id> persistent: that candidate never leads (drain.go)
 //   <base>/trigger    persistent: a run asked for now (trigger.go)
 //
 // Only the leader reads them (a session that led keeps its one watch on
@@ -187,7 +187,8 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 		if c.triggers {
 			trig = parseTrigger(g[3].raw, g[3].st)
 		}
-		s.set(parsePause(g[0].raw), namesUs(g[1].raw, c.node), g[2].raw != nil, trig)
+		drained, _ := drainHolds(parseDrain(g[2].raw), hostBootID())
+		s.set(parsePause(g[0].raw), namesUs(g[1].raw, c.node), drained, trig)
 		return g, nil
 	}
 	g, err := read()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -34,6 +35,10 @@ func TestDrainEvents(t *testing.T) {
 		}
 		return s
 	}
+	untilReboot := func(s *electionSnapshot, id string) *electionSnapshot {
+		s.file(newSnapNode(drainNodeName(id), []byte(`{"candidateId":"`+id+`","by":"ops@h","reason":"r","untilReboot":true,"bootId":"b1"}`), &zk.Stat{}))
+		return s
+	}
 	for _, tc := range []struct {
 		name      string
 		prev, cur *electionSnapshot
@@ -43,6 +48,7 @@ func TestDrainEvents(t *testing.T) {
 		{"drained", snap(), snap("a"), []string{evDrained + " a drained by ops@h: r"}},
 		{"undrained", snap("a", "b"), snap("b"), []string{evUndrained + " a undrained"}},
 		{"unchanged", snap("a"), snap("a"), nil},
+		{"until reboot", snap(), untilReboot(snap(), "c"), []string{evDrained + " c until reboot drained by ops@h: r"}},
 	} {
 		var got []string
 		for _, ev := range drainEvents(tc.prev, tc.cur) {
@@ -51,5 +57,35 @@ func TestDrainEvents(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%s: events %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestDrainHolds: a drain holds until undrain; one until reboot holds on
+// the boot it names, or when this host cannot say its boot, and is over
+// (expired) on another boot.
+func TestDrainHolds(t *testing.T) {
+	plain := &drainRecord{CandidateID: "a"}
+	reboot := &drainRecord{CandidateID: "a", UntilReboot: true, BootID: "b1"}
+	for _, tc := range []struct {
+		name           string
+		d              *drainRecord
+		boot           string
+		holds, expired bool
+	}{
+		{"none", nil, "b1", false, false},
+		{"plain", plain, "b1", true, false},
+		{"plain, no boot id here", plain, "", true, false},
+		{"until reboot, same boot", reboot, "b1", true, false},
+		{"until reboot, rebooted", reboot, "b2", false, true},
+		{"until reboot, no boot id here", reboot, "", true, false},
+		{"until reboot without a boot id", &drainRecord{UntilReboot: true}, "b2", true, false},
+	} {
+		if h, x := drainHolds(tc.d, tc.boot); h != tc.holds || x != tc.expired {
+			t.Errorf("%s: holds %v, expired %v; want %v, %v", tc.name, h, x, tc.holds, tc.expired)
+		}
+	}
+	// This host's boot id, as candidates publish it: the kernel's.
+	if raw, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil || hostBootID() != strings.TrimSpace(string(raw)) || hostBootID() == "" {
+		t.Errorf("hostBootID() = %q, want the kernel's %q (%v)", hostBootID(), raw, err)
 	}
 }

@@ -42,6 +42,7 @@ func propose(log *slog.Logger, s *zookeeper.Session, basePath, candidateID, mode
 		SessionTimeoutMs: s.Timeout().Milliseconds(),
 		Version:          version,
 		Mode:             mode,
+		BootID:           hostBootID(),
 		State:            stateFollowing,
 	}
 	data := status.encode()

@@ -137,7 +137,7 @@ Usage:
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
   ballot [global flags] trigger [--wait DURATION] [--output human|json]
-  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]
+  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--until-reboot] [--wait DURATION]
   ballot [global flags] undrain --candidate-id ID (drain's undo)
   ballot version (or ballot --version, ballot -v)
   ballot help [command]
@@ -249,12 +249,14 @@ func helpText(cmd string) string {
 			"undrain (it survives restarts of that host and of ballot). A drained candidate\n" +
 			"leaves the line and never leads; a drained leader hands over first, as on\n" +
 			"step-down. Every candidate drained: nobody leads (info says so).\n" +
+			"With --until-reboot the drain also ends when that candidate's host reboots.\n" +
 			"drain exits 0 once stored (with --wait, once the candidate is out of the line),\n" +
-			"1 if it is still in line after --wait.\n\n" +
-			"Usage:\n  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]\n" +
+			"1 if it is still in line after --wait, or with --until-reboot if the candidate\n" +
+			"is not in line (its host's boot id is unknown; nothing written).\n\n" +
+			"Usage:\n  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--until-reboot] [--wait DURATION]\n" +
 			"  ballot [global flags] undrain --candidate-id ID\n\n")
 		if cmd == cmdDrain {
-			flagHelp(&b, "Flags", scopeCandidate, scopePause, scopeLeader)
+			flagHelp(&b, "Flags", scopeCandidate, scopePause, scopeDrain, scopeLeader)
 		} else {
 			flagHelp(&b, "Flags", scopeCandidate)
 		}
