@@ -227,6 +227,10 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"trigger unitless wait", a("trigger", "--wait", "30"), nil, nil, a(`--wait "30"`, "not a duration")},
 		{"trigger with command", a("trigger", "--", "ls"), nil, nil, a("trigger:", "takes no command", `"ls"`)},
 		{"trigger stray arg", a("trigger", "now"), nil, nil, a("trigger:", `unexpected argument "now"`)},
+		{"drain bad until-reboot", a("drain", "--candidate-id", "c", "--until-reboot=soon"), nil, nil, a(`--until-reboot "soon"`, "true or false")},
+		{"drain until-reboot env", a("drain", "--candidate-id", "c"), map[string]string{"BALLOT_UNTIL_REBOOT": "maybe"}, nil, a(`environment BALLOT_UNTIL_REBOOT "maybe"`, "true or false")},
+		{"undrain until-reboot", a("undrain", "--candidate-id", "c", "--until-reboot"), nil, nil, a("undrain:", "unknown flag --until-reboot", "drain only")},
+		{"pause until-reboot", a("pause", "--until-reboot"), nil, nil, a("pause:", "unknown flag --until-reboot", "drain only")},
 		{"trigger bad output", a("trigger", "--output", "yaml"), nil, nil, a(`--output "yaml"`, "not an output format", "use one of human, json")},
 
 		// config files
