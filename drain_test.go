@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,6 +84,17 @@ func TestDrainHolds(t *testing.T) {
 		if h, x := drainHolds(tc.d, tc.boot); h != tc.holds || x != tc.expired {
 			t.Errorf("%s: holds %v, expired %v; want %v, %v", tc.name, h, x, tc.holds, tc.expired)
 		}
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "boot_id")
+	if err := os.WriteFile(f, []byte("6c1f0e2a-1b2c-4d5e-8f90-123456789abc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readBootID(f); got != "6c1f0e2a-1b2c-4d5e-8f90-123456789abc" {
+		t.Errorf("readBootID: %q, want the line without its newline", got)
+	}
+	if got := readBootID(filepath.Join(dir, "none")); got != "" {
+		t.Errorf("readBootID of a missing file: %q, want \"\"", got)
 	}
 	// This host's boot id, as candidates publish it: the kernel's.
 	if raw, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil || hostBootID() != strings.TrimSpace(string(raw)) || hostBootID() == "" {

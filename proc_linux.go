@@ -28,16 +28,19 @@ func isTerminal(fd uintptr) bool {
 }
 
 // bootIDPath is the kernel's random id of this boot: a new one at every
-// boot, the same for every process until then. A variable for unit tests.
-var bootIDPath = "/proc/sys/kernel/random/boot_id"
+// boot, the same for every process until then.
+const bootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // hostBootID is this host's boot id, read once (the first need is at the
 // start: a candidate asks before it proposes); "" if it cannot be read.
 // drain --until-reboot lasts while it stays the same (drain.go).
-var hostBootID = sync.OnceValue(func() string {
-	b, err := os.ReadFile(bootIDPath)
+var hostBootID = sync.OnceValue(func() string { return readBootID(bootIDPath) })
+
+// readBootID reads a boot id file: its one line, or "" if there is none.
+func readBootID(path string) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-})
+}
