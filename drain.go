@@ -219,7 +219,7 @@ func drainBootID(conn *zk.Conn, set *Settings) (string, int) {
 			"drain it while it stands, or without --until-reboot (until undrain)\n", set.CandidateID, set.BasePath)
 		return "", exitNo
 	}
-	fmt.Fprintf(os.Stderr, "ballot: drain: --until-reboot: %s published no boot id (a ballot without --until-reboot, "+
+	fmt.Fprintf(os.Stderr, "ballot: drain: --until-reboot: %s published no boot id (a ballot older than drain --until-reboot, "+
 		"or no /proc/sys/kernel/random/boot_id); drain it without --until-reboot (until undrain)\n", set.CandidateID)
 	return "", exitNo
 }
