@@ -598,7 +598,8 @@ func readerParams() []*param {
 			}},
 		{name: "until-reboot", scope: scopeDrain, kind: kindBool, def: "false",
 			help: "the drain also ends when the candidate's host reboots (its boot id changes); the\n" +
-				"candidate must be in line: its proposal says its host's boot id",
+				"candidate must be in line (its proposal says its host's boot id) or drained until\n" +
+				"reboot already",
 			apply: func(s *Settings, v string) (err error) {
 				s.UntilReboot, err = parseBool(v)
 				return err
