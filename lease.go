@@ -41,6 +41,9 @@ type lease struct {
 	c          *candidate
 	leaseTerms       // T, W and the grace (leaseterms.go)
 	clock      clock // the system's; unit tests set their own
+	// w sends the renewals through the session, on its grid, in one
+	// multi-op with its other elections' (internal/zookeeper/writes.go).
+	w *zookeeper.Writer
 
 	mu        sync.Mutex
 	end       bootTime   // the hard end: the latest (send time + W) of the writes that succeeded
@@ -97,6 +100,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
 		c:          c,
+		w:          c.s.Writer(),
 		leaseTerms: newLeaseTerms(t, stopGrace),
 		end:        start.end,
 		pending:    start.pending,
@@ -154,17 +158,24 @@ func (l *lease) renewLoop() {
 	every := bootTime(l.timeout / renewEveryDiv)
 	// From the take's send, not its answer: on a slow link the first
 	// renewal must not trail the lease by a round trip more than the rest.
-	next := l.sent + every
+	// On the session's grid, which a lone lease starts at that send: the
+	// renewals of all its elections fall on the same ticks, never later
+	// than every T/8.
+	l.w.Join(l.sent)
+	defer l.w.Leave()
+	next := l.w.Next(l.sent, time.Duration(every))
 	stuck, excused := false, false
 	for {
 		if !l.sleepUntil(next) {
 			return
 		}
 		if l.Resting() {
+			l.w.Leave() // the others' rounds wait for no renewal of ours
 			if !l.atRest() {
 				return
 			}
 			next = l.clock.now() // armed: renew at once (not a resumed loop)
+			l.w.Join(next)
 			continue
 		}
 		now := l.clock.now()
@@ -174,9 +185,10 @@ func (l *lease) renewLoop() {
 		// resumed ballot would end its session here, abandoning the baton
 		// to expire, instead of giving it back (releaseLost).
 		resumed := now-next >= every
-		next = now + every
+		next = l.w.Next(now, time.Duration(every))
 		l.reportSlow(now)
 		if !l.supervised(now) {
+			l.w.Skip()
 			if resumed && !excused {
 				excused = true
 				continue
@@ -208,6 +220,7 @@ func (l *lease) renewLoop() {
 		}
 		l.mu.Unlock()
 		if full {
+			l.w.Skip()
 			select { // send again as soon as one is answered
 			case <-l.answered:
 				next = l.clock.now()
@@ -406,7 +419,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Lock()
 	data := c.batonData(l.latency, l.maxLat, l.wait-l.timeout/killMarginDiv)
 	l.mu.Unlock()
-	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+	res, err := l.w.Write(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
 	now := l.clock.now()
 	// The set may land on a baton another session created after ours was

@@ -123,7 +123,7 @@ func (c *candidate) prove() bool {
 		return false
 	}
 	sent := bootNow()
-	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1})
+	res, err := c.s.Writer().Write(&zk.CheckVersionRequest{Path: c.node, Version: -1}) // off the grid: at once
 	switch {
 	case err == nil:
 		c.proofRTT.Store(int64(bootNow() - sent))
