@@ -113,7 +113,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 		// Only a proof answered before the record is read may give credit:
 		// its commit then comes before any revocation of the handover
 		// (waitForNamed) that the read did not see.
-		proof := bootTime(c.proof.Load())
+		proof, _ := c.standby.lastProof()
 		h, err := c.readHandover()
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
@@ -431,8 +431,8 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 	// First in line behind a leader (a higher --priority went ahead of
 	// it): its release will name us. It proves its place all along: the
 	// leader hands over for --preempt-after only to one ready (preempt.go).
-	c.standBy()
-	c.proveWhile(true)
+	c.standby.start()
+	c.standby.proveWhile(true)
 	if *announced != "held "+zookeeper.SessionHex(owner) {
 		*announced = "held " + zookeeper.SessionHex(owner)
 		holder := "session " + zookeeper.SessionHex(owner)

@@ -174,11 +174,11 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 		e.Reason = ex.Reason // the command could not be executed
 	}
 	e.Output = ex.Output
-	if !o.told && c.runEnded != nil {
+	if !o.told && c.tell.runEnded != nil {
 		// Told before the write, which may wait out a partition: the
 		// hook's news is the run's end, not the history's.
 		o.told = true
-		c.runEnded(e)
+		c.tell.runEnded(e)
 	}
 	data, _ := json.Marshal(e)
 	ops := []any{&zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}}

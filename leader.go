@@ -33,25 +33,25 @@ func (c *candidate) leaderPath() string { return c.basePath + "/" + slotName(lea
 
 // nodeOp queues f after the candidate's earlier leader-node operations.
 func (c *candidate) nodeOp(f func()) {
-	c.opsOnce.Do(func() {
-		c.ops = make(chan func(), 16)
+	c.lead.once.Do(func() {
+		c.lead.ops = make(chan func(), 16)
 		go func() {
 			for {
 				select {
-				case f := <-c.ops:
+				case f := <-c.lead.ops:
 					f()
 				case <-c.s.Lost():
 					return
-				case <-c.done:
+				case <-c.done.C:
 					return
 				}
 			}
 		}()
 	})
 	select {
-	case c.ops <- f:
+	case c.lead.ops <- f:
 	case <-c.s.Lost():
-	case <-c.done:
+	case <-c.done.C:
 	}
 }
 
@@ -70,10 +70,10 @@ func (c *candidate) flushNodeOps(d time.Duration) {
 // session, in a multi-op that checks this candidate's proposal still exists:
 // only the live leader can write it.
 func (r *runner) publishLeader(c *candidate) {
-	if c.published {
+	if c.lead.published {
 		return
 	}
-	c.published = true
+	c.lead.published = true
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
@@ -113,10 +113,10 @@ func (r *runner) publishLeader(c *candidate) {
 // unpublishLeader removes the leader node, first thing when a leader stops
 // leading, so observers stop following it. It does not wait.
 func (r *runner) unpublishLeader(c *candidate) {
-	if !c.published {
+	if !c.lead.published {
 		return
 	}
-	c.published = false
+	c.lead.published = false
 	c.nodeOp(func() {
 		path := c.leaderPath()
 		b, stat, err := c.s.Conn.Get(path)
@@ -135,7 +135,7 @@ func (r *runner) unpublishLeader(c *candidate) {
 // lost), which only a known holder can give back, so the caller's
 // withdraw ends the session, and the baton with it.
 func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
-	if !c.published || c.s.IsLost() || c.baton.maybe() {
+	if !c.lead.published || c.s.IsLost() || c.baton.maybe() {
 		return false
 	}
 	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
@@ -151,7 +151,7 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		}
 		// The named successor left the line: release to nobody.
 	}
-	c.published = false
+	c.lead.published = false
 	c.baton.givenBack()
 	c.pub.stop()
 	c.retire()

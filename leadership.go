@@ -151,7 +151,7 @@ func (r *runner) join() (*candidate, verdict) {
 			var c *candidate
 			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
 			if err == nil {
-				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.tell.runEnded = func(e historyEntry) { r.runEnded(c, e) }
 				r.setCandidate(c)
 				r.publishHealth()
 				r.publishSitOut(c)
@@ -197,13 +197,13 @@ func (r *runner) join() (*candidate, verdict) {
 // lease starts, or a verdict that ends the candidacy.
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
-	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
+	c.tell.following = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
 	if r.cron() == nil && len(r.set.Args) > 0 {
-		c.onStandby = func() { go r.prestartKeeper() }
+		c.standby.onStart = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
 	// credit whose answer stays lost would end it: take first.
-	c.noCredit = r.set.OnConnectionLoss == lossIgnore
+	c.standby.noCredit = r.set.OnConnectionLoss == lossIgnore
 	line, release := r.followContext(c)
 	standDown := line.Done()
 	// The election's record, read while waiting, not when elected: one
@@ -222,7 +222,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 			close(quit)
 		}
 	}
-	c.endStandby()
+	c.standby.stop()
 	release()
 	if errors.Is(err, errStopped) {
 		err = r.whyStandDown(line)
@@ -404,7 +404,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 	exiting := then.next == exitBallot
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
-		if c.ops != nil {
+		if c.lead.ops != nil {
 			// Observers should see the leader node go before the next
 			// leader is elected; off the supervision path, waiting a
 			// little is fine.

@@ -41,9 +41,6 @@ type lease struct {
 	c          *candidate
 	leaseTerms       // T, W and the grace (leaseterms.go)
 	clock      clock // the system's; unit tests set their own
-	// w sends the renewals through the session, on its grid, in one
-	// multi-op with its other elections' (internal/zookeeper/writes.go).
-	w *zookeeper.Writer
 
 	mu        sync.Mutex
 	end       bootTime   // the hard end: the latest (send time + W) of the writes that succeeded
@@ -100,7 +97,6 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	ended, endWith := context.WithCancelCause(context.Background())
 	l := &lease{
 		c:          c,
-		w:          c.s.Writer(),
 		leaseTerms: newLeaseTerms(t, stopGrace),
 		end:        start.end,
 		pending:    start.pending,
@@ -161,21 +157,22 @@ func (l *lease) renewLoop() {
 	// On the session's grid, which a lone lease starts at that send: the
 	// renewals of all its elections fall on the same ticks, never later
 	// than every T/8.
-	l.w.Join(l.sent)
-	defer l.w.Leave()
-	next := l.w.Next(l.sent, time.Duration(every))
+	w := l.c.w
+	w.Join(l.sent)
+	defer w.Leave()
+	next := w.Next(l.sent, time.Duration(every))
 	stuck, excused := false, false
 	for {
 		if !l.sleepUntil(next) {
 			return
 		}
 		if l.Resting() {
-			l.w.Leave() // the others' rounds wait for no renewal of ours
+			w.Leave() // the others' rounds wait for no renewal of ours
 			if !l.atRest() {
 				return
 			}
 			next = l.clock.now() // armed: renew at once (not a resumed loop)
-			l.w.Join(next)
+			w.Join(next)
 			continue
 		}
 		now := l.clock.now()
@@ -185,10 +182,10 @@ func (l *lease) renewLoop() {
 		// resumed ballot would end its session here, abandoning the baton
 		// to expire, instead of giving it back (releaseLost).
 		resumed := now-next >= every
-		next = l.w.Next(now, time.Duration(every))
+		next = w.Next(now, time.Duration(every))
 		l.reportSlow(now)
 		if !l.supervised(now) {
-			l.w.Skip()
+			w.Skip()
 			if resumed && !excused {
 				excused = true
 				continue
@@ -220,7 +217,7 @@ func (l *lease) renewLoop() {
 		}
 		l.mu.Unlock()
 		if full {
-			l.w.Skip()
+			w.Skip()
 			select { // send again as soon as one is answered
 			case <-l.answered:
 				next = l.clock.now()
@@ -419,7 +416,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Lock()
 	data := c.batonData(l.latency, l.maxLat, l.wait-l.timeout/killMarginDiv)
 	l.mu.Unlock()
-	res, err := l.w.Write(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+	res, err := c.w.Write(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
 	now := l.clock.now()
 	// The set may land on a baton another session created after ours was
@@ -505,8 +502,8 @@ func (l *lease) watch() {
 		children, _, ev, err := c.s.Conn.ChildrenW(c.basePath)
 		switch {
 		case err == nil:
-			c.lineSeen.Store(&children)
-			ping(c.lineChanged)
+			c.line.seen.Store(&children)
+			ping(c.line.changed)
 			has := map[string]bool{}
 			for _, n := range children {
 				has[n] = true

@@ -63,7 +63,7 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 			timer.Reset(time.Duration(due - now))
 		}
 		select {
-		case <-c.lineChanged:
+		case <-c.line.changed:
 		case <-timer.C:
 		case <-ready:
 			ready = nil
@@ -100,7 +100,7 @@ func preemptionDue(first string, line map[string]bool, ours int, seen map[string
 // as the lease's watch last saw the line, and the line's names.
 func (c *candidate) firstOther() (first string, line map[string]bool) {
 	line = map[string]bool{}
-	p := c.lineSeen.Load()
+	p := c.line.seen.Load()
 	if p == nil {
 		return "", line
 	}

@@ -59,6 +59,15 @@ type publisher struct {
 	quitOnce sync.Once
 }
 
+// leaderNode is the leader node's side of what a candidate publishes:
+// its writes, in order, on one worker (leader.go), and whether it is
+// written.
+type leaderNode struct {
+	ops       chan func()
+	once      sync.Once
+	published bool // the leader node was written (or is being written)
+}
+
 const (
 	publishFold = 20 * time.Millisecond
 	// publishGap bounds a flapping state (a command that exits at once

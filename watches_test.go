@@ -62,7 +62,7 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 	op := zkConnect(t, c.Servers(), 2*time.Second)
 	defer op.Close()
 	pause, stepDown := base+"/"+pauseName, base+"/"+stepDownName
-	cand := &candidate{s: s, basePath: base, node: base + "/_c_0-proposal-0000000001"}
+	cand := &candidate{s: s, proposalFacts: proposalFacts{basePath: base, node: base + "/_c_0-proposal-0000000001"}}
 
 	const leaderships = 20
 	for range leaderships {
