@@ -59,6 +59,10 @@ func handoverPath(base string) string { return base + "/" + handoverName }
 func (c *candidate) batonPath() string    { return c.basePath + "/" + slotName(batonName, c.slot) }
 func (c *candidate) handoverPath() string { return c.basePath + "/" + slotName(handoverName, c.slot) }
 
+// leaderPath is the leader node of this candidate's slot (leader-k with
+// --slots, slot k > 0).
+func (c *candidate) leaderPath() string { return c.basePath + "/" + slotName(leaderName, c.slot) }
+
 func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, Slot: c.slot, CandidateID: c.id, Host: host, PID: os.Getpid(),

@@ -50,6 +50,24 @@ type lineView struct {
 	higherSlots map[string]bool
 }
 
+// firstOther is the first proposal in line other than ours (node, full
+// path), as the lease's watch last saw the line, and the line's names.
+func (v *lineView) firstOther(basePath, node string) (first string, line map[string]bool) {
+	line = map[string]bool{}
+	p := v.seen.Load()
+	if p == nil {
+		return "", line
+	}
+	for _, n := range sortedProposals(*p) {
+		full := basePath + "/" + n
+		line[full] = true
+		if first == "" && full != node {
+			first = full
+		}
+	}
+	return first, line
+}
+
 // candidateTold is what the runner is told as the candidacy goes; nil:
 // nobody.
 type candidateTold struct {

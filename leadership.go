@@ -283,7 +283,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 		defer r.mu.Unlock()
 		return r.current != nil
 	}
-	l = c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
+	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
 	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
@@ -408,7 +408,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 			// Observers should see the leader node go before the next
 			// leader is elected; off the supervision path, waiting a
 			// little is fine.
-			c.flushNodeOps(c.s.Timeout() / 2)
+			c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C)
 		}
 		r.demote(c, reason)
 		if !c.withdraw() && !exiting {

@@ -86,10 +86,10 @@ type lease struct {
 	sent    bootTime           // send time of the take (renewals are scheduled from it)
 }
 
-// holdLease starts a leader's lease from start: the take's, or a
-// handover's credit with the take still to send. busy and enforced: see
-// the lease's fields.
-func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
+// holdLease starts the lease of c's leadership from start: the take's,
+// or a handover's credit with the take still to send. busy and enforced:
+// see the lease's fields.
+func holdLease(c *candidate, start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
 	if start.quit == nil {
 		start.quit = make(chan struct{})
