@@ -59,7 +59,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	// Decided with the handoff: the keeper is told the release later if
 	// this one has none.
 	pending := l != nil && l.takePending()
-	cmd, err := startChild(r.log, childSpec{
+	spec := childSpec{
 		Argv:     r.set.Args,
 		Env:      r.childEnv(c),
 		Wrap:     r.set.WrapChildLogs,
@@ -69,7 +69,13 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Handoff:  handoffFor(c, l),
 		Demote:   r.keeperDemote(c),
 		Keeper:   r.takeSpare(),
-	})
+	}
+	if w := r.cron(); w != nil && w.beside {
+		// --overlap allow: no keeper ends the session while another's
+		// tree may live (cronallow.go).
+		spec.Handoff, spec.Demote = nil, nil
+	}
+	cmd, err := startChild(r.log, spec)
 	if err != nil {
 		return nil, err
 	}

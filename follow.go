@@ -78,10 +78,10 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 // followContext is cancelled when a follower must leave the line, its
 // cause saying why: a stop signal (errStopSignal), the health check
 // failing (errUnhealthy), --once-key's key recorded by another candidate
-// while this one waits (errOnceKeyRun), or --wait-timeout
-// (errWaitTimedOut). With --once-retry-unfinished the candidate keeps its
-// place instead of watching the key: the key may yet need a retry, which
-// it decides once elected. release ends the watches.
+// while this one waits (errOnceKeyRun), ballot drain (errDrained), or
+// --wait-timeout (errWaitTimedOut). With --once-retry-unfinished the
+// candidate keeps its place instead of watching the key: the key may yet
+// need a retry, which it decides once elected. release ends the watches.
 func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	var seen, bad <-chan struct{}
@@ -91,6 +91,11 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	}
 	if r.health != nil {
 		bad = r.health.Bad()
+	}
+	var drained <-chan struct{}
+	undrain := func() {}
+	if c != nil { // unit tests follow without a candidate
+		drained, undrain = c.watchDrain(r.set.CandidateID)
 	}
 	var timer *time.Timer
 	if r.set.WaitTimeout > 0 {
@@ -104,12 +109,15 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 			cancel(errUnhealthy)
 		case <-seen:
 			cancel(errOnceKeyRun)
+		case <-drained:
+			cancel(errDrained)
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
 		cancel(nil)
 		unwatch()
+		undrain()
 		if timer != nil {
 			timer.Stop()
 		}

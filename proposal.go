@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// proposalFacts is what a candidate's proposal is, fixed at propose.
+// proposalFacts is what a candidate's proposal is, fixed at propose
+// (triggers: as the runner stands it).
 type proposalFacts struct {
 	basePath string
 	id       string // --candidate-id
@@ -20,6 +21,7 @@ type proposalFacts struct {
 	priority int   // --priority, in the proposal's name
 	slots    int   // --slots: how many lead at once (1: the recipe), in the proposal's name
 	token    int64 // the proposal's czxid: grows from one leadership to the next
+	triggers bool  // run cron: its leader watches <base>/trigger (trigger.go); set before it leads
 }
 
 // proposalSeq extracts the sequence number of a proposal node name, such
