@@ -88,36 +88,53 @@ func TestSessionWritesShareOneMulti(t *testing.T) {
 		return res, errs
 	}
 
-	res, errs := round()
-	for i := range bases {
-		if errs[i] != nil || len(res[i]) != 2 || res[i][1].Stat == nil {
-			t.Fatalf("election %d: renewal %v, %+v", i, errs[i], res[i])
+	// Every round: each election renewed, its answer showing its own
+	// baton owned by the session. Waited for, not required of every
+	// round: one round in one transaction (a writer more than T/64 late,
+	// on a busy machine, goes alone).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the three elections' renewals never went in one multi-op")
 		}
-		if st := res[i][1].Stat; st.EphemeralOwner != s.ID() || st.Version != 1 {
-			t.Errorf("election %d: its answer shows baton owner 0x%x version %d, want 0x%x version 1", i, st.EphemeralOwner, st.Version, s.ID())
+		res, errs := round()
+		for i := range bases {
+			if errs[i] != nil || len(res[i]) != 2 || res[i][1].Stat == nil {
+				t.Fatalf("election %d: renewal %v, %+v", i, errs[i], res[i])
+			}
+			if st := res[i][1].Stat; st.EphemeralOwner != s.ID() {
+				t.Fatalf("election %d: its answer shows baton owner 0x%x, want 0x%x", i, st.EphemeralOwner, s.ID())
+			}
 		}
-		if res[i][1].Stat.Mzxid != res[0][1].Stat.Mzxid {
-			t.Errorf("election %d renewed in transaction 0x%x, election 0 in 0x%x: want one multi-op", i, res[i][1].Stat.Mzxid, res[0][1].Stat.Mzxid)
+		if res[0][1].Stat.Mzxid == res[1][1].Stat.Mzxid && res[1][1].Stat.Mzxid == res[2][1].Stat.Mzxid {
+			break
 		}
 	}
 
+	// The second election's baton deleted: every round answers it as
+	// alone (its set: no node) and renews the other two; waited for: the
+	// two in one resend.
 	if err := s.Conn.Delete(bases[1]+"/"+batonName, -1); err != nil {
 		t.Fatal(err)
 	}
-	res, errs = round()
-	if !errors.Is(errs[1], zk.ErrNoNode) || len(res[1]) != 2 || res[1][0].Error != nil || !errors.Is(res[1][1].Error, zk.ErrNoNode) {
-		t.Errorf("the election without a baton was answered %v, %+v; want its set failed with no node, as alone", errs[1], res[1])
-	}
-	for _, i := range []int{0, 2} {
-		if errs[i] != nil || len(res[i]) != 2 || res[i][1].Stat == nil {
-			t.Fatalf("election %d: its renewal failed with another election's baton: %v, %+v", i, errs[i], res[i])
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the other two elections' renewals never went in one resend")
 		}
-		if st := res[i][1].Stat; st.EphemeralOwner != s.ID() || st.Version != 2 {
-			t.Errorf("election %d: baton owner 0x%x version %d after the round, want 0x%x version 2", i, st.EphemeralOwner, st.Version, s.ID())
+		res, errs := round()
+		if !errors.Is(errs[1], zk.ErrNoNode) || len(res[1]) != 2 || res[1][0].Error != nil || !errors.Is(res[1][1].Error, zk.ErrNoNode) {
+			t.Fatalf("the election without a baton was answered %v, %+v; want its set failed with no node, as alone", errs[1], res[1])
 		}
-	}
-	if res[0][1].Stat != nil && res[2][1].Stat != nil && res[0][1].Stat.Mzxid != res[2][1].Stat.Mzxid {
-		t.Errorf("the resend without the failed election took two transactions (0x%x, 0x%x), want one", res[0][1].Stat.Mzxid, res[2][1].Stat.Mzxid)
+		for _, i := range []int{0, 2} {
+			if errs[i] != nil || len(res[i]) != 2 || res[i][1].Stat == nil {
+				t.Fatalf("election %d: its renewal failed with another election's baton: %v, %+v", i, errs[i], res[i])
+			}
+			if st := res[i][1].Stat; st.EphemeralOwner != s.ID() {
+				t.Fatalf("election %d: baton owner 0x%x, want 0x%x", i, st.EphemeralOwner, s.ID())
+			}
+		}
+		if res[0][1].Stat.Mzxid == res[2][1].Stat.Mzxid {
+			break
+		}
 	}
 
 	// A writer on the grid that does not write holds the round back only
@@ -166,5 +183,82 @@ func TestWriterGrid(t *testing.T) {
 	b.Join(2042 * bootclock.Time(time.Millisecond))
 	if got := b.Next(2042*bootclock.Time(time.Millisecond), every); got != bootclock.Time(2142*time.Millisecond) {
 		t.Errorf("a lone lease after the grid emptied renews at %s, want its own T/8 later", time.Duration(got))
+	}
+}
+
+// TestElectionsShareASessionsRenewals: two elections led by one session
+// (ballot's own candidates and leases, in the test): their renewals
+// commit together, one transaction per tick for both; when an operator
+// deletes one election's baton, that lease ends and the other's renewals
+// go on, answered and vouching.
+func TestElectionsShareASessionsRenewals(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	var ps []*inProcess
+	for _, e := range []string{"/one", "/two"} {
+		seedElection(t, zkc.Servers(), root+e)
+		ps = append(ps, newInProcess(t, zkc, root+e))
+	}
+	s := ps[0].session()
+	var cs []*candidate
+	var ls []*lease
+	for i, p := range ps {
+		c := p.join(s, fmt.Sprintf("leader-%d", i))
+		if _, err := c.readElection(); err != nil {
+			t.Fatal(err)
+		}
+		start, err := c.takeBaton(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nothing runs under these leases: no supervision to check in.
+		l := holdLease(c, start, 0, func() bool { return false }, true)
+		t.Cleanup(l.Stop)
+		cs, ls = append(cs, c), append(ls, l)
+	}
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	baton := func(i int) *zk.Stat {
+		t.Helper()
+		_, st, err := conn.Get(cs[i].batonPath())
+		if err != nil {
+			t.Fatalf("baton %d: %v", i, err)
+		}
+		return st
+	}
+
+	// Both renewed since their takes, and read between two ticks (the
+	// first baton unchanged around the read of the second): one
+	// transaction wrote both. Waited for, not required of every tick: a
+	// loop woken more than T/64 late (a busy machine) renews alone.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatal("the two elections' batons were never renewed in one transaction")
+		}
+		a, b, a2 := baton(0), baton(1), baton(0)
+		if a.Version >= 2 && b.Version >= 2 && a.Version == a2.Version && a.Mzxid == b.Mzxid {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if err := conn.Delete(cs[1].batonPath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ls[1].gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lease whose baton was deleted did not end")
+	}
+	from := baton(0).Version
+	for deadline := time.Now().Add(10 * time.Second); baton(0).Version < from+3; {
+		if time.Now().After(deadline) {
+			t.Fatal("the other election's renewals stopped after one election lost its baton")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if isClosed(ls[0].gone) || !ls[0].Fresh() {
+		t.Errorf("the other election's lease: gone %v (%s), fresh %v; want held and fresh", isClosed(ls[0].gone), ls[0].GoneWhy(), ls[0].Fresh())
 	}
 }
