@@ -225,7 +225,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		// The controls are read with the handover record, not after the
 		// take: one round trip fewer before the command.
 		quit, read := make(chan struct{}), make(chan *controls, 1)
-		go func() { read <- c.watchControls(quit) }()
+		go func() { read <- watchControls(c.s, &c.proposalFacts, quit) }()
 		start, err = c.takeBaton(standDown)
 		start.ctl, start.quit = <-read, quit
 		if err != nil {
@@ -344,12 +344,12 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	case p.preempted:
 		r.metrics.Preempted()
 	case p.finishOnce:
-		c.clearStepDown()
+		clearStepDown(c.s, &c.proposalFacts)
 		r.finishOnceRun(c, end.ex, p.reason)
 	}
 	v := r.resign(c, p.reason, p.then)
 	if p.clearStepDown {
-		c.clearStepDown()
+		clearStepDown(c.s, &c.proposalFacts)
 	}
 	if p.backoff {
 		r.backOff(end.ex)

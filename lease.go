@@ -124,7 +124,7 @@ func holdLease(c *candidate, start leaseStart, stopGrace time.Duration, busy fun
 	// the handover record (follow), or here.
 	l.ctl = start.ctl
 	if l.ctl == nil {
-		l.ctl = c.watchControls(l.quit)
+		l.ctl = watchControls(c.s, &c.proposalFacts, l.quit)
 	}
 	return l
 }
