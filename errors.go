@@ -3,12 +3,16 @@ package main
 // The errors every layer may meet, defined at the bottom so that a lower
 // layer never names a higher one to compare with them.
 
-import "errors"
+import (
+	"errors"
+
+	"ballot/internal/zookeeper"
+)
 
 var (
-	errSessionLost  = errors.New("ZooKeeper session lost")
+	errSessionLost  = zookeeper.ErrSessionLost // the ZooKeeper layer's waits end with these two
 	errProposalGone = errors.New("proposal node is gone")
-	errStopped      = errors.New("stopped")
+	errStopped      = zookeeper.ErrStopped
 )
 
 // Why a follower left the line: the cause of its context (followContext),
