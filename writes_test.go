@@ -32,7 +32,9 @@ func renewalOps(base string) []any {
 // its own Stat (its baton, owned by the session: each lease's fence).
 // With the second election's baton deleted, the round gives it the
 // answer it would have had alone (its set: no node) and the other two
-// still renew, together, in one resend.
+// still renew, together, in one resend; with the third's proposal
+// deleted too, each failing election gets its own answer and the first
+// still renews.
 func TestSessionWritesShareOneMulti(t *testing.T) {
 	t.Parallel()
 	zkc := sharedZK(t)
@@ -135,6 +137,23 @@ func TestSessionWritesShareOneMulti(t *testing.T) {
 		if res[0][1].Stat.Mzxid == res[2][1].Stat.Mzxid {
 			break
 		}
+	}
+
+	// The third election's proposal deleted too: two elections fail the
+	// round, each answered as alone (the third's check: no node), and the
+	// first still renews.
+	if err := s.Conn.Delete(bases[2]+"/p", -1); err != nil {
+		t.Fatal(err)
+	}
+	res, errs := round()
+	if !errors.Is(errs[1], zk.ErrNoNode) || len(res[1]) != 2 || !errors.Is(res[1][1].Error, zk.ErrNoNode) {
+		t.Errorf("the election without a baton was answered %v, %+v; want its set failed with no node", errs[1], res[1])
+	}
+	if !errors.Is(errs[2], zk.ErrNoNode) || len(res[2]) != 2 || !errors.Is(res[2][0].Error, zk.ErrNoNode) {
+		t.Errorf("the election without a proposal was answered %v, %+v; want its check failed with no node", errs[2], res[2])
+	}
+	if errs[0] != nil || len(res[0]) != 2 || res[0][1].Stat == nil || res[0][1].Stat.EphemeralOwner != s.ID() {
+		t.Errorf("the first election's renewal beside two failing ones: %v, %+v", errs[0], res[0])
 	}
 
 	// A writer on the grid that does not write holds the round back only
