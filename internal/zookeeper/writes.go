@@ -82,6 +82,7 @@ func (w *Writer) Join(now bootclock.Time) {
 // Leave takes the writer off the grid (its lease at rest, or over): the
 // others' rounds no longer wait for it.
 func (w *Writer) Leave() {
+	gather := w.s.gather()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.onGrid {
@@ -91,7 +92,9 @@ func (w *Writer) Leave() {
 	g := &w.s.writes
 	g.mu.Lock()
 	g.onGrid--
-	w.s.flushIfComplete()
+	batch := w.s.takeRoundLocked(gather)
+	g.mu.Unlock()
+	w.s.sendBatch(batch)
 }
 
 // Next is the grid's first tick after now, every apart: the moment the
@@ -114,10 +117,13 @@ func (w *Writer) Skip() {
 	if !w.joined() {
 		return
 	}
+	gather := w.s.gather()
 	g := &w.s.writes
 	g.mu.Lock()
 	g.reported++
-	w.s.flushIfComplete()
+	batch := w.s.takeRoundLocked(gather)
+	g.mu.Unlock()
+	w.s.sendBatch(batch)
 }
 
 func (w *Writer) joined() bool {
@@ -134,58 +140,66 @@ func (w *Writer) joined() bool {
 func (w *Writer) Write(ops ...any) ([]zk.MultiResponse, error) {
 	req := &write{ops: ops, done: make(chan struct{})}
 	joined := w.joined() // before g.mu: Join and Leave take w.mu, then g.mu
+	gather := w.s.gather()
 	g := &w.s.writes
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
+	var batch []*write
 	if joined {
 		g.reported++
-		w.s.flushIfComplete()
+		batch = w.s.takeRoundLocked(gather)
 	} else {
-		w.s.flushLocked()
+		batch = g.takeAllLocked()
 	}
+	g.mu.Unlock()
+	w.s.sendBatch(batch)
 	<-req.done
 	return req.res, req.err
 }
 
-// flushIfComplete sends the round once every writer on the grid has
-// reported, or, should one not report (stopped, its loop late), a
-// T/64 after the round's first write: a round waiting that long costs
-// its writes T/64 of the 7T/16 they ride through. Called with g.mu
-// held; unlocks it.
-func (s *Session) flushIfComplete() {
+// gather is how long a round waits for a writer on the grid that did
+// not report (stopped, its loop late) after the round's first write:
+// T/64, which it costs those writes of the 7T/16 they ride through.
+func (s *Session) gather() time.Duration { return s.Timeout() / 64 }
+
+// takeRoundLocked, with g.mu held, takes the round's writes once every
+// writer on the grid has reported; until then it arms the gather timer.
+func (s *Session) takeRoundLocked(gather time.Duration) []*write {
 	g := &s.writes
-	switch {
-	case len(g.queue) == 0:
-		if g.reported >= g.onGrid {
-			g.reported = 0 // only skips: the round is over
+	if g.reported < g.onGrid {
+		if len(g.queue) > 0 && g.timer == nil {
+			g.timer = time.AfterFunc(gather, s.flush)
 		}
-		g.mu.Unlock()
-	case g.reported >= g.onGrid:
-		s.flushLocked()
-	default:
-		if g.timer == nil {
-			g.timer = time.AfterFunc(s.Timeout()/64, func() {
-				g.mu.Lock()
-				g.timer = nil
-				s.flushLocked()
-			})
-		}
-		g.mu.Unlock()
+		return nil
 	}
+	return g.takeAllLocked()
 }
 
-// flushLocked sends what is waiting in one multi-op, on a goroutine of
-// its own: a round never waits for an earlier one's answer (renewals
-// overlap on a slow link). Called with g.mu held; unlocks it.
-func (s *Session) flushLocked() {
-	g := &s.writes
+// takeAllLocked, with g.mu held, takes whatever waits and starts a new
+// round.
+func (g *writes) takeAllLocked() []*write {
 	batch := g.queue
 	g.queue, g.reported = nil, 0
 	if g.timer != nil {
 		g.timer.Stop()
 		g.timer = nil
 	}
+	return batch
+}
+
+// flush sends whatever waits: a round a writer on the grid did not
+// complete in time.
+func (s *Session) flush() {
+	g := &s.writes
+	g.mu.Lock()
+	batch := g.takeAllLocked()
 	g.mu.Unlock()
+	s.sendBatch(batch)
+}
+
+// sendBatch sends batch on a goroutine of its own: a round never waits
+// for an earlier one's answer (renewals overlap on a slow link).
+func (s *Session) sendBatch(batch []*write) {
 	if len(batch) > 0 {
 		go s.send(batch)
 	}
