@@ -57,7 +57,7 @@ func propose(log *slog.Logger, s *zookeeper.Session, basePath, candidateID, mode
 	c.line.changed = make(chan struct{}, 1)
 	// A leader hands over for --priority only to one ready: the standby
 	// says so once its place is proven.
-	c.standby = newStandby(log, s, node, c.done.C, func() { c.pub.update(func(d *proposalData) { d.Standby = true }) })
+	c.standby = newStandby(log, s, c.w, node, c.done.C, func() { c.pub.update(func(d *proposalData) { d.Standby = true }) })
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	if c.token, err = proposalToken(s, node, stop); err != nil {
 		return nil, err

@@ -36,11 +36,12 @@ const standbyProofDiv = 4
 type standby struct {
 	log       *slog.Logger
 	s         *zookeeper.Session
-	node      string          // the proposal it proves
-	candidacy <-chan struct{} // closed when the candidacy is over
-	proven    func()          // told once, when its place is first proven (it publishes that it is ready)
-	onStart   func()          // told once, when next in line (a keeper started ahead); nil: nobody
-	noCredit  bool            // on-connection-loss=ignore: no start on credit (its take could end the command)
+	w         *zookeeper.Writer // the election's writes, through the session (internal/zookeeper/writes.go)
+	node      string            // the proposal it proves
+	candidacy <-chan struct{}   // closed when the candidacy is over
+	proven    func()            // told once, when its place is first proven (it publishes that it is ready)
+	onStart   func()            // told once, when next in line (a keeper started ahead); nil: nobody
+	noCredit  bool              // on-connection-loss=ignore: no start on credit (its take could end the command)
 
 	proof     atomic.Int64 // bootTime: send time of the last answered proof in line
 	rtt       atomic.Int64 // its round trip (ns)
@@ -51,8 +52,8 @@ type standby struct {
 	kick      chan struct{} // pinged when proving changes
 }
 
-func newStandby(log *slog.Logger, s *zookeeper.Session, node string, candidacy <-chan struct{}, proven func()) *standby {
-	return &standby{log: log, s: s, node: node, candidacy: candidacy, proven: proven,
+func newStandby(log *slog.Logger, s *zookeeper.Session, w *zookeeper.Writer, node string, candidacy <-chan struct{}, proven func()) *standby {
+	return &standby{log: log, s: s, w: w, node: node, candidacy: candidacy, proven: proven,
 		end: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
@@ -159,7 +160,7 @@ func (b *standby) prove() bool {
 		return false
 	}
 	sent := bootNow()
-	res, err := b.s.Writer().Write(&zk.CheckVersionRequest{Path: b.node, Version: -1}) // off the grid: at once
+	res, err := b.w.Write(&zk.CheckVersionRequest{Path: b.node, Version: -1}) // not leading, off the grid: at once
 	switch {
 	case err == nil:
 		b.rtt.Store(int64(bootNow() - sent))
