@@ -97,13 +97,14 @@ func (r *runner) awaitUndrained(s *zookeeper.Session) error {
 	}
 }
 
-// watchDrain closes drained when this candidate's drain node appears,
-// until quit: a follower leaves the line then.
-func (c *candidate) watchDrain(id string) (drained <-chan struct{}, quit func()) {
+// watchDrain closes drained when the drain node of candidate id, in the
+// election at basePath, appears, until quit: a follower leaves the line
+// then.
+func watchDrain(zs *zookeeper.Session, basePath, id string) (drained <-chan struct{}, quit func()) {
 	ch, stop := make(chan struct{}), make(chan struct{})
 	go func() {
 		for {
-			raw, ev, err := getOrWatch(c.s, drainPath(c.basePath, id))
+			raw, ev, err := getOrWatch(zs, drainPath(basePath, id))
 			switch {
 			case err == nil && raw != nil:
 				// One until a reboot this host has had since is no drain
@@ -113,7 +114,7 @@ func (c *candidate) watchDrain(id string) (drained <-chan struct{}, quit func())
 					return
 				}
 			case err != nil:
-				if !zookeeper.Retryable(err) || c.s.WaitOnline(stop) != nil {
+				if !zookeeper.Retryable(err) || zs.WaitOnline(stop) != nil {
 					return
 				}
 				continue
@@ -122,7 +123,7 @@ func (c *candidate) watchDrain(id string) (drained <-chan struct{}, quit func())
 			case <-ev:
 			case <-stop:
 				return
-			case <-c.s.Lost():
+			case <-zs.Lost():
 				return
 			}
 		}
