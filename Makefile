@@ -16,15 +16,27 @@ GO      ?= go
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# -gcflags=ballot/...=-l: no inlining in ballot's own packages, main and
-# internal/* (not the runtime or the libraries): none of its code is hot,
-# and it saves about 60 KiB. Most of the linux/amd64 binary's 6.8 MiB is
-# the Go runtime and crypto/tls (2.2 MiB of it, for --zookeeper-tls; see
-# BENCHMARKS.md).
-# TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
+# Size (issue 35: at most 6.5 MiB with TLS, 4.5 MiB with TAGS=ballot_notls,
+# linux/amd64). Both flags trade speed that ballot does not use: it waits on
+# ZooKeeper, its children and timers, and no code of it is hot. Measured
+# against the build without them: the handover benchmark's steps inside
+# ballot, an idle leader's CPU and its RSS unchanged (BENCHMARKS.md, "Where
+# the bytes go").
+#   -gcflags=all=-l  no inlining anywhere (the runtime and libraries
+#                    included): 156 KB smaller without TLS, 487 KB with.
+#   -funcalign=16    amd64 only: functions start on 16 bytes, as on 386 and
+#                    arm64 and as gcc and clang align them (the Go linker's
+#                    amd64 default is 32; 16 and 32 are the values its tests
+#                    check): 70 KB smaller without TLS, 90 KB with.
+# Where the rest goes: go tool nm -size -sort size on a build without -s -w
+# (BENCHMARKS.md). TLS to ZooKeeper (crypto/tls, for --zookeeper-tls) is
+# about 1.8 MiB of it.
+# TAGS=ballot_notls: a build without TLS to ZooKeeper
 # (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
-GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=ballot/...=-l -ldflags "$(LDFLAGS)"
+# $$arch: the target's GOARCH, set by each rule before $(GOBUILD).
+GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=all=-l \
+           -ldflags "$(LDFLAGS) $$(test "$$arch" = amd64 && echo -funcalign=16)"
 
 # name:GOARCH:extra environment
 TARGETS := amd64:amd64: \
@@ -39,7 +51,7 @@ TARGETS := amd64:amd64: \
 .PHONY: build cross docs dist deb test demo bench clean
 
 build:
-	$(GOBUILD) -o ballot .
+	arch=$$($(GO) env GOARCH); $(GOBUILD) -o ballot .
 
 cross:
 	@mkdir -p dist
