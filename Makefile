@@ -17,25 +17,29 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Size (issue 35: at most 6.5 MiB with TLS, 4.5 MiB with TAGS=ballot_notls,
-# linux/amd64). Both flags trade speed that ballot does not use: it waits on
-# ZooKeeper, its children and timers, and no code of it is hot. Measured
-# against the build without them: the handover benchmark's steps inside
-# ballot, an idle leader's CPU and its RSS unchanged (BENCHMARKS.md, "Where
-# the bytes go").
-#   -gcflags=all=-l  no inlining anywhere (the runtime and libraries
-#                    included): 156 KB smaller without TLS, 487 KB with.
+# linux/amd64); the measurements are in BENCHMARKS.md ("Where the bytes go").
+#   -gcflags=all=-l  no inlining, in the libraries too (it was ballot's own
+#                    packages only). Nothing ballot runs is a hot loop: it
+#                    waits on ZooKeeper, its children and timers; the
+#                    handover's steps inside ballot take as long either way.
+#   $(INLINED)       ...except the packages an idle leader runs at each lease
+#                    renewal: without their inlining the leader and its
+#                    keeper used 9 ms more CPU a minute (+15 %, schedstat,
+#                    nine runs side by side); with it, the same as before.
+#                    The two: 430 KB smaller with TLS, 98 KB without.
 #   -funcalign=16    amd64 only: functions start on 16 bytes, as on 386 and
-#                    arm64 and as gcc and clang align them (the Go linker's
+#                    arm64 and as gcc and clang align them (the linker's
 #                    amd64 default is 32; 16 and 32 are the values its tests
-#                    check): 70 KB smaller without TLS, 90 KB with.
-# Where the rest goes: go tool nm -size -sort size on a build without -s -w
-# (BENCHMARKS.md). TLS to ZooKeeper (crypto/tls, for --zookeeper-tls) is
-# about 1.8 MiB of it.
+#                    check): 70 KB smaller with TLS, 53 KB without; no
+#                    measurable cost.
+# TLS to ZooKeeper (crypto/tls, for --zookeeper-tls) is 1.8 MiB of the rest.
+INLINED := runtime sync internal/sync time net internal/poll syscall github.com/go-zookeeper/zk
 # TAGS=ballot_notls: a build without TLS to ZooKeeper
 # (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
 # $$arch: the target's GOARCH, set by each rule before $(GOBUILD).
 GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=all=-l \
+           $(foreach p,$(INLINED),-gcflags=$(p)=) \
            -ldflags "$(LDFLAGS) $$(test "$$arch" = amd64 && echo -funcalign=16)"
 
 # name:GOARCH:extra environment
