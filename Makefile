@@ -23,10 +23,12 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 #                    waits on ZooKeeper, its children and timers; the
 #                    handover's steps inside ballot take as long either way.
 #   $(INLINED)       ...except the packages an idle leader runs at each lease
-#                    renewal: without their inlining the leader and its
-#                    keeper used 9 ms more CPU a minute (+15 %, schedstat,
-#                    nine runs side by side); with it, the same as before.
-#                    The two: 430 KB smaller with TLS, 98 KB without.
+#                    renewal: with no inlining at all the leader and its
+#                    keeper used 9 ms more CPU a minute than before (+15 %,
+#                    schedstat, eleven runs side by side); with these kept,
+#                    4 ms more (four runs). The two flags: 430 KB smaller
+#                    with TLS, 98 KB without (no inlining at all: 70 KB and
+#                    61 KB more).
 #   -funcalign=16    amd64 only: functions start on 16 bytes, as on 386 and
 #                    arm64 and as gcc and clang align them (the linker's
 #                    amd64 default is 32; 16 and 32 are the values its tests
