@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -45,7 +44,7 @@ func (c *candidate) listHistory() {
 		c.log.Warn("cannot read the run history; runs are not recorded in it", "path", dir, "error", err)
 		return
 	}
-	sort.Strings(names) // sequence numbers of equal width
+	sortStrings(names) // sequence numbers of equal width
 	c.history.names = append(make([]string, 0, len(names)+1), names...)
 }
 
@@ -101,7 +100,7 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 	if err != nil {
 		return nil
 	}
-	sort.Strings(names)
+	sortStrings(names)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
 		raw, st, err := c.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
 	"time"
 
 	"ballot/internal/zookeeper"
@@ -141,7 +140,7 @@ func buildCandidates(base string, s *electionSnapshot, now time.Time) (cands []i
 			dups = append(dups, fmt.Sprintf("%d candidates share the id %s", k, id))
 		}
 	}
-	sort.Strings(dups)
+	sortStrings(dups)
 	return cands, dups
 }
 
