@@ -84,7 +84,7 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	r := &runner{set: set, log: lg, stopping: make(chan struct{}),
 		metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), base, "a", nil, nil)}
 	r.work = &cronWork{r: r, sched: everySchedule{every: time.Second}}
-	l := cand.holdLease(taken, set.StopGracePeriod, nil, true)
+	l := holdLease(cand, taken, set.StopGracePeriod, nil, true)
 	t.Cleanup(l.Stop)
 	r.lease.Store(l)
 	return &cronLeader{r: r, c: cand, l: l, st: cronState{path: base + "/" + cronName, version: -1}}

@@ -173,7 +173,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 }
 
 // endOp is the op that records the end of o (ex; ending and reason when
-// it was stopped), telling c.runEnded once.
+// it was stopped), telling c.tell.runEnded once.
 func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk.SetDataRequest {
 	e := o.entry
 	now := time.Now().UTC()
@@ -191,11 +191,11 @@ func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk
 		e.Reason = ex.Reason // the command could not be executed
 	}
 	e.Output = ex.Output
-	if !o.told && c.runEnded != nil {
+	if !o.told && c.tell.runEnded != nil {
 		// Told before the write, which may wait out a partition: the
 		// hook's news is the run's end, not the history's.
 		o.told = true
-		c.runEnded(e)
+		c.tell.runEnded(e)
 	}
 	data, _ := json.Marshal(e)
 	o.entry = e

@@ -102,7 +102,7 @@ type openEntry struct {
 	path    string
 	version int32
 	entry   historyEntry
-	told    bool // its end was told to c.runEnded
+	told    bool // its end was told to c.tell.runEnded
 }
 
 // historyItem is one history entry as read, with what a reader adds.
