@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 // cronElection is an election of `run cron` candidates whose runs append
@@ -260,6 +262,41 @@ func TestCronLeaderKilledBetweenRunsGivesTheBatonBack(t *testing.T) {
 	if !b.Logged("starting on credit") && !b.Logged("baton taken") {
 		t.Errorf("b did not take the baton")
 	}
+}
+
+// TestCronLeaderKilledBetweenRunsRunsItsDemoteHookFirst: the idle keeper
+// of a cron leader SIGKILLed between runs runs the on-demote hook, holding
+// the session, and only then gives the baton back in the multi-op that
+// also deletes the proposal (Handoff.Withdraw): the next in line, woken
+// by that delete, is promoted after the hook has ended, and without a wait
+// for a dropped baton.
+func TestCronLeaderKilledBetweenRunsRunsItsDemoteHookFirst(t *testing.T) {
+	t.Parallel()
+	c := sharedZK(t)
+	e := newCronElection(t, c)
+	events := filepath.Join(t.TempDir(), "events")
+	const yearly = "0 0 1 1 *" // never due while the test runs
+	flags := []string{"--on-promote", hookCmd(events, "promote", 0, 0),
+		"--on-demote", hookCmd(events, "demote", 500*time.Millisecond, 0)}
+	a := e.add("a", yearly, "100ms", append(flags, "--log-level", "debug")...)
+	a.WaitEvent(logEvKeeperReady, 10*time.Second)
+	b := e.add("b", yearly, "100ms", flags...)
+	b.WaitEvent(logEvFollowing, 10*time.Second)
+
+	a.Signal(syscall.SIGKILL)
+	demote := waitEvent(t, events, "demote", "a", 10*time.Second)
+	promote := waitEvent(t, events, "promote", "b", 10*time.Second)
+	a.Wait(5 * time.Second)
+	if demote.reason != keeper.DemoteReasonBallotDied {
+		t.Errorf("a's demote hook ran with reason %q, want %s", demote.reason, keeper.DemoteReasonBallotDied)
+	}
+	if !promote.start.After(demote.end) {
+		t.Errorf("b promoted before a's demote hook ended:\n%s\n%s", demote, promote)
+	}
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton: a's keeper did not give it back\n%s", b.out.String())
+	}
+	t.Logf("b promoted %s after a's demote hook ended", ms(promote.start.Sub(demote.end)))
 }
 
 // killHost kills a candidate's whole host: its ballot and every process it

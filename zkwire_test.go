@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -185,6 +186,88 @@ func TestWireReleaseIsConditional(t *testing.T) {
 		}
 		if b, _, _ := other.Get("/b/handover"); string(b) != "released" {
 			t.Errorf("the record: %q, want released", b)
+		}
+	})
+}
+
+// TestWireWithdrawWakesTheNextInLineWithTheRelease: an idle keeper's
+// release (Withdraw) deletes the proposal in the release's own transaction,
+// as ballot's resignation does, so the next in line, which watches it, is
+// woken by the release and not one quorum write later by the close: the
+// election's pzxid (its last child change) is the record's mzxid. Without
+// Withdraw the proposal goes with the close, later. The fence is the same:
+// a record changed since our take, or a proposal already gone, and the
+// release (and so the withdrawal) changes nothing.
+func TestWireWithdrawWakesTheNextInLineWithTheRelease(t *testing.T) {
+	t.Parallel()
+	c := startZK(t, 1)
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	for _, withdraw := range []bool{true, false} {
+		base := fmt.Sprintf("/w%v", withdraw)
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, base)
+		takeAs(t, conn, base, "taken")
+		releaseOf(h, base)
+		h.Withdraw = withdraw
+		if err := h.EndSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession (withdraw %v): %v", withdraw, err)
+		}
+		b, rec, err := other.Get(base + "/handover")
+		if err != nil || string(b) != "released" {
+			t.Fatalf("withdraw %v: the record %q, %v; want released", withdraw, b, err)
+		}
+		_, parent, err := other.Get(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withRelease := parent.Pzxid == rec.Mzxid; withRelease != withdraw {
+			t.Errorf("withdraw %v: the proposal went with the release: %v (pzxid 0x%x, the release's zxid 0x%x)", withdraw, withRelease, parent.Pzxid, rec.Mzxid)
+		}
+	}
+
+	t.Run("record changed", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/wv")
+		takeAs(t, conn, "/wv", "taken")
+		if _, err := conn.Set("/wv/handover", []byte("taken by another"), 0); err != nil {
+			t.Fatal(err)
+		}
+		releaseOf(h, "/wv")
+		h.Withdraw = true
+		if err := h.EndSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, _, _ := other.Get("/wv/handover"); string(b) != "taken by another" {
+			t.Errorf("the record was overwritten: %q", b)
+		}
+	})
+
+	t.Run("proposal gone, record re-created", func(t *testing.T) {
+		conn, h := sniffedSession(t, c)
+		mkdir(t, conn, "/wp")
+		takeAs(t, conn, "/wp", "taken")
+		releaseOf(h, "/wp")
+		h.Withdraw = true
+		for _, n := range []string{"/wp/proposal", "/wp/baton", "/wp/handover"} {
+			if err := other.Delete(n, -1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		succ := zkConnect(t, c.Servers(), 2*time.Second)
+		if _, err := succ.Create("/wp/baton", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := succ.Create("/wp/handover", []byte("taken by the successor"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.EndSession(2 * time.Second); err != nil {
+			t.Fatalf("endSession: %v", err)
+		}
+		if b, st, _ := other.Get("/wp/handover"); string(b) != "taken by the successor" || st.Version != 0 {
+			t.Errorf("the successor's record: %q at version %d, want it untouched", b, st.Version)
+		}
+		if ok, st, _ := other.Exists("/wp/baton"); !ok || st.EphemeralOwner != succ.SessionID() {
+			t.Errorf("the successor's baton is gone")
 		}
 	})
 }

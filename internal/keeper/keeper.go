@@ -208,7 +208,7 @@ func (k *keeper) run(control *os.File, argv, env []string, sigs, wakes <-chan os
 	if died {
 		// Everything is reaped: nothing of this leadership runs any more.
 		// The on-demote hook, then the release (keeperend.go).
-		k.afterBallot()
+		k.afterBallot(false)
 	}
 	return 0
 }

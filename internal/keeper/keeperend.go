@@ -50,12 +50,20 @@ func (d *DemoteHook) environ() []string {
 
 // afterBallot ends what ballot left when it died: the on-demote hook, if
 // ballot would have run one, then the release and the session's close.
-func (k *keeper) afterBallot() {
+// idle: no command ran under this keeper (a cron leader's between runs),
+// so its release also withdraws the proposal (Handoff.Withdraw): the next
+// in line is woken by the release, one quorum write before the close.
+func (k *keeper) afterBallot(idle bool) {
 	// The orders ballot wrote before it died are all read by EOF, and the
 	// deadline's alarms were deleted once the tree was reaped.
 	k.mu.Lock()
 	h, hook := k.h, k.demote
 	k.mu.Unlock()
+	if h != nil && idle {
+		w := *h
+		w.Withdraw = true
+		h = &w
+	}
 	if hook == nil {
 		if h != nil {
 			k.cfg.StampRelease(h)

@@ -54,7 +54,7 @@ func (k *keeper) standIdle(control *os.File) *RunOrder {
 	died := !k.bye
 	k.mu.Unlock()
 	if died {
-		k.afterBallot()
+		k.afterBallot(true)
 	}
 	return nil
 }

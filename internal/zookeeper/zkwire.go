@@ -97,6 +97,15 @@ type Handoff struct {
 	ReleaseData    []byte
 	Proposal       string
 	Baton          string
+	// Withdraw: the release deletes Proposal instead of only checking it
+	// (the same fence: either fails if it is gone), as ballot's own
+	// resignation does, so the next in line is woken by the release and
+	// not one quorum write later by the session's close. Only for a
+	// keeper under which nothing ran (keeperidle.go): what else the
+	// session holds (the leader node, which a new leader replaces) goes
+	// with the close; a once key's running node would, as seen by a
+	// successor woken first, skip that key's retry.
+	Withdraw bool
 }
 
 // Timeout is the session timeout the server negotiated.
@@ -267,8 +276,9 @@ func (s *WireSession) Finish(h *Handoff, deadline time.Time) error {
 	return err
 }
 
-// release is the multi-op ballot itself would send: check our proposal,
-// mark the record released at the version we took it at, delete the baton.
+// release is the multi-op ballot itself would send: check our proposal
+// (delete it, with Withdraw), mark the record released at the version we
+// took it at, delete the baton.
 // A baton someone deleted meanwhile is no reason to leave the record
 // taken: then it is tried again without the delete.
 func (s *WireSession) release(h *Handoff, deadline time.Time) (released bool, err error) {
@@ -280,7 +290,11 @@ func (s *WireSession) release(h *Handoff, deadline time.Time) (released bool, er
 			m.bool(false) // done
 			m.int32(-1)   // err
 		}
-		op(wireOpCheck)
+		if h.Withdraw {
+			op(wireOpDelete)
+		} else {
+			op(wireOpCheck)
+		}
 		m.string(h.Proposal)
 		m.int32(-1)
 		op(wireOpSetData)
