@@ -231,7 +231,7 @@ func (s *Session) send(batch []*write) {
 			at := 0
 			for _, w := range batch {
 				if perOp {
-					w.res = res[at : at+len(w.ops)]
+					w.res = res[at : at+len(w.ops) : at+len(w.ops)]
 				}
 				w.err = err
 				at += len(w.ops)
@@ -244,7 +244,7 @@ func (s *Session) send(batch []*write) {
 			at += len(w.ops)
 		}
 		w := batch[failed]
-		w.res = res[at : at+len(w.ops)]
+		w.res = res[at : at+len(w.ops) : at+len(w.ops)]
 		w.err = firstError(w.res) // the multi's error: the first op that failed is its
 		close(w.done)
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
