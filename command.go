@@ -17,15 +17,7 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
 		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
 	}
-	if w := r.cron(); w != nil {
-		env = append(env, "BALLOT_SCHEDULED_TIME="+w.scheduled.In(r.set.Timezone).Format(time.RFC3339))
-		if w.attempt > 0 {
-			env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
-		}
-	}
-	if w, ok := r.work.(*onceWork); ok && w.attempt > 0 {
-		env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --once-key --retries
-	}
+	env = append(env, r.work.runEnv()...)
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
 	}
@@ -49,8 +41,7 @@ func (r *runner) tailBytes(c *candidate) int {
 // recordsRuns: c leads a run cron or --once-key election, whose runs the
 // history records, and --on-run-end and --ping-url report.
 func (r *runner) recordsRuns(c *candidate) bool {
-	_, once := r.work.(*onceWork)
-	return c != nil && (r.cron() != nil || (once && r.set.OnceKey != ""))
+	return c != nil && r.rules.records
 }
 
 // startCommand runs the command, as leader under the lease l (nil: not
@@ -90,8 +81,8 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
 	if c != nil {
 		st := &childStatus{PID: cmd.pid, Since: cmd.started}
-		if w := r.cron(); w != nil {
-			st.ScheduledTime = w.scheduled.In(r.set.Timezone).Format(time.RFC3339)
+		if t := r.work.scheduledTime(); !t.IsZero() {
+			st.ScheduledTime = t.In(r.set.Timezone).Format(time.RFC3339)
 		}
 		c.pub.update(func(d *proposalData) { d.Child = st })
 	}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -100,7 +101,8 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 // record writes the scheduled time about to run, only if this leader's
 // proposal still exists and nobody wrote the record since it was read, and
 // only if the time is not ahead of ZooKeeper's clock (checkClock).
-func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) error {
+func (w *cronWork) record(c *candidate, st *cronState, t time.Time, attempt int) error {
+	r := w.r
 	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
@@ -108,7 +110,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
 	}
 	data, _ := json.Marshal(rec)
-	if err := r.checkClock(c, r.cron().startOf(t)); err != nil {
+	if err := r.checkClock(c, w.startOf(t)); err != nil {
 		return err
 	}
 	entry := c.newRunEntry(historyCron)
@@ -200,7 +202,7 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 	if l.awaitTake(); !l.Fresh() {
 		return endedBy(leaseLost, childExit{})
 	}
-	cl := &cronLeader{r: r, c: c, l: l, st: st}
+	cl := &cronLeader{r: r, w: w, c: c, l: l, st: st}
 	defer cl.dropIdle()
 	for {
 		if to := l.ctl.PreemptTo(); to != "" && cl.cmd == nil {
@@ -250,6 +252,7 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 // cronLeader is what a cron leader keeps track of while it leads.
 type cronLeader struct {
 	r *runner
+	w *cronWork
 	c *candidate
 	l *lease
 
@@ -304,7 +307,7 @@ func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 	}
 	next := cl.announced
 	if !next.IsZero() {
-		next = cl.r.cron().startOf(next) // --spread
+		next = cl.w.startOf(next) // --spread
 	}
 	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
 		next = retry
@@ -339,14 +342,14 @@ func (cl *cronLeader) armAhead() time.Duration {
 // not to be skipped. over reports that the leadership ends with end.
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	r, l := cl.r, cl.l
-	due, err := r.cron().latestStarted(now)
+	due, err := cl.w.latestStarted(now)
 	if err == nil && cl.cmd == nil && due.Equal(cl.st.last) {
 		return cl.retryDue(now, due)
 	}
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
-	late := now.Sub(r.cron().startOf(due)) // late from its start: --spread moves catch-up and deadlines too
+	late := now.Sub(cl.w.startOf(due)) // late from its start: --spread moves catch-up and deadlines too
 	switch {
 	case cl.cmd != nil && r.set.Overlap == overlapQueue:
 		if due.Equal(cl.queued) {
@@ -394,7 +397,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		case r.set.StartingDeadline > 0:
 			reason = "missed by more than the starting-deadline"
 		}
-		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
+		cl.w.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
 		cl.recordMissed(due, reason)
 		r.metrics.CronSkipped("missed")
 		cl.skipped = due
@@ -407,7 +410,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		cl.skipped = due
 	default:
 		if !cl.st.last.IsZero() {
-			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
+			cl.w.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
 			cl.recordMissed(due, "")
 		}
 		return cl.start(due, 1)
@@ -430,7 +433,7 @@ func (cl *cronLeader) overlapped(due time.Time) bool {
 			cl.lastEnd = cl.c.runEndOf(cl.st.last)
 		}
 	}
-	return cl.lastEnd.After(cl.r.cron().startOf(due))
+	return cl.lastEnd.After(cl.w.startOf(due))
 }
 
 // retryAt is when the recorded scheduled time may be attempted again
@@ -495,7 +498,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 		}
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if err := r.record(c, &cl.st, due, attempt); err != nil {
+	if err := cl.w.record(c, &cl.st, due, attempt); err != nil {
 		if errors.Is(err, errStopped) {
 			return endedBy(stopRequested, childExit{}), true
 		}
@@ -515,7 +518,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 	// never two.
 	r.setSpare(cl.idle)
 	cl.idle = nil
-	cmd, err := r.startScheduled(c, l, due, cl.st.rec.Attempt)
+	cmd, err := cl.w.startScheduled(c, l, due, cl.st.rec.Attempt)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return resignation("ballot-failed", exitWith(exitFailure)), true
@@ -535,7 +538,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 // it. over reports that the schedule has ended, and the leadership with it.
 func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, over bool) {
 	r, c := cl.r, cl.c
-	next, err := r.cron().nextStarting(now, cl.st.last)
+	next, err := cl.w.nextStarting(now, cl.st.last)
 	if err != nil {
 		r.log.Error("the schedule has no more times; exiting", "error", err)
 		if cl.cmd != nil {
@@ -545,11 +548,11 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 	}
 	if !next.Equal(cl.announced) {
 		cl.announced = next
-		r.cron().announce(c, next)
+		cl.w.announce(c, next)
 	}
 	// Wake at the next time, the run's deadline, and at least every
 	// few seconds so a stepped wall clock is noticed.
-	wake = laterOf(r.cron().startOf(next), now)
+	wake = laterOf(cl.w.startOf(next), now)
 	if d := now.Add(5 * time.Second); d.Before(wake) {
 		wake = d
 	}
@@ -663,25 +666,27 @@ func (cl *cronLeader) recordEnd(ok bool) {
 	}
 }
 
-func (r *runner) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
+func (w *cronWork) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
+	r := w.r
 	if attempt > 0 {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond),
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(w.startOf(t)).Round(time.Millisecond),
 			"attempt", attempt, "of", r.set.Retries+1)
 	} else {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond))
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(w.startOf(t)).Round(time.Millisecond))
 	}
-	r.cron().scheduled, r.cron().attempt = t, attempt
+	w.scheduled, w.attempt = t, attempt
 	r.metrics.CronRun(t)
 	return r.startCommand(c, l)
 }
 
 // logMissed says which scheduled times after last nobody ran: those before
 // due, and due itself when it is skipped too (reason non-empty).
-func (r *runner) logMissed(last, due time.Time, late time.Duration, reason string) {
+func (w *cronWork) logMissed(last, due time.Time, late time.Duration, reason string) {
+	r := w.r
 	if last.IsZero() {
 		last = due.Add(-time.Nanosecond)
 	}
-	first, err := r.cron().sched.Next(last)
+	first, err := w.sched.Next(last)
 	if err != nil {
 		first = due
 	}
@@ -738,3 +743,19 @@ func (w *cronWork) announce(c *candidate, next time.Time) {
 	r.log.Info("next run due", attrs...)
 	c.pub.update(func(d *proposalData) { d.NextRun = nr })
 }
+
+// run cron's leader is chosen by its schedule: nothing for it to publish
+// or check before it leads.
+func (w *cronWork) proposed(*candidate)                                 {}
+func (w *cronWork) beforeFollowing(*candidate) verdict                  { return verdict{} }
+func (w *cronWork) whileFollowing(*candidate) (<-chan struct{}, func()) { return nil, func() {} }
+
+func (w *cronWork) runEnv() []string {
+	env := []string{"BALLOT_SCHEDULED_TIME=" + w.scheduled.In(w.r.set.Timezone).Format(time.RFC3339)}
+	if w.attempt > 0 {
+		env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
+	}
+	return env
+}
+
+func (w *cronWork) scheduledTime() time.Time { return w.scheduled }

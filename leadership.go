@@ -51,6 +51,8 @@ type leaderEnd struct {
 	reason  string  // command-exited, promote-failed, once-key-run, ...
 	then    verdict // stand again or exit
 	backoff bool    // before standing again, back off if ex ended quickly
+
+	keyClaimed bool // --once-key: this ballot recorded the key (onceWork.lead)
 }
 
 // endedBy is a leadership ended by something else than the leader's
@@ -154,7 +156,7 @@ func (r *runner) join() (*candidate, verdict) {
 				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
 				r.setCandidate(c)
 				r.publishHealth()
-				r.publishSitOut(c)
+				r.work.proposed(c)
 				return c, verdict{}
 			}
 			if errors.Is(err, errStopped) {
@@ -198,7 +200,7 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
-	if r.cron() == nil && len(r.set.Args) > 0 {
+	if r.rules.prestart {
 		c.onStandby = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
@@ -286,8 +288,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 	l = c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
-	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
-		// A once key's run is never cut short to hand over: it runs once.
+	if r.set.PreemptAfter > 0 && r.rules.preempts && c.slots == 1 {
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}
 	return l, over
@@ -319,9 +320,9 @@ func leadershipContext(c *candidate, l *lease) (over func()) {
 // outcome.go; planEnd). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	r.closeRun(c, end)
-	p := planEnd(end, r.onceClaimed())
+	p := planEnd(end, end.keyClaimed)
 	if !p.resigns {
-		return r.lostLeadership(c, p.reason, end.ex)
+		return r.lostLeadership(c, p.reason, end)
 	}
 	switch {
 	case p.preempted:
@@ -425,7 +426,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
-func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdict {
+func (r *runner) lostLeadership(c *candidate, reason string, end leaderEnd) verdict {
 	r.become(phaseLost, change{c: c, reason: reason})
 	r.demote(c, reason)
 	r.setCandidate(nil)
@@ -435,11 +436,11 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
 	r.endSession()
-	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, r.onceClaimed())
+	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, end.keyClaimed)
 	switch next {
 	case lossExitsOnStop:
 		// A stop signal came while the command was being stopped.
-		return exitWith(ex.Code)
+		return exitWith(end.ex.Code)
 	case lossExitsByPolicy:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		if r.lostClaim != "" {

@@ -5,45 +5,70 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// leaderWork is a leader's part of a candidacy, between elected and
-// resigning: it runs the promote hook and the command under the lease l,
-// and reports why the leadership ends; candidacy resigns or gives it up.
+// leaderWork is the mode, run once or run cron, chosen once at start
+// (newLeaderWork) with its rules (runRules): nothing else asks which mode
+// runs. Its methods are where the modes differ: before leading (what a
+// proposal publishes, what a follower checks), and a leader's part of a
+// candidacy, between elected and resigning.
 type leaderWork interface {
+	// lead runs the promote hook and the command under the lease l, and
+	// reports why the leadership ends; candidacy resigns or gives it up.
 	lead(c *candidate, l *lease) leaderEnd
+	// proposed publishes the mode's part of a new proposal.
+	proposed(c *candidate)
+	// beforeFollowing checks a new proposal before it waits in line;
+	// a verdict other than goOn ends the candidacy.
+	beforeFollowing(c *candidate) verdict
+	// whileFollowing is what ends the wait in line early (nil: nothing),
+	// and unwatch stops watching.
+	whileFollowing(c *candidate) (done <-chan struct{}, unwatch func())
+	// runEnv is the mode's part of the command's environment.
+	runEnv() []string
+	// scheduledTime is the scheduled time of the run being started; zero
+	// for a mode without one.
+	scheduledTime() time.Time
 }
 
-func newLeaderWork(r *runner, sched schedule) leaderWork {
+// runRules are what the runner needs to know of the mode's runs, fixed
+// with the mode (newLeaderWork).
+type runRules struct {
+	// scheduled: run cron's runs. A run once started is never cut short
+	// by a pause or a preemption (later times are skipped, the handover
+	// waits for its end); between runs nothing runs under the lease, which
+	// lapses (lease.Rest).
+	scheduled bool
+	records   bool // the history records its runs; --on-run-end and --ping-url report them
+	prestart  bool // the next in line starts a keeper ahead for its command
+	preempts  bool // --preempt-after may cut a run short to hand over
+}
+
+// newLeaderWork chooses the mode: run cron with a schedule, run once
+// otherwise (with or without --once-key).
+func newLeaderWork(r *runner, sched schedule) (leaderWork, runRules) {
 	if cs, ok := sched.(cronSchedule); ok && cs.expr != strings.Join(strings.Fields(r.set.Schedule), " ") {
 		// H fields: say what they became, the same on every candidate.
 		r.log.Info("the schedule's H fields are hashed from the election's path", "schedule", r.set.Schedule, "as", cs.expr)
 	}
 	if sched != nil {
-		return &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
+		w := &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
+		return w, runRules{scheduled: true, records: true, preempts: true}
 	}
-	return &onceWork{r: r}
-}
-
-// cron is run cron's work; nil under run once.
-func (r *runner) cron() *cronWork {
-	w, _ := r.work.(*cronWork)
-	return w
-}
-
-// onceClaimed: --once-key, and this ballot recorded the key.
-func (r *runner) onceClaimed() bool {
-	w, ok := r.work.(*onceWork)
-	return ok && w.claimed
+	// A once key's run is never cut short to hand over: it runs once.
+	keyed := r.set.OnceKey != ""
+	return &onceWork{r: r, keyed: keyed}, runRules{records: keyed, prestart: len(r.set.Args) > 0, preempts: !keyed}
 }
 
 // onceWork is run once's: the promote hook, then the command, run again or
 // not as on-child-* says, until something ends the leadership.
 type onceWork struct {
 	r       *runner
+	keyed   bool // --once-key
 	claimed bool // --once-key: this ballot recorded the key
 	attempt int  // --once-key --retries: the attempt claimed (0 without --retries)
 
@@ -53,6 +78,12 @@ type onceWork struct {
 }
 
 func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
+	end := w.leadRuns(c, l)
+	end.keyClaimed = w.claimed
+	return end
+}
+
+func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 	r := w.r
 	promoted := len(r.set.OnPromote) == 0
 	for {
@@ -95,7 +126,7 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 		case end.how == paused:
 			continue
 		}
-		if r.set.OnceKey != "" {
+		if w.keyed {
 			// Once per key: record how it ended, exit with its code.
 			// Retried only once its end is recorded: the count goes on from it.
 			if c.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
@@ -122,7 +153,7 @@ func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderE
 		// host was frozen, or the connection dropped, just now).
 		return ex, endedBy(leaseLost, childExit{}), true
 	}
-	if r.set.OnceKey != "" {
+	if w.keyed {
 		if end, over := w.claimKey(c, l); over {
 			return ex, end, true
 		}
@@ -406,17 +437,25 @@ func (c *candidate) readyToTakeOver() (id string, ok bool) {
 	return d.CandidateID, waiting && healthy && !sitting
 }
 
-// publishSitOut says in a new proposal that this candidate sits out
+// proposed says in a new proposal that this candidate sits out
 // (--rerun-limit handed over less than its window ago).
-func (r *runner) publishSitOut(c *candidate) {
-	w, ok := r.work.(*onceWork)
-	if !ok || !time.Now().Before(w.sitsOutUntil) {
+func (w *onceWork) proposed(c *candidate) {
+	if !time.Now().Before(w.sitsOutUntil) {
 		return
 	}
 	until := w.sitsOutUntil.UTC()
 	// At once, not folded nor a second after the create: the leader it
 	// handed over to may reach its own limit within that second.
 	c.pub.urgent(func(d *proposalData) { d.SitsOutUntil = &until })
-	r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
+	w.r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
 		"sits_out_until", until.Format(time.RFC3339))
 }
+
+func (w *onceWork) runEnv() []string {
+	if w.attempt > 0 {
+		return []string{"BALLOT_ATTEMPT=" + strconv.Itoa(w.attempt)} // --once-key --retries
+	}
+	return nil
+}
+
+func (w *onceWork) scheduledTime() time.Time { return time.Time{} }

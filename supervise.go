@@ -34,7 +34,7 @@ func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) o
 	// A cron leader between runs runs nothing under its lease, which
 	// lapses (lease.Rest): nothing to stop when it ends, and the next run
 	// starts only on a fresh one (cronLeader.start, lease.AwaitFresh).
-	between := cmd == nil && r.cron() != nil
+	between := cmd == nil && r.rules.scheduled
 	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore && !between}
 	if s.guard {
 		s.killBy = l.supervisedKillBy
@@ -195,7 +195,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
-	case ctl.Paused() != nil && s.cmd != nil && r.cron() == nil:
+	case ctl.Paused() != nil && s.cmd != nil && !r.rules.scheduled:
 		r.log.Info("election paused (ballot pause): stopping the command, keeping the lead", "reason", ctl.Paused().Reason)
 		s.stop("paused", s.killBy)
 		return paused, true
@@ -210,7 +210,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 // round, since a decision made during a cron run waits for its end.
 func (s *supervision) preempting() (outcome, bool) {
 	to := s.l.ctl.PreemptTo()
-	if to == "" || (s.cmd != nil && s.r.cron() != nil) {
+	if to == "" || (s.cmd != nil && s.r.rules.scheduled) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
