@@ -15,6 +15,7 @@ package main
 // recorded there too, and no attempt starts once the next time is due.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -169,8 +170,11 @@ type cronWork struct {
 	offset    time.Duration // --spread: each run starts this long after its time (spreadOffset)
 }
 
-func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
-	r := w.r
+func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
+	// The cron record and the run history are still written through the
+	// candidate: behind the view they are the next step (issue 33, item 4).
+	ld := v.(*leadershipView)
+	r, c, l := w.r, ld.c, ld.l
 	if len(r.set.OnPromote) > 0 {
 		how, ex := r.runPromote(c, l)
 		if how != childEnded {

@@ -122,7 +122,8 @@ func (r *runner) candidacy(work leaderWork) verdict {
 		return v
 	}
 	l, over := r.elected(c, start) // enters phaseLeading, the lease held
-	end := work.lead(c, l)
+	// The work gets the leadership's context and its view, not c and l.
+	end := work.lead(l.ended, &leadershipView{r: r, c: c, l: l})
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.

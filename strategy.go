@@ -4,6 +4,7 @@ package main
 // run once and run cron differ.
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -17,9 +18,11 @@ import (
 // proposal publishes, what a follower checks), and a leader's part of a
 // candidacy, between elected and resigning.
 type leaderWork interface {
-	// lead runs the promote hook and the command under the lease l, and
-	// reports why the leadership ends; candidacy resigns or gives it up.
-	lead(c *candidate, l *lease) leaderEnd
+	// lead runs the promote hook and the command while ctx lasts (it ends
+	// with the leadership, its cause saying why: leadershipContext), with
+	// what v lets it do, and reports why the leadership ends; candidacy
+	// resigns or gives it up.
+	lead(ctx context.Context, v leaderView) leaderEnd
 	// proposed publishes the mode's part of a new proposal.
 	proposed(c *candidate)
 	// beforeFollowing checks a new proposal before it waits in line;
@@ -77,27 +80,27 @@ type onceWork struct {
 	sitsOutUntil time.Time   // --rerun-limit handed over: published in each proposal until then
 }
 
-func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
-	end := w.leadRuns(c, l)
+func (w *onceWork) lead(ctx context.Context, v leaderView) leaderEnd {
+	end := w.leadRuns(ctx, v)
 	end.keyClaimed = w.claimed
 	return end
 }
 
-func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
+func (w *onceWork) leadRuns(ctx context.Context, v leaderView) leaderEnd {
 	r := w.r
 	promoted := len(r.set.OnPromote) == 0
 	for {
 		if r.stopRequested() {
 			return endedBy(stopRequested, childExit{})
 		}
-		if p := l.ctl.Paused(); p != nil && len(r.set.Args) > 0 {
-			if how := r.waitOutPause(c, l, p); how != controlsChanged {
+		if p := v.paused(); p != nil && len(r.set.Args) > 0 {
+			if how := v.waitOutPause(p); how != controlsChanged {
 				return endedBy(how, childExit{})
 			}
 			continue
 		}
 		if !promoted {
-			how, ex := r.runPromote(c, l)
+			how, ex := v.runPromote()
 			switch {
 			case how == paused:
 				continue // the hook runs again on resume
@@ -107,7 +110,7 @@ func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 				promoted = true
 			default:
 				// A failing promote hook is a command error.
-				if end, over := w.afterRun(c, l, ex, "promote-failed"); over {
+				if end, over := w.afterRun(v, ex, "promote-failed"); over {
 					return end
 				}
 				continue
@@ -115,11 +118,11 @@ func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 		}
 		if len(r.set.Args) == 0 {
 			// Hooks only: hold the leadership until something ends it.
-			r.publishLeader(c)
+			v.publishLeader()
 			r.log.Info("holding leadership (no command; hooks only)", logEvHolding.attr())
-			return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{})
+			return endedBy(v.supervise(nil, time.Time{}), childExit{})
 		}
-		ex, end, over := w.runCommand(c, l)
+		ex, end, over := w.runCommand(ctx, v)
 		switch {
 		case over:
 			return end
@@ -129,7 +132,7 @@ func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 		if w.keyed {
 			// Once per key: record how it ended, exit with its code.
 			// Retried only once its end is recorded: the count goes on from it.
-			if c.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
+			if v.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
 				r.log.Info("once key run failed; it will be retried", "once_key", r.set.OnceKey, "exit_code", ex.Code,
 					"attempt", w.attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, w.attempt))
 				continue // claim the key again, after the delay (claimKey)
@@ -137,7 +140,7 @@ func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 			r.log.Info("once key run; exiting with the command's exit code", "once_key", r.set.OnceKey, "exit_code", ex.Code)
 			return resignation("command-exited", exitWith(ex.Code))
 		}
-		if end, over := w.afterRun(c, l, ex, "command-exited"); over {
+		if end, over := w.afterRun(v, ex, "command-exited"); over {
 			return end
 		}
 	}
@@ -146,67 +149,67 @@ func (w *onceWork) leadRuns(c *candidate, l *lease) leaderEnd {
 // runCommand runs the command once, on a fresh lease, after recording
 // --once-key's key. over reports that the leadership ends with end;
 // otherwise the command ended by itself (ex), or was paused (end.how).
-func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEnd, over bool) {
+func (w *onceWork) runCommand(ctx context.Context, v leaderView) (ex childExit, end leaderEnd, over bool) {
 	r := w.r
-	if !l.Fresh() {
+	if !v.fresh() {
 		// Never start a command on a lease that may be gone (the
 		// host was frozen, or the connection dropped, just now).
 		return ex, endedBy(leaseLost, childExit{}), true
 	}
 	if w.keyed {
-		if end, over := w.claimKey(c, l); over {
+		if end, over := w.claimKey(ctx, v); over {
 			return ex, end, true
 		}
 	}
-	cmd, err := r.startCommand(c, l)
+	cmd, err := v.startCommand()
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return ex, resignation("ballot-failed", exitWith(exitFailure)), true
 	}
 	how, timedOut := childEnded, false
 	if cmd.pid != 0 {
-		r.publishLeader(c)
-		how, timedOut = w.superviseRun(c, l, cmd)
+		v.publishLeader()
+		how, timedOut = w.superviseRun(v, cmd)
 	}
 	ex = cmd.Exit()
 	if timedOut {
 		ex.TimedOut = true
-		c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String()) // the run history says so
+		v.endAs(endTimedOut, "--timeout "+r.set.Timeout.String()) // the run history says so
 		if ex.Code == 0 {
 			ex.Code = exitFailure // a timed-out run is an error, whatever its status
 		}
 	}
-	r.publishRunEnd(c, ex)
-	end, over = w.runEnded(c, ex, how)
+	v.publishRunEnd(ex)
+	end, over = w.runEnded(v, ex, how)
 	return ex, end, over
 }
 
 // claimKey records --once-key's key before the command runs. over
 // reports that the leadership ends with end instead: the key was run
 // already, or cannot be recorded, or the lease is gone meanwhile.
-func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
+func (w *onceWork) claimKey(ctx context.Context, v leaderView) (end leaderEnd, over bool) {
 	r, key := w.r, w.r.set.OnceKey
 	// The claim checks the baton: it must not overtake a handover's
 	// take (its answer cannot come before the take's anyway).
-	if l.awaitTake(); !l.Fresh() {
+	if v.awaitTake(); !v.fresh() {
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if end, over := w.awaitRetry(c, l); over {
+	if end, over := w.awaitRetry(ctx, v); over {
 		return end, true
 	}
-	claimed, mine, err := c.claimOnce(key, r.onceRetry(), r.stopping)
+	claimed, mine, err := v.claimOnce(key, r.onceRetry())
 	switch {
 	case err != nil:
-		return w.claimFailed(c, err), true
+		return w.claimFailed(v, err), true
 	case !claimed:
-		r.logOnceDone(c, "found when elected")
+		v.onceDone("found when elected")
 		return resignation("once-key-run", exitWith(exitOK)), true
 	}
 	w.claimed = true
 	if w.attempt = 0; mine != nil && mine.Attempts > 0 {
 		w.attempt = mine.Attempt
 	}
-	if !l.Fresh() {
+	if !v.fresh() {
 		// The record waited out a partition: the key is taken
 		// (so never run twice) but not run.
 		r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
@@ -219,12 +222,12 @@ func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
 // --once-key run (--retries): after this leader's own failed attempt, or
 // one of a runner that stopped during its delay. over reports that the
 // leadership ends meanwhile.
-func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool) {
+func (w *onceWork) awaitRetry(ctx context.Context, v leaderView) (end leaderEnd, over bool) {
 	r := w.r
 	if r.set.Retries == 0 {
 		return end, false
 	}
-	rec, _, running, err := readOnce(c.s.Conn, c.basePath, r.set.OnceKey)
+	rec, running, err := v.readOnce(r.set.OnceKey)
 	if err != nil || rec == nil || running || !r.onceRetry().allows(rec) {
 		return end, false // claimOnce decides
 	}
@@ -239,14 +242,14 @@ func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool)
 		return end, false
 	case <-r.stopping:
 		return endedBy(stopRequested, childExit{}), true
-	case <-c.s.Lost():
-		return endedBy(sessionLost, childExit{}), true
+	case <-ctx.Done():
+		return endedBy(outcomeOf(context.Cause(ctx)), childExit{}), true
 	}
 }
 
 // claimFailed ends a leadership whose claim of the once key failed with
 // err, as its outcome says (outcomeOf); the command has not run.
-func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
+func (w *onceWork) claimFailed(v leaderView, err error) leaderEnd {
 	r, key := w.r, w.r.set.OnceKey
 	switch how := outcomeOf(err); how {
 	case stopRequested:
@@ -261,7 +264,7 @@ func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
 		// The claim's answer was lost with the session: it may have
 		// landed. Stand again; the next candidacy clears our record
 		// first (clearLostClaim), then claims the key anew.
-		r.lostClaim = c.node
+		r.lostClaim = v.proposal()
 		r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
 		return endedBy(how, childExit{})
 	}
@@ -271,15 +274,15 @@ func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
 
 // superviseRun supervises a started command until it ends, or --timeout
 // stops it (timedOut), or something else ends supervision (how).
-func (w *onceWork) superviseRun(c *candidate, l *lease, cmd *child) (how outcome, timedOut bool) {
+func (w *onceWork) superviseRun(v leaderView, cmd *child) (how outcome, timedOut bool) {
 	r := w.r
 	var deadline time.Time // --timeout
 	if r.set.Timeout > 0 {
 		deadline = time.Now().Add(r.set.Timeout)
 	}
-	how = r.supervise(c, l, cmd, deadline)
+	how = v.supervise(cmd, deadline)
 	if how == wakeUp {
-		how, timedOut = childEnded, r.timeOut(cmd, l)
+		how, timedOut = childEnded, w.timeOut(v, cmd)
 	}
 	r.forget(cmd)
 	return how, timedOut
@@ -288,7 +291,7 @@ func (w *onceWork) superviseRun(c *candidate, l *lease, cmd *child) (how outcome
 // runEnded says what a run's end (how, ex) means: the command ended by
 // itself (not over), was paused (not over, end.how; a once key's run is
 // finished by it), or the leadership ends (over).
-func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leaderEnd, over bool) {
+func (w *onceWork) runEnded(v leaderView, ex childExit, how outcome) (end leaderEnd, over bool) {
 	r := w.r
 	switch how {
 	case childEnded:
@@ -296,7 +299,7 @@ func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leader
 		return leaderEnd{}, false
 	case paused:
 		if w.claimed {
-			r.finishOnceRun(c, ex, "paused")
+			v.finishOnceRun(ex, "paused")
 			return resignation("paused", exitWith(ex.Code)), true
 		}
 		return endedBy(paused, ex), false
@@ -307,13 +310,14 @@ func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leader
 // timeOut stops a command that outlived --timeout, as run cron stops a
 // run: SIGTERM, SIGKILL after the grace period (never past the lease).
 // It reports false if the command had ended by itself meanwhile.
-func (r *runner) timeOut(cmd *child, l *lease) bool {
+func (w *onceWork) timeOut(v leaderView, cmd *child) bool {
+	r := w.r
 	select {
 	case <-cmd.Done():
 		return false
 	default:
 	}
-	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, v.killBy())
 	r.log.Warn("command timed out", logEvTimedOut.attr(), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 	return true
 }
@@ -321,7 +325,7 @@ func (r *runner) timeOut(cmd *child, l *lease) bool {
 // afterRun applies on-child-success / on-child-error to a run (of the
 // command, or of a failing promote hook) that ended by itself. over
 // reports that the leadership ends with end; otherwise run again.
-func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
+func (w *onceWork) afterRun(v leaderView, ex childExit, reason string) (end leaderEnd, over bool) {
 	r := w.r
 	policy := r.policyFor(ex)
 	resign, resigns := afterRunPlan(policy, ex, reason)
@@ -333,11 +337,11 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 		return resign, true
 	case policy == policyIgnore:
 		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
-		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
+		return endedBy(v.supervise(nil, time.Time{}), childExit{}), true
 	case policy == policyRerun:
 		var limited time.Duration
 		if !ex.Success() && r.set.RerunLimit.set() {
-			if end, over := w.rerunLimited(c, &limited); over {
+			if end, over := w.rerunLimited(v, &limited); over {
 				return end, true
 			}
 		}
@@ -349,7 +353,7 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 			d = r.rerunWait(ex)
 		}
 		if d > 0 {
-			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
+			if how := v.supervise(nil, time.Now().Add(d)); how != wakeUp {
 				return endedBy(how, ex), true
 			}
 		}
@@ -377,14 +381,14 @@ func afterRunPlan(policy childPolicy, ex childExit, reason string) (resign leade
 // against --rerun-limit. Past the limit, it hands over (over: resign and
 // stand again, sitting out for the window) when the next in line is ready
 // to lead; else it says how long to pause before rerunning here (wait).
-func (w *onceWork) rerunLimited(c *candidate, wait *time.Duration) (end leaderEnd, over bool) {
+func (w *onceWork) rerunLimited(v leaderView, wait *time.Duration) (end leaderEnd, over bool) {
 	r, lim, now := w.r, w.r.set.RerunLimit, time.Now()
 	w.failures = append(recentFailures(w.failures, now, lim.Window), now)
 	if len(w.failures) <= lim.N {
 		w.beyond = 0
 		return end, false
 	}
-	if next, ok := c.readyToTakeOver(); ok {
+	if next, ok := v.readyToTakeOver(); ok {
 		until := now.Add(lim.Window)
 		w.sitsOutUntil, w.beyond = until, 0
 		r.log.Warn("rerun limit reached: handing over to the next in line; this host sits out until the window has passed",
