@@ -5,11 +5,7 @@ package main
 
 import "errors"
 
-var (
-	errSessionLost  = errors.New("ZooKeeper session lost")
-	errProposalGone = errors.New("proposal node is gone")
-	errStopped      = errors.New("stopped")
-)
+var errProposalGone = errors.New("proposal node is gone")
 
 // Why a follower left the line: the cause of its context (followContext),
 // whose end its waits see as errStopped.
