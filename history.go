@@ -387,5 +387,5 @@ func (cl *cronLeader) recordMissed(due time.Time, reason string) {
 			return
 		}
 	}
-	cl.c.recordSkip(first, upTo, countTimes(cl.w.sched, first, upTo), reason)
+	cl.v.recordSkip(first, upTo, countTimes(cl.w.sched, first, upTo), reason)
 }

@@ -5,33 +5,63 @@ package main
 // work (strategy.go, cron.go) gets the leadership's context and
 // leaderView, what it may do while it leads, not the candidate and the
 // lease it rests on. The checks stay where they were: the lease's before a
-// command starts (fresh), the fenced multi-ops of the records.
+// command starts (fresh, awaitFresh), the fenced multi-ops of the records.
 
 import "time"
 
 // leaderView is what a mode's work may do while it leads.
 type leaderView interface {
-	// The lease: may the leader still act?
-	fresh() bool          // renewed lately: a command may start (lease.Fresh)
-	awaitTake()           // a handover's take answered: what checks the baton comes after it
-	paused() *pauseRecord // ballot pause, as last read; nil when not paused
+	leaseView
+	runView
+	recordView
+	onceRecords
+	cronRecords
+}
 
-	// The command and the hooks, supervised under the lease.
+// leaseView: may the leader still act?
+type leaseView interface {
+	fresh() bool       // renewed lately: a command may start (lease.Fresh)
+	awaitFresh() bool  // take the lease again after a rest and wait for its answer; false: lost, or stopped
+	awaitTake()        // a handover's take answered: what checks the baton comes after it
+	takePending() bool // a handover's take not answered yet
+	rest()             // between runs: no renewals while nothing runs (lease.Rest)
+	arm()              // renewals again, ahead of a run
+	renewals() (last, largest time.Duration)
+	timeout() time.Duration // the session timeout, T
+	paused() *pauseRecord   // ballot pause, as last read; nil when not paused
+	preemptTo() string      // the candidate to hand over to (--preempt-after); "" for none
+}
+
+// runView: the command and the hooks, supervised under the lease.
+type runView interface {
 	runPromote() (outcome, childExit)
 	startCommand() (*child, error)
 	supervise(cmd *child, wake time.Time) outcome // cmd nil: hold the lead until wake
 	waitOutPause(p *pauseRecord) outcome
 	killBy() func() time.Time // the lease's kill time for a stop's grace period; nil: none
+	startIdleKeeper() (*idleKeeper, error)
+}
 
-	// What the leader publishes and records.
+// recordView: what the leader publishes, and the run history.
+type recordView interface {
 	publishLeader()
+	unpublishLeader()
+	publish(f func(*proposalData)) // in the proposal node, folded with other updates
 	publishRunEnd(ex childExit)
-	endAs(ending, reason string) // how the run's history entry ends, when the run's end is written
 	proposal() string
 	readyToTakeOver() (id string, ok bool) // the next in line may lead now (--rerun-limit)
 
-	// --once-key's record: written in multi-ops that check the proposal
-	// and the baton (once.go).
+	listHistory()
+	endAs(ending, reason string) // how the run's history entry ends, when its end is written
+	writeRunEnd(ex childExit)
+	runEndOf(t time.Time) time.Time
+	recordSkip(from, due time.Time, count int, reason string)
+	skippedWhileRunning(due time.Time, reason string)
+}
+
+// onceRecords: --once-key's record, written in multi-ops that check the
+// proposal and the baton (once.go).
+type onceRecords interface {
 	claimOnce(key string, retry onceRetry) (claimed bool, prior *onceRecord, err error)
 	readOnce(key string) (rec *onceRecord, running bool, err error)
 	finishOnce(key string, ex childExit) bool
@@ -39,17 +69,31 @@ type leaderView interface {
 	onceDone(how string) // logs who ran the key
 }
 
-// leadershipView is leaderView's one implementation: the candidate that leads
-// and its lease, for the runner's services.
+// cronRecords: run cron's record, its writes fenced by the proposal (cron.go).
+type cronRecords interface {
+	readCronRecord() (cronState, error)
+	recordCron(st *cronState, t, start time.Time, attempt int) error
+	recordCronEnd(st *cronState)
+}
+
+// leadershipView is leaderView's one implementation: the candidate that
+// leads and its lease, for the runner's services.
 type leadershipView struct {
 	r *runner
 	c *candidate
 	l *lease
 }
 
-func (v *leadershipView) fresh() bool          { return v.l.Fresh() }
-func (v *leadershipView) awaitTake()           { v.l.awaitTake() }
-func (v *leadershipView) paused() *pauseRecord { return v.l.ctl.Paused() }
+func (v *leadershipView) fresh() bool                             { return v.l.Fresh() }
+func (v *leadershipView) awaitFresh() bool                        { return v.l.AwaitFresh(v.r.stopping) }
+func (v *leadershipView) awaitTake()                              { v.l.awaitTake() }
+func (v *leadershipView) takePending() bool                       { return v.l.takePending() }
+func (v *leadershipView) rest()                                   { v.l.Rest() }
+func (v *leadershipView) arm()                                    { v.l.Arm() }
+func (v *leadershipView) renewals() (last, largest time.Duration) { return v.l.Renewals() }
+func (v *leadershipView) timeout() time.Duration                  { return v.c.s.Timeout() }
+func (v *leadershipView) paused() *pauseRecord                    { return v.l.ctl.Paused() }
+func (v *leadershipView) preemptTo() string                       { return v.l.ctl.PreemptTo() }
 
 func (v *leadershipView) runPromote() (outcome, childExit) { return v.r.runPromote(v.c, v.l) }
 func (v *leadershipView) startCommand() (*child, error)    { return v.r.startCommand(v.c, v.l) }
@@ -58,12 +102,27 @@ func (v *leadershipView) supervise(cmd *child, wake time.Time) outcome {
 }
 func (v *leadershipView) waitOutPause(p *pauseRecord) outcome { return v.r.waitOutPause(v.c, v.l, p) }
 func (v *leadershipView) killBy() func() time.Time            { return v.r.killByFor(v.l) }
+func (v *leadershipView) startIdleKeeper() (*idleKeeper, error) {
+	return startIdleKeeper(handoffFor(v.c, v.l), v.r.keeperDemote(v.c), v.r.set.WrapChildLogs)
+}
 
 func (v *leadershipView) publishLeader()                        { v.r.publishLeader(v.c) }
+func (v *leadershipView) unpublishLeader()                      { v.r.unpublishLeader(v.c) }
+func (v *leadershipView) publish(f func(*proposalData))         { v.c.pub.update(f) }
 func (v *leadershipView) publishRunEnd(ex childExit)            { v.r.publishRunEnd(v.c, ex) }
-func (v *leadershipView) endAs(ending, reason string)           { v.c.endAs(ending, reason) }
 func (v *leadershipView) proposal() string                      { return v.c.node }
 func (v *leadershipView) readyToTakeOver() (id string, ok bool) { return v.c.readyToTakeOver() }
+
+func (v *leadershipView) listHistory()                   { v.c.listHistory() }
+func (v *leadershipView) endAs(ending, reason string)    { v.c.endAs(ending, reason) }
+func (v *leadershipView) writeRunEnd(ex childExit)       { v.c.writeRunEnd(ex) }
+func (v *leadershipView) runEndOf(t time.Time) time.Time { return v.c.runEndOf(t) }
+func (v *leadershipView) recordSkip(from, due time.Time, count int, reason string) {
+	v.c.recordSkip(from, due, count, reason)
+}
+func (v *leadershipView) skippedWhileRunning(due time.Time, reason string) {
+	v.c.skippedWhileRunning(due, reason)
+}
 
 func (v *leadershipView) claimOnce(key string, retry onceRetry) (bool, *onceRecord, error) {
 	return v.c.claimOnce(key, retry, v.r.stopping)
