@@ -129,7 +129,7 @@ demo:
 # bench_test.go (build tag bench, so never part of `make test`); it runs
 # `make cross` itself and measures the linux binary for this machine.
 bench:
-	$(GO) test -tags bench -run '^TestBench' -count=1 -v -timeout 30m .
+	$(GO) test -tags bench -run '^TestBench' -count=1 -v -timeout 45m .
 
 clean:
 	rm -rf ballot dist

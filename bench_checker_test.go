@@ -52,7 +52,10 @@ func main() {
 	stamp := func(kind string, t time.Time) {
 		f.WriteString(kind + " " + id + " " + token + " " + pid + " " + strconv.FormatInt(t.UnixNano(), 10) + "\n")
 	}
-	if os.Getenv("BALLOT_BENCH_CHILD") == "tick" {
+	if mode := os.Getenv("BALLOT_BENCH_CHILD"); mode == "tick" || mode == "stubborn" {
+		if mode == "stubborn" { // deaf to SIGTERM, as many daemons are
+			signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		}
 		every, err := time.ParseDuration(a[1])
 		if err != nil {
 			os.Exit(3)

@@ -48,6 +48,7 @@ type candidate struct {
 	onFollowing func(place int, leader string) // told each new place in line (systemd status)
 	onStandby   func()                         // told once, when next in line (a keeper started ahead)
 	noCredit    bool                           // on-connection-loss=ignore: no start on credit (its take could end the command)
+	triggers    bool                           // run cron: its leader watches <base>/trigger (trigger.go)
 
 	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
 	lineChanged chan struct{}            // pinged when lineSeen changes (preempt.go)

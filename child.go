@@ -267,6 +267,9 @@ func (c *child) tellHandoff(h *zookeeper.Handoff) {
 	c.tellRelease(h)
 }
 
+// tellForget takes back the handoff and the demote hook (orderForget).
+func (c *child) tellForget() { c.tell(keeper.ForgetOrder) }
+
 // tellRelease gives the keeper the release of the baton, fenced by the
 // proposal; nothing without one.
 func (c *child) tellRelease(h *zookeeper.Handoff) {

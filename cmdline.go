@@ -249,7 +249,8 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 			return "", nil, &helpRequested{text: helpText("run")}
 		}
 		return "", nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
-	case cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+	case cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
+		cmdTrigger, cmdDrain, cmdUndrain:
 		return cmd, rest, nil
 	}
 	return "", nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)

@@ -260,7 +260,7 @@ var validSourceCases = []validCase{
 			"--on-promote", "promote --now", "--on-demote", "demote", "--hook-timeout", "1m", "--leader-data", "data",
 			"--health-check", "check -q", "--health-interval", "2s", "--health-timeout", "1s", "--health-failures", "7",
 			"--metrics-file", "/tmp/m.prom", "--priority", "-7", "--preempt-after", "0", "--slots", "3",
-			"--spread", "10m", "--", "cmd"),
+			"--spread", "10m", "--overlap-limit", "7", "--", "cmd"),
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181"}) || s.ZooKeeperChroot != "/chroot" || s.BasePath != "/chroot/x/y" ||
 				s.SessionTimeout != 2*time.Second || s.LogLevel != LevelTrace || s.LogFormat != "json" || !s.Debug ||
@@ -269,7 +269,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "host a" || s.OnChildSuccess != policyRerun || s.OnChildError != policyExit ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossIgnore || s.WrapChildLogs ||
 				s.StopGracePeriod != 0 || s.Schedule != "*/5 * * * *" || s.Timezone.String() != "Europe/Berlin" ||
-				s.StartingDeadline != time.Minute || s.CatchUpDefault || s.Timeout != time.Hour || s.Retries != 2 || s.RetryDelay != 30*time.Second || s.Overlap != overlapReplace ||
+				s.StartingDeadline != time.Minute || s.CatchUpDefault || s.Timeout != time.Hour || s.Retries != 2 || s.RetryDelay != 30*time.Second || s.Overlap != overlapReplace || s.OverlapLimit != 7 ||
 				!reflect.DeepEqual(s.OnPromote, a("promote", "--now")) || !reflect.DeepEqual(s.OnDemote, a("demote")) ||
 				s.HookTimeout != time.Minute || s.LeaderData != "data" || !reflect.DeepEqual(s.HealthCheck, a("check", "-q")) ||
 				s.HealthInterval != 2*time.Second || s.HealthTimeout != time.Second || s.HealthFailures != 7 ||
@@ -339,7 +339,7 @@ var validSourceCases = []validCase{
 			"health-timeout": "12s", "health-failures": 4, "metrics-file": "/tmp/c.prom",
 			"priority": 12, "preempt-after": "1m", "slots": 4, "retries": 3, "retry-delay": "13s", "overlap": "queue",
 			"on-run-end": ["report"], "history-output-bytes": 0, "ping-url-file": "/etc/ballot/ping-url", "ping-ca": "ca.pem",
-			"spread": "20m"}`,
+			"spread": "20m", "overlap-limit": 9}`,
 			"data.txt": "line 1\nline 2\n"},
 		check: func(t *testing.T, s *Settings, dir string) {
 			if !reflect.DeepEqual(s.ZooKeeperServers, []string{"zk1:2181", "[::1]:2183"}) || s.BasePath != "/app/x/c" ||
@@ -349,7 +349,7 @@ var validSourceCases = []validCase{
 				s.CandidateID != "filecand" || s.OnChildSuccess != policyIgnore || s.OnChildError != policyRerun ||
 				s.OnElectionFailure != electionRunAnyway || s.OnConnectionLoss != lossReelect || s.WrapChildLogs ||
 				s.StopGracePeriod != 2*time.Second || s.Schedule != "0 3 * * *" || s.Timezone.String() != "America/New_York" ||
-				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second || s.Retries != 3 || s.RetryDelay != 13*time.Second || s.Overlap != overlapQueue ||
+				s.StartingDeadline != 7*time.Second || s.Timeout != 8*time.Second || s.Retries != 3 || s.RetryDelay != 13*time.Second || s.Overlap != overlapQueue || s.OverlapLimit != 9 ||
 				!reflect.DeepEqual(s.OnPromote, a("sh", "-c", "echo $HOME 'x'")) || !reflect.DeepEqual(s.OnDemote, a("demote", "a b")) ||
 				s.HookTimeout != 10*time.Second || s.LeaderData != "line 1\nline 2\n" || !reflect.DeepEqual(s.HealthCheck, a("check")) ||
 				s.HealthInterval != 11*time.Second || s.HealthTimeout != 12*time.Second || s.HealthFailures != 4 || s.Wait != 0 ||

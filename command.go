@@ -46,11 +46,11 @@ func (r *runner) recordsRuns(c *candidate) bool {
 
 // startCommand runs the command, as leader under the lease l (nil: not
 // elected, run-anyway).
-func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
+func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, error) {
 	// Decided with the handoff: the keeper is told the release later if
 	// this one has none.
 	pending := l != nil && l.takePending()
-	cmd, err := startChild(r.log, childSpec{
+	spec := childSpec{
 		Argv:     r.set.Args,
 		Env:      r.childEnv(c),
 		Wrap:     r.set.WrapChildLogs,
@@ -60,7 +60,13 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Handoff:  handoffFor(c, l),
 		Demote:   r.keeperDemote(c),
 		Keeper:   r.takeSpare(),
-	})
+	}
+	if beside {
+		// --overlap allow: no keeper ends the session while another's
+		// tree may live (cronallow.go).
+		spec.Handoff, spec.Demote = nil, nil
+	}
+	cmd, err := startChild(r.log, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +177,7 @@ func (r *runner) runUnelected() childExit {
 		<-r.stopping
 		return childExit{}
 	}
-	cmd, err := r.startCommand(nil, nil)
+	cmd, err := r.startCommand(nil, nil, false)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return childExit{Code: exitFailure}

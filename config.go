@@ -108,7 +108,8 @@ type Settings struct {
 	Retries            int           // further attempts of a failed or lost run (and of a --once-key run)
 	HistoryOutputBytes int           // the last bytes of each run's output kept in its history entry
 	RetryDelay         time.Duration // before the 2nd attempt; doubling after, at most retryDelayCap
-	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace
+	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace, allow
+	OverlapLimit       int           // --overlap allow: at most this many runs at once
 
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command
@@ -167,6 +168,9 @@ const (
 	cmdStepDown = "step-down"
 	cmdPause    = "pause"
 	cmdResume   = "resume"
+	cmdDrain    = "drain"
+	cmdUndrain  = "undrain"
+	cmdTrigger  = "trigger"
 	cmdVersion  = "version"
 	cmdHelp     = "help"
 	cmdHistory  = "history"
@@ -235,7 +239,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
-			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck
+			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck ||
+			cmd == cmdDrain || cmd == cmdUndrain || cmd == cmdTrigger
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron
 	case scopeCron:
@@ -251,11 +256,11 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeCheck:
 		return cmd == cmdCheck
 	case scopeLeader:
-		return cmd == cmdLeader || cmd == cmdStepDown
+		return cmd == cmdLeader || cmd == cmdStepDown || cmd == cmdTrigger || cmd == cmdDrain
 	case scopeCandidate:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
 	case scopePause:
-		return cmd == cmdPause
+		return cmd == cmdPause || cmd == cmdDrain
 	}
 	return false
 }
@@ -277,17 +282,17 @@ func (sc paramScope) commands() string {
 	case scopeCheck:
 		return "check"
 	case scopeLeader:
-		return "leader and step-down"
+		return "leader, step-down, trigger and drain"
 	case scopeCandidate:
-		return "run once, run cron and step-down"
+		return "run once, run cron, step-down, drain and undrain"
 	case scopePause:
-		return "pause"
+		return "pause and drain"
 	}
 	return "every command but version and help"
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, help, completion"
+const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
 
 type paramKind int
 

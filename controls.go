@@ -7,6 +7,8 @@ package main
 //                     to hand over (ballot step-down)
 //   <base>/pause      persistent: while it exists the leader runs nothing
 //                     (ballot pause / resume); it survives every restart
+//   <base>/drain/<id> persistent: that candidate never leads (drain.go)
+//   <base>/trigger    persistent: a run asked for now (trigger.go)
 //
 // Only the leader reads them (a session that led keeps its one watch on
 // each until it fires), so an idle election pays nothing for them.
@@ -32,6 +34,9 @@ type controls struct {
 	mu       sync.Mutex
 	pause    *pauseRecord // nil: not paused
 	stepDown bool         // a step-down names this leadership's proposal
+	drained  bool         // ballot drain names this candidate
+	// run cron: a run asked for by ballot trigger; nil: none
+	trigger *triggerRequest
 	// preemptTo: the leader itself decided to hand over to this preferred
 	// candidate (preempt.go).
 	preemptTo string
@@ -77,6 +82,27 @@ func (s *controls) SteppingDown() bool {
 	return s.stepDown
 }
 
+// Drained says whether ballot drain names this candidate: it hands over
+// as on step-down.
+func (s *controls) Drained() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.drained
+}
+
+// Trigger is the run asked for by ballot trigger; nil: none.
+func (s *controls) Trigger() *triggerRequest {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trigger
+}
+
 // Changed is pinged whenever the controls change.
 func (s *controls) Changed() <-chan struct{} {
 	if s == nil {
@@ -88,10 +114,11 @@ func (s *controls) Changed() <-chan struct{} {
 // set records what the control nodes say now, and pings Changed if the
 // election was paused or resumed, or a step-down came or went; a pause
 // record rewritten (a new reason) changes nothing for the leader.
-func (s *controls) set(p *pauseRecord, stepDown bool) {
+func (s *controls) set(p *pauseRecord, stepDown, drained bool, trig *triggerRequest) {
 	s.mu.Lock()
-	changed := (p == nil) != (s.pause == nil) || stepDown != s.stepDown
-	s.pause, s.stepDown = p, stepDown
+	changed := (p == nil) != (s.pause == nil) || stepDown != s.stepDown || drained != s.drained ||
+		(trig == nil) != (s.trigger == nil) || (trig != nil && trig.version != s.trigger.version)
+	s.pause, s.stepDown, s.drained, s.trigger = p, stepDown, drained, trig
 	s.mu.Unlock()
 	if changed {
 		select {
@@ -127,25 +154,43 @@ func namesUs(raw []byte, proposal string) bool {
 // election starts nothing.
 func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 	s := &controls{changed: make(chan struct{}, 1)}
-	read := func() (<-chan struct{}, <-chan struct{}, error) {
-		// Both at once: they are on the way from the take to the command.
-		var praw []byte
-		var pev <-chan struct{}
-		var perr error
-		paused := make(chan struct{})
-		go func() {
-			defer close(paused)
-			praw, pev, perr = getOrWatch(c.s, c.basePath+"/"+pauseName)
-		}()
-		sraw, sev, serr := getOrWatch(c.s, c.basePath+"/"+stepDownName)
-		<-paused
-		if perr != nil || serr != nil {
-			return nil, nil, errors.Join(perr, serr)
-		}
-		s.set(parsePause(praw), namesUs(sraw, c.node))
-		return pev, sev, nil
+	paths := []string{c.basePath + "/" + pauseName, c.basePath + "/" + stepDownName, drainPath(c.basePath, c.id)}
+	if c.triggers {
+		paths = append(paths, c.basePath+"/"+triggerName)
 	}
-	pev, sev, err := read()
+	type got struct {
+		raw []byte
+		st  *zk.Stat
+		ev  <-chan struct{}
+		err error
+	}
+	read := func() ([]got, error) {
+		// All at once: they are on the way from the take to the command.
+		g := make([]got, len(paths))
+		var wg sync.WaitGroup
+		for i, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g[i].raw, g[i].st, g[i].ev, g[i].err = getOrWatchStat(c.s, p)
+			}()
+		}
+		wg.Wait()
+		var errs []error
+		for _, x := range g {
+			errs = append(errs, x.err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		var trig *triggerRequest
+		if c.triggers {
+			trig = parseTrigger(g[3].raw, g[3].st)
+		}
+		s.set(parsePause(g[0].raw), namesUs(g[1].raw, c.node), g[2].raw != nil, trig)
+		return g, nil
+	}
+	g, err := read()
 	go func() {
 		for {
 			if err != nil {
@@ -153,16 +198,22 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 					return
 				}
 			} else {
+				var ev [4]<-chan struct{} // nil: never fires
+				for i := range g {
+					ev[i] = g[i].ev
+				}
 				select {
-				case <-pev:
-				case <-sev:
+				case <-ev[0]:
+				case <-ev[1]:
+				case <-ev[2]:
+				case <-ev[3]:
 				case <-quit:
 					return
 				case <-c.s.Lost():
 					return
 				}
 			}
-			pev, sev, err = read()
+			g, err = read()
 		}
 	}()
 	return s
@@ -174,23 +225,29 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 // The watch is the session's one on path (existsWatch): it fires at the
 // node's creation, change or deletion.
 func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan struct{}, error) {
+	raw, _, ev, err := getOrWatchStat(s, path)
+	return raw, ev, err
+}
+
+// getOrWatchStat is getOrWatch with the node's stat (nil: no node).
+func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan struct{}, error) {
 	for {
 		ok, ev, err := s.ExistsWatch(path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
-			return nil, ev, nil
+			return nil, nil, ev, nil
 		}
-		raw, _, err := s.Conn.Get(path)
+		raw, st, err := s.Conn.Get(path)
 		if err == nil {
 			if raw == nil {
 				raw = []byte{}
 			}
-			return raw, ev, nil
+			return raw, st, ev, nil
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 }

@@ -76,30 +76,30 @@ func TestControlsState(t *testing.T) {
 	if s.Paused() != nil || s.SteppingDown() || s.PreemptTo() != "" || pinged(s) {
 		t.Fatal("new controls: not paused, no step-down, no preemption, no change")
 	}
-	s.set(nil, false)
+	s.set(nil, false, false, nil)
 	if pinged(s) {
 		t.Error("nothing changed, yet Changed was pinged")
 	}
 	p := &pauseRecord{Reason: "maintenance"}
-	s.set(p, false)
+	s.set(p, false, false, nil)
 	if s.Paused() != p || !pinged(s) {
 		t.Errorf("paused: Paused() = %v, want the record, and a ping", s.Paused())
 	}
-	s.set(&pauseRecord{Reason: "longer maintenance"}, false)
+	s.set(&pauseRecord{Reason: "longer maintenance"}, false, false, nil)
 	if pinged(s) {
 		t.Error("a rewritten pause record pinged Changed")
 	}
 	if s.Paused().Reason != "longer maintenance" {
 		t.Errorf("Paused() = %+v, want the rewritten record", s.Paused())
 	}
-	s.set(nil, true) // resumed and asked to step down: one ping
+	s.set(nil, true, false, nil) // resumed and asked to step down: one ping
 	if s.Paused() != nil || !s.SteppingDown() || !pinged(s) {
 		t.Error("resumed and stepping down: want not paused, stepping down, a ping")
 	}
 	if pinged(s) {
 		t.Error("two pings pending: they should fold into one")
 	}
-	s.set(nil, false)
+	s.set(nil, false, false, nil)
 	if s.SteppingDown() || !pinged(s) {
 		t.Error("the step-down gone: want not stepping down, and a ping")
 	}

@@ -35,7 +35,12 @@ const (
 	overlapSkip    = "skip"
 	overlapQueue   = "queue"
 	overlapReplace = "replace"
+	overlapAllow   = "allow"
 )
+
+// overlapLimitMax bounds --overlap-limit: every run is a process tree and
+// a keeper on the leader's host.
+const overlapLimitMax = 100
 
 // autoStartingDeadline caps --starting-deadline auto, the default. A missed
 // time is only ever the latest one due, so it is run at the latest before
@@ -173,6 +178,7 @@ type cronWork struct {
 	scheduled time.Time     // the scheduled time of the run being started
 	attempt   int           // and its attempt, with --retries (0 without)
 	offset    time.Duration // --spread: each run starts this long after its time (spreadOffset)
+	beside    bool          // it starts beside another run (--overlap allow)
 }
 
 func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
@@ -211,6 +217,7 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 	cl := &cronLeader{r: r, w: w, v: v, st: st}
 	defer cl.dropIdle()
 	for {
+		cl.reapBeside()
 		if to := v.preemptTo(); to != "" && cl.cmd == nil {
 			// Between runs, before the next starts: a run that ends right
 			// at the next tick must not put the handover off.
@@ -220,10 +227,16 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 		}
 		now := time.Now()
 		if end, over := cl.startDue(now); over {
+			cl.stopBeside(end.how)
+			return end
+		}
+		// After the scheduled time: a trigger obeys --overlap with its run.
+		if end, over := cl.startTriggered(now); over {
 			return end
 		}
 		wake, end, over := cl.nextWake(now)
 		if over {
+			cl.stopBeside(end.how)
 			return end
 		}
 		var how outcome
@@ -234,7 +247,7 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
 		} else {
-			how = v.supervise(cl.cmd, wake)
+			how = v.superviseRuns(cl.cmd, cl.besideCmds(), wake)
 		}
 		switch how {
 		case wakeUp:
@@ -247,6 +260,7 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 				ex = cl.cmd.Exit()
 				r.forget(cl.cmd)
 			}
+			cl.endBeside(how) // stopped with it
 			return endedBy(how, ex)
 		}
 		if end, over := cl.runEnded(); over {
@@ -273,6 +287,13 @@ type cronLeader struct {
 	lastEnd     time.Time // when the run recorded before this leadership ended (overlapped)
 	lastEndRead bool
 	queued      time.Time // --overlap queue: the time waiting for the run going on
+
+	// ballot trigger (trigger.go): the run going on is a triggered one
+	// (nil: a scheduled one); the last request taken, by its czxid.
+	trig        *triggerRecord
+	triggerDone int64
+	beside      []*besideRun // --overlap allow: earlier runs still going beside cmd, oldest first
+	forgot      bool         // their keepers were told to forget the session (cronallow.go)
 }
 
 // keepIdle keeps a keeper between runs (keeperidle.go), once the baton's
@@ -308,6 +329,12 @@ func (cl *cronLeader) dropIdle() {
 func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 	v := cl.v
 	if v.takePending() {
+		return wake
+	}
+	if v.paused() != nil {
+		// Paused: every time due is skipped, so none needs the lease
+		// (a resume before one takes it in start, a round trip late).
+		v.rest()
 		return wake
 	}
 	next := cl.announced
@@ -371,6 +398,8 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		cl.queued = due
 	case cl.cmd != nil && r.set.Overlap == overlapReplace:
 		return cl.replace(due)
+	case cl.cmd != nil && r.set.Overlap == overlapAllow:
+		return cl.allow(due)
 	case cl.cmd != nil:
 		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
@@ -384,7 +413,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.log.Info("queued scheduled run starting", "scheduled_time", r.fmtTime(due), "late_by", late.Round(time.Millisecond))
 		cl.queued = time.Time{}
 		return cl.start(due, 1)
-	case r.set.Overlap != overlapQueue && cl.overlapped(due):
+	case r.set.Overlap != overlapQueue && r.set.Overlap != overlapAllow && cl.overlapped(due):
 		// The last recorded run, an earlier leader's, was still going at
 		// due: that leader skipped due as an overlap (its history says so,
 		// with the run's end). A missed time it is not.
@@ -567,6 +596,11 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 	if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
 		wake = cl.runDeadline
 	}
+	for _, b := range cl.beside {
+		if !b.runDeadline.IsZero() && b.runDeadline.Before(wake) {
+			wake = b.runDeadline
+		}
+	}
 	return wake, end, false
 }
 
@@ -580,6 +614,7 @@ func (cl *cronLeader) timeOut() {
 		cl.timedOut = true
 		cl.runDeadline = time.Time{}
 	}
+	cl.timeOutBeside()
 }
 
 // runEnded records the end of a run and applies on-child-success /
@@ -590,9 +625,12 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
 	cl.v.publishRunEnd(ex)
-	cl.v.publish(func(d *proposalData) { d.HandoverMayCome = false })
+	if len(cl.beside) == 0 {
+		cl.v.publish(func(d *proposalData) { d.HandoverMayCome = false })
+	}
 	cl.v.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
+	latest := cl.runFor.Equal(cl.st.last)
 	if cl.timedOut && ex.Code == 0 {
 		ex.Code = exitFailure
 	}
@@ -612,7 +650,15 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	if ex.Success() {
 		r.metrics.CronSucceeded(cl.runFor)
 	}
-	cl.recordEnd(ex.Success())
+	if cl.trig != nil {
+		cl.trig = nil // the record's --retries count scheduled times only
+	} else if latest {
+		cl.recordEnd(ex.Success()) // an earlier time (--overlap allow) is never retried: a later one is due
+	}
+	if cl.popBeside() {
+		// --overlap allow: on-child-* applies when the last run going ends.
+		return end, false
+	}
 	switch policy := r.policyFor(ex); policy {
 	case policyExit:
 		r.log.Info("exiting as on-child-* says", logEvChildPolicy.attr(), "policy", policy, "exit_code", ex.Code)
@@ -688,6 +734,9 @@ func (w *cronWork) startScheduled(v leaderView, t time.Time, attempt int) (*chil
 	}
 	w.scheduled, w.attempt = t, attempt
 	r.metrics.CronRun(t)
+	if w.beside {
+		return v.startBeside()
+	}
 	return v.startCommand()
 }
 

@@ -84,7 +84,7 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	r := &runner{set: set, log: lg, stopping: make(chan struct{}),
 		metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), base, "a", nil, nil)}
 	w := &cronWork{r: r, sched: everySchedule{every: time.Second}}
-	r.work, r.rules = w, runRules{scheduled: true, records: true, preempts: true}
+	r.work, r.rules = w, runRules{scheduled: true, records: true, preempts: true, triggered: true}
 	l := cand.holdLease(taken, set.StopGracePeriod, nil, true)
 	t.Cleanup(l.Stop)
 	r.lease.Store(l)

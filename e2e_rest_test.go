@@ -202,3 +202,39 @@ func cronCutOff(t *testing.T, zkc *zkCluster, aServers, bServers string, cut, he
 		p.Wait(10 * time.Second)
 	}
 }
+
+// TestPausedCronLeaderRestsItsLease: a paused cron leader skips every
+// time, so it takes no lease before one: no renewal while paused (each
+// skip is recorded in the history, fenced by the proposal, not the
+// lease). The window starts after the second skip: the leader's last
+// renewal before the pause is answered by then.
+func TestPausedCronLeaderRestsItsLease(t *testing.T) {
+	zkc := startZK(t, 1)
+	window := 4 * time.Second // 2T at the tests' T = 2 s: 4 scheduled times, each armed T/16 before without the fix
+	e := newCronElection(t, zkc)
+	conn := zkConnect(t, zkc.Servers(), 10*time.Second)
+	a := e.add("a", "* * * * * *", "0", "--on-child-success", "rerun")
+	a.WaitEvent(logEvElected, 10*time.Second)
+	e.waitRuns(1, 10*time.Second)
+	if out, code := control(t, e.election, "pause", "--reason", "maintenance"); code != 0 {
+		t.Fatalf("pause: exit %d: %s", code, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.Events(logEvRunSkipped, "skip", "paused")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the paused leader did not skip two times within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r0 := readRest(t, zkc, conn, e.base)
+	time.Sleep(window)
+	r1 := readRest(t, zkc, conn, e.base)
+	if d := r1.baton - r0.baton; d != 0 {
+		t.Errorf("the paused cron leader renewed its lease %d times in %s, want 0", d, window)
+	}
+	if n := len(a.Events(logEvRunSkipped, "skip", "paused")); n < 4 {
+		t.Errorf("%d times skipped as paused, want one a second", n)
+	}
+	a.Signal(syscall.SIGTERM)
+	a.Wait(10 * time.Second)
+}

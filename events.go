@@ -26,7 +26,7 @@ const (
 	logEvBatonWait       logEvent = "baton-wait"        // first in line, waiting for the last holder's baton
 	logEvNamedWait       logEvent = "named-wait"        // the baton was handed to another candidate in line: waiting for its take
 	logEvRevoked         logEvent = "handover-revoked"  // that candidate did not take it within W: the handover is revoked
-	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop
+	logEvWithdrew        logEvent = "withdrew"          // the proposal is withdrawn: reason=unhealthy|stop|drained
 	logEvSlotsMismatch   logEvent = "slots-mismatch"    // --slots differs from a candidate's already in line: exit 2
 	logEvHandedOver      logEvent = "handed-over"       // the baton was handed to us: starting on credit
 	logEvBatonTaken      logEvent = "baton-taken"       // the baton is ours
@@ -42,7 +42,7 @@ const (
 	logEvChildPolicy     logEvent = "child-policy"      // after a run: policy=exit|ignore|rerun (--on-child-*)
 	logEvRunStarting     logEvent = "run-starting"      // run cron: a scheduled time is run
 	logEvMissedRun       logEvent = "missed-run"        // run cron: a missed time is run, within --starting-deadline
-	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|paused|missed|clock-ahead
+	logEvRunSkipped      logEvent = "run-skipped"       // run cron: skip=overlap|overlap-limit|paused|missed|clock-ahead
 	logEvRunQueued       logEvent = "run-queued"        // run cron --overlap queue: a time waits for the run going on
 	logEvRetrying        logEvent = "retrying"          // run cron, --once-key: a further attempt of a failed or lost run: attempt, of
 	logEvRerunLimit      logEvent = "rerun-limit"       // run once --rerun-limit reached: outcome=handed-over|restarted-here
@@ -60,6 +60,9 @@ const (
 	logEvReleasedNote    logEvent = "released-note"     // our proposal was deleted: the command gone, a note says so to the successor
 	logEvNoteFound       logEvent = "note-found"        // the last holder left that note: the baton is taken at once, no wait
 	logEvLeaseAtRest     logEvent = "lease-at-rest"     // (debug) run cron between runs: no renewal until just before the next run
+	logEvDrained         logEvent = "drained"           // ballot drain named this candidate: out of the line until undrained
+	logEvUndrained       logEvent = "undrained"         // ballot undrain: standing again
+	logEvTriggered       logEvent = "triggered"         // run cron: a run asked for by ballot trigger starts: by, requested_at
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

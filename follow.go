@@ -70,14 +70,20 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 // followContext is cancelled when a follower must leave the line, its
 // cause saying why: a stop signal (errStopSignal), the health check
 // failing (errUnhealthy), what the mode watches (errOnceKeyRun: --once-key's
-// key recorded by another candidate while this one waits), or
-// --wait-timeout (errWaitTimedOut). release ends the watches.
+// key recorded by another candidate while this one waits), ballot drain
+// (errDrained), or --wait-timeout (errWaitTimedOut). release ends the
+// watches.
 func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	var bad <-chan struct{}
 	seen, unwatch := r.work.whileFollowing(c)
 	if r.health != nil {
 		bad = r.health.Bad()
+	}
+	var drained <-chan struct{}
+	undrain := func() {}
+	if c != nil { // unit tests follow without a candidate
+		drained, undrain = c.watchDrain(r.set.CandidateID)
 	}
 	var timer *time.Timer
 	if r.set.WaitTimeout > 0 {
@@ -91,12 +97,15 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 			cancel(errUnhealthy)
 		case <-seen:
 			cancel(errOnceKeyRun)
+		case <-drained:
+			cancel(errDrained)
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
 		cancel(nil)
 		unwatch()
+		undrain()
 		if timer != nil {
 			timer.Stop()
 		}

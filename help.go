@@ -21,10 +21,11 @@ func helpFor(args []string) error {
 			"from the parameter table as --help is.\n\nUsage:\n  ballot completion bash|zsh\n\n" +
 			"  ballot completion bash > /usr/share/bash-completion/completions/ballot\n" +
 			"  ballot completion zsh > /usr/share/zsh/vendor-completions/_ballot\n"}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion:
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
+		cmdTrigger, cmdDrain, cmdUndrain:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, version, completion, or --man for the man page (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -135,6 +136,9 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
+  ballot [global flags] trigger [--wait DURATION]
+  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]
+  ballot [global flags] undrain --candidate-id ID (drain's undo)
   ballot version (or ballot --version, ballot -v)
   ballot help [command]
   ballot help --man
@@ -150,6 +154,9 @@ Commands:
   check     a monitoring plugin (Nagios, Icinga, Sensu): one line, exit 0-3
   step-down ask the leader to hand over to the next candidate
   pause     stop the election's command everywhere until resume; resume undoes it
+  trigger   ask the leader of a run cron election to run its command now
+  drain     keep a candidate out of the line (it never leads) until undrain
+  undrain   let a drained candidate stand again
   version   print ballot's version
   help      print help; "ballot help run once" or "ballot run once --help" for a command;
             "ballot help --man": the man page (roff)
@@ -222,6 +229,32 @@ func helpText(cmd string) string {
 			flagHelp(&b, "Flags", scopePause)
 		} else {
 			b.WriteString("resume takes no flags but the global ones.\n")
+		}
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdTrigger:
+		b.WriteString("ballot trigger: ask the leader of a run cron election to run its command now, as\n" +
+			"at a scheduled time: fenced, recorded in history (with who asked), under\n" +
+			"--overlap and pause. A trigger while one is pending is the same run. Without a\n" +
+			"leader the request waits for one, an hour at most. A writer, like pause.\n" +
+			"Exit 0 once asked; with --wait, the run's exit code once it ends, or 1 if it was\n" +
+			"skipped, not taken (the request is then withdrawn) or not over within --wait;\n" +
+			"1 too, nothing written, if the candidates in line all run once.\n\n" +
+			"Usage:\n  ballot [global flags] trigger [--wait DURATION]\n\n")
+		flagHelp(&b, "Flags", scopeLeader)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdDrain, cmdUndrain:
+		b.WriteString("ballot drain: take a candidate out of the running, from any host, until ballot\n" +
+			"undrain (it survives restarts of that host and of ballot). A drained candidate\n" +
+			"leaves the line and never leads; a drained leader hands over first, as on\n" +
+			"step-down. Every candidate drained: nobody leads (info says so).\n" +
+			"drain exits 0 once stored (with --wait, once the candidate is out of the line),\n" +
+			"1 if it is still in line after --wait.\n\n" +
+			"Usage:\n  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]\n" +
+			"  ballot [global flags] undrain --candidate-id ID\n\n")
+		if cmd == cmdDrain {
+			flagHelp(&b, "Flags", scopeCandidate, scopePause, scopeLeader)
+		} else {
+			flagHelp(&b, "Flags", scopeCandidate)
 		}
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdVersion:

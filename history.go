@@ -158,6 +158,23 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 	if o == nil {
 		return nil
 	}
+	ops := []any{c.endOp(o, c.history.ending, c.history.reason, ex)}
+	ops = append(ops, c.closeLeftOpen()...)
+	if sk := c.history.overlap; sk != nil {
+		data, _ := json.Marshal(sk)
+		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence})
+	}
+	if extra := len(c.history.names) - historyKeep; extra > 0 {
+		for _, n := range c.history.names[:extra] {
+			ops = append(ops, &zk.DeleteRequest{Path: historyDir(c.basePath) + "/" + n, Version: -1})
+		}
+	}
+	return ops
+}
+
+// endOp is the op that records the end of o (ex; ending and reason when
+// it was stopped), telling c.runEnded once.
+func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk.SetDataRequest {
 	e := o.entry
 	now := time.Now().UTC()
 	e.EndedAt = &now
@@ -166,7 +183,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 		code := ex.Code
 		e.DurationMs, e.ExitCode = &d, &code
 	}
-	e.Ended, e.Reason = c.history.ending, c.history.reason
+	e.Ended, e.Reason = ending, reason
 	if e.Ended == "" {
 		e.Ended = endingOf(ex)
 	}
@@ -181,19 +198,8 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 		c.runEnded(e)
 	}
 	data, _ := json.Marshal(e)
-	ops := []any{&zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}}
 	o.entry = e
-	ops = append(ops, c.closeLeftOpen()...)
-	if sk := c.history.overlap; sk != nil {
-		data, _ := json.Marshal(sk)
-		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence})
-	}
-	if extra := len(c.history.names) - historyKeep; extra > 0 {
-		for _, n := range c.history.names[:extra] {
-			ops = append(ops, &zk.DeleteRequest{Path: historyDir(c.basePath) + "/" + n, Version: -1})
-		}
-	}
-	return ops
+	return &zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}
 }
 
 // closeLeftOpen returns the ops that close the newest entries of earlier

@@ -242,6 +242,12 @@ func historyColumns(it *historyItem) []string {
 		cand += "@" + it.Host
 	}
 	note := it.Reason
+	if it.Trigger != nil {
+		if it.Kind == historyCron && it.ScheduledTime != nil {
+			run = "trigger " + it.ScheduledTime.UTC().Format("15:04:05")
+		}
+		note = strings.TrimSuffix("triggered by "+it.Trigger.By+"; "+note, "; ")
+	}
 	if it.Slot > 0 {
 		note = strings.TrimSuffix(fmt.Sprintf("slot %d; %s", it.Slot, note), "; ")
 	}

@@ -74,6 +74,9 @@ type historyEntry struct {
 	Attempt       int        `json:"attempt,omitempty"`  // --retries: this attempt (1, 2, …) of Attempts
 	Attempts      int        `json:"attempts,omitempty"` // --retries + 1
 	Output        string     `json:"output,omitempty"`   // the last --history-output-bytes of its output
+
+	// run cron: a run (or skip) ballot trigger asked for (trigger.go)
+	Trigger *triggerRecord `json:"trigger,omitempty"`
 }
 
 // succeeded: a run that exited 0 by itself.

@@ -155,6 +155,22 @@ func addControls(inf *infoElection, base string, s *electionSnapshot) {
 		inf.Notes = append(inf.Notes, fmt.Sprintf("the election is paused (%s, by %s): its leader runs nothing until ballot resume",
 			orNone(inf.Paused.Reason), orNone(inf.Paused.By)))
 	}
+	inf.Drained = drainedOf(s)
+	for _, d := range inf.Drained {
+		inf.Notes = append(inf.Notes, fmt.Sprintf("%s is drained (%s, by %s): it never leads until ballot undrain",
+			d.CandidateID, orNone(d.Reason), orNone(d.By)))
+	}
+	if len(inf.Drained) > 0 && len(s.proposals) == 0 {
+		inf.Notes = append(inf.Notes, "nobody leads: no candidate is in line, and drained candidates stay out of it")
+	}
+	if n := s.trigger; n != nil {
+		var t triggerRecord
+		if json.Unmarshal(n.raw, &t) == nil {
+			inf.Trigger = &t
+			inf.Notes = append(inf.Notes, fmt.Sprintf("a run was asked for by %s (ballot trigger) at %s; no leader has taken it yet",
+				orNone(t.By), t.At.UTC().Format(time.RFC3339)))
+		}
+	}
 	if n := s.stepDown; n != nil {
 		var sd stepDownRecord
 		if json.Unmarshal(n.raw, &sd) == nil {

@@ -216,6 +216,13 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 		fmt.Fprintln(w, "paused:")
 		writeBlock(w, []kv{{k: "reason", v: yq(p.Reason)}, {k: "by", v: yq(p.By)}, {k: "since", v: p.Since.UTC().Format(humanTime)}}, "  ", "  ")
 	}
+	if len(inf.Drained) > 0 {
+		fmt.Fprintln(w, "drained:")
+		for _, d := range inf.Drained {
+			writeBlock(w, []kv{{k: "candidateId", v: yq(d.CandidateID)}, {k: "reason", v: yq(d.Reason)}, {k: "by", v: yq(d.By)},
+				{k: "since", v: d.Since.UTC().Format(humanTime)}}, "- ", "  ")
+		}
+	}
 	if b := inf.Baton; b != nil {
 		fmt.Fprintln(w, "baton:")
 		writeBlock(w, batonKVs(b), "  ", "  ")

@@ -26,6 +26,11 @@ type infoElection struct {
 	LeaderNode *infoRawNode    `json:"leaderNode,omitempty"`
 	OtherNodes []infoRawNode   `json:"otherNodes,omitempty"`
 	Notes      []string        `json:"notes"`
+
+	// ballot drain: the candidates kept out of the line; ballot trigger:
+	// a run asked for and not yet taken by a leader.
+	Drained []drainRecord  `json:"drained,omitempty"`
+	Trigger *triggerRecord `json:"trigger,omitempty"`
 }
 
 // infoACL is one entry of the base path's ACL; perms as ZooKeeper's

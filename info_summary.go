@@ -109,6 +109,12 @@ func writeSummaryBatons(row summaryRow, inf *infoElection) {
 	if p := inf.Paused; p != nil {
 		row("paused", fmt.Sprintf("by %s: %s", orNone(p.By), orNone(p.Reason)))
 	}
+	if tr := inf.Trigger; tr != nil {
+		row("trigger", fmt.Sprintf("a run asked for by %s at %s, not taken yet", orNone(tr.By), tr.At.Local().Format("15:04:05")))
+	}
+	for _, d := range inf.Drained {
+		row("drained", fmt.Sprintf("%s, by %s: %s", d.CandidateID, orNone(d.By), orNone(d.Reason)))
+	}
 }
 
 // writeSummaryRuns prints the last run and, for run cron, the next.

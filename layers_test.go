@@ -73,8 +73,8 @@ var layers = []struct {
 	// lease, hooks, health, the leader node.
 	{"runner", []string{
 		"run.go", "leadership.go", "leading.go", "follow.go", "transition.go", "strategy.go", "once.go", "onceclaim.go",
-		"cron.go", "cronclock.go", "history.go", "supervise.go", "command.go", "hooks.go", "health.go",
-		"preempt.go", "ping.go", "pingtls_on.go", "pingtls_off.go", "leader.go",
+		"cron.go", "cronallow.go", "cronclock.go", "history.go", "supervise.go", "command.go", "hooks.go", "health.go",
+		"preempt.go", "ping.go", "pingtls_on.go", "pingtls_off.go", "leader.go", "trigger.go", "drain.go",
 	}},
 	// The entry points (ballot's, its keeper's), the parameters and help.
 	{"main", []string{"main.go", "keepermain.go", "cmdline.go", "params.go", "configfile.go", "paramdocs.go", "help.go"}},

@@ -122,8 +122,14 @@ func (r *runner) candidacy(work leaderWork) verdict {
 		return v
 	}
 	l, over := r.elected(c, start) // enters phaseLeading, the lease held
-	// The work gets the leadership's context and its view, not c and l.
-	end := work.lead(l.ended, &leadershipView{r: r, c: c, l: l})
+	end := endedBy(steppedDown, childExit{})
+	if l.ctl.Drained() {
+		// Drained while it took the baton: it hands over, nothing started.
+		r.log.Info("drained (ballot drain): handing over before starting anything", logEvDrained.attr())
+	} else {
+		// The work gets the leadership's context and its view, not c and l.
+		end = work.lead(l.ended, &leadershipView{r: r, c: c, l: l})
+	}
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
 	// release; renewals would only count a long hook as stuck supervision.
@@ -152,9 +158,13 @@ func (r *runner) join() (*candidate, verdict) {
 		}
 		if err == nil {
 			var c *candidate
-			c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
+			// A drained candidate waits here, without a proposal (drain.go).
+			if err = r.awaitUndrained(r.sess); err == nil {
+				c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
+			}
 			if err == nil {
 				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.triggers = r.rules.triggered
 				r.setCandidate(c)
 				r.publishHealth()
 				r.work.proposed(c)
@@ -252,6 +262,13 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		}
 		r.setCandidate(nil)
 		r.log.Info("withdrew from the election while unhealthy", logEvWithdrew.attr(), "reason", "unhealthy", "proposal", c.node)
+		return leaseStart{}, rejoin()
+	case errors.Is(err, errDrained):
+		if !c.withdraw() {
+			r.endSession()
+		}
+		r.setCandidate(nil)
+		r.log.Info("withdrew from the election: drained (ballot drain)", logEvWithdrew.attr(), "reason", "drained", "proposal", c.node)
 		return leaseStart{}, rejoin()
 	case errors.Is(err, errStopSignal):
 		c.withdraw()

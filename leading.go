@@ -27,16 +27,20 @@ type leaseView interface {
 	rest()             // between runs: no renewals while nothing runs (lease.Rest)
 	arm()              // renewals again, ahead of a run
 	renewals() (last, largest time.Duration)
-	timeout() time.Duration // the session timeout, T
-	paused() *pauseRecord   // ballot pause, as last read; nil when not paused
-	preemptTo() string      // the candidate to hand over to (--preempt-after); "" for none
+	timeout() time.Duration   // the session timeout, T
+	paused() *pauseRecord     // ballot pause, as last read; nil when not paused
+	trigger() *triggerRequest // ballot trigger's request, as last read; nil for none
+	preemptTo() string        // the candidate to hand over to (--preempt-after); "" for none
 }
 
 // runView: the command and the hooks, supervised under the lease.
 type runView interface {
 	runPromote() (outcome, childExit)
 	startCommand() (*child, error)
+	startBeside() (*child, error)                 // a run beside others (--overlap allow): its keeper never ends the session
 	supervise(cmd *child, wake time.Time) outcome // cmd nil: hold the lead until wake
+	superviseRuns(cmd *child, beside []*child, wake time.Time) outcome
+	retell(cmd *child) // the one run left learns the session and the demote hook again (cronallow.go)
 	waitOutPause(p *pauseRecord) outcome
 	killBy() func() time.Time // the lease's kill time for a stop's grace period; nil: none
 	startIdleKeeper() (*idleKeeper, error)
@@ -52,6 +56,10 @@ type recordView interface {
 	readyToTakeOver() (id string, ok bool) // the next in line may lead now (--rerun-limit)
 
 	listHistory()
+	newRunEntry(kind string) historyEntry
+	skipEntry(from, due time.Time, count int, reason string) historyEntry
+	stashRun() runEntryState // the run's history entry kept aside while another runs (cronallow.go)
+	unstashRun(h runEntryState)
 	endAs(ending, reason string) // how the run's history entry ends, when its end is written
 	writeRunEnd(ex childExit)
 	runEndOf(t time.Time) time.Time
@@ -69,11 +77,14 @@ type onceRecords interface {
 	onceDone(how string) // logs who ran the key
 }
 
-// cronRecords: run cron's record, its writes fenced by the proposal (cron.go).
+// cronRecords: run cron's record, the trigger request, the runs beside,
+// their writes fenced by the proposal (cron.go, trigger.go, cronallow.go).
 type cronRecords interface {
 	readCronRecord() (cronState, error)
 	recordCron(st *cronState, t, start time.Time, attempt int) error
 	recordCronEnd(st *cronState)
+	consumeTrigger(t *triggerRequest, e historyEntry) bool
+	endRunsBeside(beside []*besideRun, ending, reason string)
 }
 
 // leadershipView is leaderView's one implementation: the candidate that
@@ -94,11 +105,16 @@ func (v *leadershipView) renewals() (last, largest time.Duration) { return v.l.R
 func (v *leadershipView) timeout() time.Duration                  { return v.c.s.Timeout() }
 func (v *leadershipView) paused() *pauseRecord                    { return v.l.ctl.Paused() }
 func (v *leadershipView) preemptTo() string                       { return v.l.ctl.PreemptTo() }
+func (v *leadershipView) trigger() *triggerRequest                { return v.l.ctl.Trigger() }
 
 func (v *leadershipView) runPromote() (outcome, childExit) { return v.r.runPromote(v.c, v.l) }
-func (v *leadershipView) startCommand() (*child, error)    { return v.r.startCommand(v.c, v.l) }
+func (v *leadershipView) startCommand() (*child, error)    { return v.r.startCommand(v.c, v.l, false) }
+func (v *leadershipView) startBeside() (*child, error)     { return v.r.startCommand(v.c, v.l, true) }
 func (v *leadershipView) supervise(cmd *child, wake time.Time) outcome {
 	return v.r.supervise(v.c, v.l, cmd, wake)
+}
+func (v *leadershipView) superviseRuns(cmd *child, beside []*child, wake time.Time) outcome {
+	return v.r.superviseRuns(v.c, v.l, cmd, beside, wake)
 }
 func (v *leadershipView) waitOutPause(p *pauseRecord) outcome { return v.r.waitOutPause(v.c, v.l, p) }
 func (v *leadershipView) killBy() func() time.Time            { return v.r.killByFor(v.l) }
@@ -113,7 +129,13 @@ func (v *leadershipView) publishRunEnd(ex childExit)            { v.r.publishRun
 func (v *leadershipView) proposal() string                      { return v.c.node }
 func (v *leadershipView) readyToTakeOver() (id string, ok bool) { return v.c.readyToTakeOver() }
 
-func (v *leadershipView) listHistory()                   { v.c.listHistory() }
+func (v *leadershipView) listHistory()                         { v.c.listHistory() }
+func (v *leadershipView) newRunEntry(kind string) historyEntry { return v.c.newRunEntry(kind) }
+func (v *leadershipView) skipEntry(from, due time.Time, count int, reason string) historyEntry {
+	return skipEntry(v.c, from, due, count, reason)
+}
+func (v *leadershipView) stashRun() runEntryState        { return v.c.stashRun() }
+func (v *leadershipView) unstashRun(h runEntryState)     { v.c.unstashRun(h) }
 func (v *leadershipView) endAs(ending, reason string)    { v.c.endAs(ending, reason) }
 func (v *leadershipView) writeRunEnd(ex childExit)       { v.c.writeRunEnd(ex) }
 func (v *leadershipView) runEndOf(t time.Time) time.Time { return v.c.runEndOf(t) }

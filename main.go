@@ -199,6 +199,12 @@ func runSubcommand(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		return runPause(set, acc, log, os.Stdout)
 	case cmdResume:
 		return runResume(set, acc, log, os.Stdout)
+	case cmdTrigger:
+		return runTrigger(set, acc, log, os.Stdout)
+	case cmdDrain:
+		return runDrain(set, acc, log, os.Stdout)
+	case cmdUndrain:
+		return runUndrain(set, acc, log, os.Stdout)
 	case cmdLeader:
 		return runLeader(set, acc, log, os.Stdout)
 	case cmdHistory:

@@ -15,12 +15,18 @@ package main
 //	<base>/once/<key>                 run once --once-key: one keyed run
 //	<base>/history/run-<seq>          every run and skipped time (history.go)
 //	<base>/pause, <base>/step-down    the operators' controls (controls.go)
+//	<base>/trigger                    ballot trigger: a run asked for (trigger.go)
+//	<base>/drain-<candidate-id>       ballot drain: that candidate never leads (drain.go)
 //	<base>/released/<proposal>        a note: that proposal's leadership ended,
 //	                                  its command gone (release.go)
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // ---------------------------------------------------------------------------
@@ -267,3 +273,69 @@ func onceDir(base string) string { return base + "/" + onceDirName }
 // onceKeep is how many keys the election remembers; older finished keys
 // are deleted when a new one is recorded (a daily job: 100 days).
 const onceKeep = 100
+
+const drainPrefix = "drain-"
+
+type drainRecord struct {
+	CandidateID string    `json:"candidateId"`
+	Reason      string    `json:"reason,omitempty"`
+	By          string    `json:"by"` // user@host that drained it
+	Since       time.Time `json:"since"`
+}
+
+// drainNodeName is a candidate's drain node: "/" and "%" escaped, and
+// "proposal-" too, so that it never reads as a proposal.
+func drainNodeName(id string) string {
+	return drainPrefix + strings.NewReplacer("%", "%25", "/", "%2F", proposalPrefix, "%70"+proposalPrefix[1:]).Replace(id)
+}
+
+func drainPath(base, id string) string {
+	return base + "/" + drainNodeName(id)
+}
+
+// parseDrain reads a drain node's data; nil raw: not drained. A node that
+// cannot be read drains all the same: it exists.
+func parseDrain(raw []byte) *drainRecord {
+	if raw == nil {
+		return nil
+	}
+	d := &drainRecord{}
+	if json.Unmarshal(raw, d) != nil {
+		d = &drainRecord{Reason: "(unreadable drain record)"}
+	}
+	return d
+}
+
+const triggerName = "trigger"
+
+// triggerValidity is how long a request waits for a leader: a trigger
+// sent while nobody leads runs when someone does, within this (ZooKeeper's
+// clock: the node's ctime), or is recorded as skipped. `trigger --wait`
+// withdraws its request at its deadline instead.
+const triggerValidity = time.Hour
+
+// triggerRecord is the request's data, and the history entry's trigger.
+type triggerRecord struct {
+	ID string    `json:"id"` // random: the entry `trigger --wait` looks for
+	By string    `json:"by"` // user@host that asked
+	At time.Time `json:"at"` // its clock
+}
+
+// triggerRequest is the request as the leader read it.
+type triggerRequest struct {
+	rec     triggerRecord
+	version int32
+	czxid   int64 // which request: a new one is a new node
+	ctime   time.Time
+}
+
+func parseTrigger(raw []byte, st *zk.Stat) *triggerRequest {
+	if raw == nil || st == nil {
+		return nil
+	}
+	t := &triggerRequest{version: st.Version, czxid: st.Czxid, ctime: time.UnixMilli(st.Ctime)}
+	if json.Unmarshal(raw, &t.rec) != nil {
+		t.rec = triggerRecord{By: "(unreadable trigger request)"}
+	}
+	return t
+}

@@ -13,7 +13,7 @@ import (
 
 // docCommands are the commands that take flags, in help order.
 var docCommands = []string{cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck,
-	cmdStepDown, cmdPause, cmdResume}
+	cmdStepDown, cmdPause, cmdResume, cmdTrigger, cmdDrain, cmdUndrain}
 
 // completionShells are the shells ballot completion writes for.
 var completionShells = []string{"bash", "zsh"}

@@ -138,7 +138,7 @@ func runParams() []*param {
 	return []*param{
 		{name: "candidate-id", scope: scopeCandidate, arg: "ID", req: true,
 			help: "this machine's name in the election (required by run; step-down: the candidate\n" +
-				"to step down, only if it leads)",
+				"to step down, only if it leads; drain, undrain: the candidate to drain or undrain)",
 			apply: func(s *Settings, v string) error {
 				switch {
 				case v == "":
@@ -463,16 +463,28 @@ func cronParams() []*param {
 			}},
 		{name: "overlap", scope: scopeCron, arg: "POLICY", def: overlapSkip,
 			help: "a scheduled time due while the previous run is still going: skip it; queue it\n" +
-				"(it starts when the previous run ends; at most one waits, the latest); or replace\n" +
-				"(the previous run is stopped with the grace period, then the new one starts)",
+				"(it starts when the previous run ends; at most one waits, the latest); replace\n" +
+				"(the previous run is stopped with the grace period, then the new one starts); or\n" +
+				"allow (it starts beside it, on the leader's host, up to --overlap-limit runs)",
 			apply: func(s *Settings, v string) (err error) {
-				if v == "allow" {
-					return errors.New("allow (runs side by side) is not supported yet; use skip, queue or replace")
-				}
-				s.Overlap, err = oneOf(v, "not an overlap policy; ", overlapSkip, overlapQueue, overlapReplace)
+				s.Overlap, err = oneOf(v, "not an overlap policy; ", overlapSkip, overlapQueue, overlapReplace, overlapAllow)
 				return err
 			},
-			choices: []string{overlapSkip, overlapQueue, overlapReplace}},
+			choices: []string{overlapSkip, overlapQueue, overlapReplace, overlapAllow}},
+		{name: "overlap-limit", scope: scopeCron, kind: kindInt, arg: "N", def: "4",
+			help: "with --overlap allow: at most N runs at once on the leader's host; a time due\n" +
+				"while N go is skipped (overlap-limit); 1 to 100",
+			apply: func(s *Settings, v string) error {
+				n, err := strconv.Atoi(v)
+				switch {
+				case err != nil:
+					return errors.New("not a whole number; use 1 to 100, e.g. 4")
+				case n < 1 || n > overlapLimitMax:
+					return fmt.Errorf("out of range; use 1 to %d", overlapLimitMax)
+				}
+				s.OverlapLimit = n
+				return nil
+			}},
 		{name: "history-output-bytes", scope: scopeRun, kind: kindInt, arg: "N", def: "4096",
 			help: "run cron, and run once with --once-key: keep the last N bytes of each run's\n" +
 				"output (with --wrap-child-logs) in its history entry (ballot history\n" +
@@ -575,7 +587,8 @@ func readerParams() []*param {
 				return err
 			}},
 		{name: "reason", scope: scopePause, arg: "TEXT", opt: true,
-			help: "why the election is paused, shown by info, watch and the leader's log",
+			help: "why the election is paused (drain: why the candidate is drained), shown by info,\n" +
+				"watch and the leader's log",
 			apply: func(s *Settings, v string) error {
 				if strings.ContainsAny(v, "\n\r\x00") {
 					return errors.New("must be one line")
@@ -585,7 +598,8 @@ func readerParams() []*param {
 			}},
 		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
 			help: "leader: wait up to this long for a leader to acknowledge; step-down: for another\n" +
-				"candidate to lead; 0: do not wait",
+				"candidate to lead; trigger: for the run to end (its exit code is trigger's); drain:\n" +
+				"for the candidate to leave the line; 0: do not wait",
 			apply: func(s *Settings, v string) (err error) {
 				s.Wait, err = parseDuration(v, false)
 				return err

@@ -47,6 +47,9 @@ type electionSnapshot struct {
 	slotBatons, slotHandovers, slotAcks, slotCrons map[int]*snapNode
 	others                                         []*snapNode
 	vanished                                       []string // listed, but gone before their data was read
+
+	drained []*snapNode // ballot drain (drain.go)
+	trigger *snapNode   // ballot trigger: a run asked for (trigger.go)
 }
 
 // lowestProposal is the proposal that leads (holds the baton), or is next
@@ -157,6 +160,10 @@ func (s *electionSnapshot) file(n *snapNode) {
 		slotFile(n, leaderName, &s.slotAcks), slotFile(n, cronName, &s.slotCrons):
 	case n.name == stepDownName:
 		s.stepDown = n
+	case n.name == triggerName:
+		s.trigger = n
+	case strings.HasPrefix(n.name, drainPrefix):
+		s.drained = append(s.drained, n)
 	case n.name == releasedDirName:
 		// Notes of ended leaderships, for the next take (release.go).
 	case strings.HasPrefix(n.name, infoClockPrefix):
@@ -273,4 +280,21 @@ func (s *electionSnapshot) readACL(conn *zk.Conn, base string) {
 	if s.aclErr != nil {
 		s.aclErr = zookeeper.Error(s.aclErr, "read the ACL of", base)
 	}
+}
+
+// drainedOf is the drained candidates of a snapshot, by id.
+func drainedOf(s *electionSnapshot) []drainRecord {
+	var out []drainRecord
+	for _, n := range s.drained {
+		d := parseDrain(n.raw)
+		if d == nil {
+			d = &drainRecord{}
+		}
+		if d.CandidateID == "" {
+			d.CandidateID = strings.TrimPrefix(n.name, drainPrefix)
+		}
+		out = append(out, *d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CandidateID < out[j].CandidateID })
+	return out
 }

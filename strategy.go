@@ -49,6 +49,7 @@ type runRules struct {
 	records   bool // the history records its runs; --on-run-end and --ping-url report them
 	prestart  bool // the next in line starts a keeper ahead for its command
 	preempts  bool // --preempt-after may cut a run short to hand over
+	triggered bool // ballot trigger asks its leader for runs (trigger.go)
 }
 
 // newLeaderWork chooses the mode: run cron with a schedule, run once
@@ -60,7 +61,7 @@ func newLeaderWork(r *runner, sched schedule) (leaderWork, runRules) {
 	}
 	if sched != nil {
 		w := &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
-		return w, runRules{scheduled: true, records: true, preempts: true}
+		return w, runRules{scheduled: true, records: true, preempts: true, triggered: true}
 	}
 	// A once key's run is never cut short to hand over: it runs once.
 	keyed := r.set.OnceKey != ""

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +21,12 @@ type supervision struct {
 	l    *lease
 	cmd  *child // nil: a leader without a command, until wake
 	done <-chan struct{}
-	wake time.Time
+	// beside: run cron --overlap allow, the earlier runs still going
+	// beside cmd: under the same lease, stopped with it; one of them
+	// ending wakes supervision (wakeUp).
+	beside     []*child
+	besideDone chan struct{}
+	wake       time.Time
 	// guard: the lease is enforced (not on-connection-loss=ignore); a stop
 	// for any reason must then end before it (killBy).
 	guard  bool
@@ -31,6 +37,11 @@ type supervision struct {
 // until wake) and returns why it stopped. Whatever it returns, the command
 // is gone and reaped, unless it returns wakeUp.
 func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) outcome {
+	return r.superviseRuns(c, l, cmd, nil, wake)
+}
+
+// superviseRuns is supervise with runs beside cmd (--overlap allow).
+func (r *runner) superviseRuns(c *candidate, l *lease, cmd *child, beside []*child, wake time.Time) outcome {
 	// A cron leader between runs runs nothing under its lease, which
 	// lapses (lease.Rest): nothing to stop when it ends, and the next run
 	// starts only on a fresh one (cronLeader.start, lease.AwaitFresh).
@@ -41,6 +52,21 @@ func (r *runner) supervise(c *candidate, l *lease, cmd *child, wake time.Time) o
 	}
 	if cmd != nil {
 		s.done = cmd.Done()
+	}
+	if len(beside) > 0 {
+		s.beside, s.besideDone = beside, make(chan struct{})
+		quit := make(chan struct{})
+		defer close(quit)
+		var once sync.Once
+		for _, b := range beside {
+			go func() {
+				select {
+				case <-b.Done():
+					once.Do(func() { close(s.besideDone) })
+				case <-quit:
+				}
+			}()
+		}
 	}
 	for {
 		if how, over := s.checkLease(); over {
@@ -67,6 +93,9 @@ func (s *supervision) checkLease() (outcome, bool) {
 	}
 	if s.cmd != nil {
 		s.cmd.SetDeadline(leaseKillTimes(l)) // the keeper kills by then unless told later
+	}
+	for _, b := range s.beside {
+		b.SetDeadline(leaseKillTimes(l))
 	}
 	switch st, left := l.standing(l.clock.now()); st {
 	case leaseExpired:
@@ -124,6 +153,10 @@ func (s *supervision) await() (how outcome, over bool) {
 			return leaseLost, true
 		}
 		return childEnded, true
+	case <-s.besideDone:
+		// A run beside ended: the caller records it (a lease that ran
+		// out is found by checkLease on the next call).
+		return wakeUp, true
 	case <-l.renewed:
 	case <-r.alarm.C:
 	case <-t.C:
@@ -142,9 +175,7 @@ func (s *supervision) await() (how outcome, over bool) {
 	case <-r.stopping:
 		s.announce()
 		r.unpublishLeader(c)
-		if s.cmd != nil {
-			r.stopChild(s.cmd, s.killBy)
-		}
+		s.each(func(cmd *child) { r.stopChild(cmd, s.killBy) })
 		return stopRequested, true
 	}
 	return noOutcome, false
@@ -189,8 +220,12 @@ func lossOf(cause error, pastLease bool) outcome {
 func (s *supervision) controlsChanged() (outcome, bool) {
 	r, ctl := s.r, s.l.ctl
 	switch {
-	case ctl.SteppingDown():
-		r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
+	case ctl.SteppingDown() || ctl.Drained():
+		if ctl.Drained() {
+			r.log.Info("drained (ballot drain): handing over, then out of the line until ballot undrain", logEvDrained.attr())
+		} else {
+			r.log.Info("asked to step down (ballot step-down): handing over", logEvStepDown.attr())
+		}
 		s.announce()
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
@@ -201,6 +236,8 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		return paused, true
 	case r.phase == phasePaused:
 		return controlsChanged, true
+	case r.rules.triggered && ctl.Trigger() != nil && r.phase == phaseLeading:
+		return wakeUp, true // the cron leader takes the request (trigger.go)
 	}
 	return noOutcome, false
 }
@@ -210,7 +247,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 // round, since a decision made during a cron run waits for its end.
 func (s *supervision) preempting() (outcome, bool) {
 	to := s.l.ctl.PreemptTo()
-	if to == "" || (s.cmd != nil && s.r.rules.scheduled) {
+	if to == "" || ((s.cmd != nil || len(s.beside) > 0) && s.r.rules.scheduled) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
@@ -232,7 +269,7 @@ func (r *runner) announceHandover(c *candidate) {
 // command the resignation follows at once and announces itself
 // (transition.go, resigning).
 func (s *supervision) announce() {
-	if s.cmd != nil {
+	if s.cmd != nil || len(s.beside) > 0 {
 		s.r.announceHandover(s.c)
 	}
 }
@@ -240,20 +277,41 @@ func (s *supervision) announce() {
 // stop stops the command: SIGTERM, the grace period (never past killBy),
 // then SIGKILL.
 func (s *supervision) stop(reason string, killBy func() time.Time) {
-	if s.cmd == nil {
-		return
-	}
-	ex, how := s.cmd.Stop(syscall.SIGTERM, s.r.set.StopGracePeriod, killBy)
-	s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", how, "exit_code", ex.Code)
+	s.each(func(cmd *child) {
+		ex, how := cmd.Stop(syscall.SIGTERM, s.r.set.StopGracePeriod, killBy)
+		s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", how, "exit_code", ex.Code)
+	})
 }
 
 // kill kills the command at once.
 func (s *supervision) kill(reason string) {
-	if s.cmd == nil {
+	s.each(func(cmd *child) {
+		ex := cmd.Kill()
+		s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", "killed at once", "exit_code", ex.Code)
+	})
+}
+
+// each does f to the command and to every run beside it, all at once: a
+// grace period each would add up. It returns once every f has.
+func (s *supervision) each(f func(*child)) {
+	if len(s.beside) == 0 {
+		if s.cmd != nil {
+			f(s.cmd)
+		}
 		return
 	}
-	ex := s.cmd.Kill()
-	s.r.log.Info("command stopped", logEvCommandStopped.attr(), "reason", reason, "how", "killed at once", "exit_code", ex.Code)
+	var wg sync.WaitGroup
+	for _, cmd := range append([]*child{s.cmd}, s.beside...) {
+		if cmd == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(cmd)
+		}()
+	}
+	wg.Wait()
 }
 
 // waitOutPause holds a paused leadership, running nothing, until the

@@ -58,6 +58,8 @@ const (
 	evBatonDropped   = "batonDropped"
 	evPaused         = "electionPaused"
 	evResumed        = "electionResumed"
+	evDrained        = "candidateDrained"
+	evUndrained      = "candidateUndrained"
 	evConnectionLost = "connectionLost"
 	evReconnected    = "reconnected"
 	evSessionExpired = "sessionExpired"
@@ -160,6 +162,27 @@ func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
 		evs = append(evs, watchEvent{Event: evPaused, Message: fmt.Sprintf("election paused by %s: %s", orNone(p.By), orNone(p.Reason))})
 	case cur.pause == nil && prev.pause != nil && cur.exists:
 		evs = append(evs, watchEvent{Event: evResumed, Message: "election resumed"})
+	}
+	return append(evs, drainEvents(prev, cur)...)
+}
+
+// drainEvents: candidates drained or undrained (drain.go).
+func drainEvents(prev, cur *electionSnapshot) []watchEvent {
+	was := map[string]bool{}
+	for _, d := range drainedOf(prev) {
+		was[d.CandidateID] = true
+	}
+	var evs []watchEvent
+	for _, d := range drainedOf(cur) {
+		if !was[d.CandidateID] {
+			evs = append(evs, watchEvent{Event: evDrained, Message: fmt.Sprintf("%s drained by %s: %s", d.CandidateID, orNone(d.By), orNone(d.Reason))})
+		}
+		delete(was, d.CandidateID)
+	}
+	if cur.exists {
+		for id := range was {
+			evs = append(evs, watchEvent{Event: evUndrained, Message: id + " undrained"})
+		}
 	}
 	return evs
 }

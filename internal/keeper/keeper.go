@@ -39,6 +39,8 @@ package keeper
 //                       session takes; the release is fenced by PROPOSAL;
 //         "demote FORMAT WRAP TIMEOUT ARGV ENV"  the on-demote hook, sent
 //                       by a leader with one (keeperend.go);
+//         "forget"      drop the session and the demote hook: another
+//                       run's keeper may outlive this one (--overlap allow);
 //         "bye"         ballot has read "exit": the keeper may go;
 //         EOF without "bye" means ballot died (perhaps just as the command
 //         ended on its own): once the tree is reaped, the keeper resumes
@@ -281,6 +283,13 @@ func (k *keeper) obey(control *os.File) {
 		case orderDemote:
 			k.mu.Lock()
 			k.demote = o.demote
+			k.mu.Unlock()
+		case orderForget:
+			// Runs side by side: whichever keeper ended the session first
+			// would let a successor start beside another's tree. The
+			// session expires instead.
+			k.mu.Lock()
+			k.h, k.demote = nil, nil
 			k.mu.Unlock()
 		case orderRelease:
 			k.mu.Lock()

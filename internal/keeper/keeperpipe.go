@@ -25,6 +25,7 @@ package keeper
 //     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
 //     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (DemoteOrder)
 //     bye                             ballot has read "exit"
+//     forget                          drop the session and the demote hook: another run's keeper may outlive this one (--overlap allow)
 //     run GRACE_MS KILL BACKSTOP ARGV ENV .     an idle keeper: run this (hex of NUL-joined)
 //
 //   status, keeper → ballot:
@@ -62,6 +63,7 @@ const (
 	orderDemote   = "demote"
 	orderBye      = "bye"
 	orderRun      = "run"
+	orderForget   = "forget"
 )
 
 // endMark ends the orders that may be cut short.
@@ -140,6 +142,10 @@ func DemoteOrder(d *DemoteHook) string {
 
 const ByeOrder = orderBye
 
+// ForgetOrder: runs side by side (--overlap allow): drop the session and
+// the demote hook, since another run's keeper may outlive this one.
+const ForgetOrder = orderForget
+
 // parseOrder reads one line of the control pipe; ok is false for a line
 // that is not a whole, known order.
 func parseOrder(line string) (o keeperOrder, ok bool) {
@@ -180,7 +186,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	case o.kind == orderDemote && len(args) == 5:
 		o.demote = parseDemote(args)
 		return o, o.demote != nil
-	case o.kind == orderBye && len(args) == 0:
+	case (o.kind == orderBye || o.kind == orderForget) && len(args) == 0:
 		return o, true
 	case o.kind == orderRun && len(args) == 5:
 		o.run = parseRun(args)

@@ -37,6 +37,7 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		{DeadlineOrder(KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
 		{SessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
 		{ReleaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
+		{orderForget, keeperOrder{kind: orderForget}},
 		{AccessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
 		{AccessOrder(zookeeper.WireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{Digest: []byte("alice:correct horse")}}},
 		{AccessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
