@@ -181,6 +181,8 @@ type cronWork struct {
 	beside    bool          // it starts beside another run (--overlap allow)
 }
 
+// The leadership's end reaches run cron's leader through supervision
+// (v.supervise, v.superviseRuns), which watches its context.
 func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 	r := w.r
 	if len(r.set.OnPromote) > 0 {

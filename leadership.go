@@ -6,7 +6,8 @@ package main
 //               failure means)
 //   following → wait until our proposal is the lowest, then take the baton
 //   leading   → the leader's work, run once's or run cron's (strategy.go,
-//               cron.go), under a lease; on-child-success/error decide what
+//               cron.go), under a lease, with the leadership's context and
+//               its view (leading.go); on-child-success/error decide what
 //               a run's end means; connection loss and session expiry stop it
 //   resigning → the command is gone and reaped, then the proposal is deleted
 //               (or, the leadership lost, the session is ended)

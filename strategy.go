@@ -1,7 +1,7 @@
 package main
 
-// What a leader does while it leads: the one part of a candidacy in which
-// run once and run cron differ.
+// The mode, run once or run cron, chosen once at start, and what a leader
+// does while it leads under run once: where the two modes differ.
 
 import (
 	"context"
@@ -41,7 +41,7 @@ type leaderWork interface {
 // runRules are what the runner needs to know of the mode's runs, fixed
 // with the mode (newLeaderWork).
 type runRules struct {
-	// scheduled: run cron's runs. A run once started is never cut short
+	// scheduled: run cron's runs. A run, once started, is never cut short
 	// by a pause or a preemption (later times are skipped, the handover
 	// waits for its end); between runs nothing runs under the lease, which
 	// lapses (lease.Rest).
