@@ -267,8 +267,9 @@ func (c *child) tellHandoff(h *zookeeper.Handoff) {
 	c.tellRelease(h)
 }
 
-// tellForget takes back the handoff and the demote hook (orderForget).
-func (c *child) tellForget() { c.tell(keeper.ForgetOrder) }
+// tellForget takes back the handoff and the demote hook (orderForget);
+// false if the order could not be written.
+func (c *child) tellForget() bool { return c.tell(keeper.ForgetOrder) }
 
 // tellRelease gives the keeper the release of the baton, fenced by the
 // proposal; nothing without one.

@@ -117,7 +117,7 @@ func (s *controls) Changed() <-chan struct{} {
 func (s *controls) set(p *pauseRecord, stepDown, drained bool, trig *triggerRequest) {
 	s.mu.Lock()
 	changed := (p == nil) != (s.pause == nil) || stepDown != s.stepDown || drained != s.drained ||
-		(trig == nil) != (s.trigger == nil) || (trig != nil && trig.version != s.trigger.version)
+		(trig == nil) != (s.trigger == nil) || (trig != nil && (trig.version != s.trigger.version || trig.czxid != s.trigger.czxid))
 	s.pause, s.stepDown, s.drained, s.trigger = p, stepDown, drained, trig
 	s.mu.Unlock()
 	if changed {

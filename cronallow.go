@@ -70,8 +70,18 @@ func (cl *cronLeader) allow(due time.Time) (end leaderEnd, over bool) {
 	}
 	// Told before the new keeper exists: a keeper reads every order
 	// ballot wrote before it acts on ballot's death.
+	// A keeper that did not take the order (its pipe full: stopped)
+	// would end the session at ballot's death, the new run's tree alive:
+	// the time is skipped instead.
 	if !cl.forgot {
-		cl.cmd.tellForget()
+		if !cl.cmd.tellForget() {
+			r.log.Warn("scheduled run skipped: the running run's keeper did not take the order to forget the session", logEvRunSkipped.attr(),
+				"skip", "overlap", "scheduled_time", r.fmtTime(due))
+			r.metrics.CronSkipped("overlap")
+			cl.v.skippedWhileRunning(due, "the running run's keeper did not answer")
+			cl.skipped = due
+			return end, false
+		}
 		cl.forgot = true
 	}
 	r.log.Info("scheduled run starting beside the run going on (--overlap allow)", "scheduled_time", r.fmtTime(due),
@@ -113,6 +123,11 @@ func (cl *cronLeader) popBeside() bool {
 	b := cl.beside[n-1]
 	cl.beside = cl.beside[:n-1]
 	cl.cmd, cl.runFor, cl.runDeadline, cl.timedOut = b.cmd, b.runFor, b.runDeadline, b.timedOut
+	// The runner's current command again: signals are forwarded to it,
+	// and the lease counts it as a command running (busy).
+	cl.r.mu.Lock()
+	cl.r.current = cl.cmd
+	cl.r.mu.Unlock()
 	cl.v.unstashRun(b.hist)
 	cl.retell()
 	return true

@@ -3,9 +3,17 @@ package main
 // The errors every layer may meet, defined at the bottom so that a lower
 // layer never names a higher one to compare with them.
 
-import "errors"
+import (
+	"errors"
 
-var errProposalGone = errors.New("proposal node is gone")
+	"ballot/internal/zookeeper"
+)
+
+var (
+	errSessionLost  = zookeeper.ErrSessionLost // the ZooKeeper layer's waits end with these two
+	errProposalGone = errors.New("proposal node is gone")
+	errStopped      = zookeeper.ErrStopped
+)
 
 // Why a follower left the line: the cause of its context (followContext),
 // whose end its waits see as errStopped.

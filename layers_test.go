@@ -35,6 +35,14 @@ var layers = []struct {
 	// The boot clock and kernel alarms on it: below both the lease and
 	// the keeper, which pass deadlines to each other on it.
 	{"boot clock", []string{"internal/bootclock"}},
+	// Sessions, access, TLS and the wire: a package that knows nothing
+	// of elections.
+	{"zookeeper", []string{"internal/zookeeper"}},
+	// The process between ballot and the command: a package, a second
+	// process whose pipe protocol is its boundary. Like every package
+	// under internal/ it knows nothing of package main, so it sits below
+	// all of it.
+	{"keeper", []string{"internal/keeper"}},
 	// Words every layer shares: clocks and the platform, errors, exit
 	// codes, the log and its events, the lease's and the cron schedule's
 	// arithmetic, systemd, redaction, the baton's state value.
@@ -43,16 +51,12 @@ var layers = []struct {
 		"exitcodes.go", "version.go", "log.go", "events.go", "leaseterms.go", "cronschedule.go",
 		"notify.go", "redact.go", "batonstate.go",
 	}},
-	// Sessions, access, TLS and the wire: a package that knows nothing
-	// of elections.
-	{"zookeeper", []string{"internal/zookeeper"}},
 	// What ballot was asked to do, and the ZooKeeper layer's settings
 	// taken from it.
 	{"config", []string{"config.go", "values.go", "zkparams.go"}},
-	// The process between ballot and the command (a package: a second
-	// process, its pipe protocol the boundary), and the command as
-	// ballot sees it.
-	{"keeper", []string{"internal/keeper", "child.go", "childoutput.go", "keeperidle.go"}},
+	// The command as ballot sees it: a keeper started with it or ahead of
+	// it, and its output.
+	{"child", []string{"child.go", "childoutput.go", "keeperidle.go"}},
 	// What ballot keeps in ZooKeeper: the nodes and their data.
 	{"records", []string{"nodes.go", "historyrecord.go"}},
 	// The recipe: a proposal, the line, the baton and what passes it on.
@@ -138,7 +142,17 @@ func TestLayers(t *testing.T) {
 		}
 		parsed[f] = af
 		for _, is := range af.Imports {
-			imports[strings.Trim(is.Path.Value, `"`)] = true
+			path := strings.Trim(is.Path.Value, `"`)
+			imports[path] = true
+			// A file of package main may import a package of its own
+			// layer or below, never one above.
+			if dep, ok := strings.CutPrefix(path, "ballot/"); ok {
+				if j, ok := layerOf[dep]; !ok {
+					t.Errorf("%s imports %s, which is in no layer", f, dep)
+				} else if j > layerOf[f] {
+					t.Errorf("%s (%s) imports %s (%s)", f, layers[layerOf[f]].name, dep, layers[j].name)
+				}
+			}
 		}
 	}
 	imp := exportImporter(t, fset, imports)

@@ -27,10 +27,11 @@ type leaseView interface {
 	rest()             // between runs: no renewals while nothing runs (lease.Rest)
 	arm()              // renewals again, ahead of a run
 	renewals() (last, largest time.Duration)
-	timeout() time.Duration   // the session timeout, T
-	paused() *pauseRecord     // ballot pause, as last read; nil when not paused
-	trigger() *triggerRequest // ballot trigger's request, as last read; nil for none
-	preemptTo() string        // the candidate to hand over to (--preempt-after); "" for none
+	timeout() time.Duration                 // the session timeout, T
+	paused() *pauseRecord                   // ballot pause, as last read; nil when not paused
+	trigger() *triggerRequest               // ballot trigger's request, as last read; nil for none
+	zooKeeperClock() (zkClockReading, bool) // the last renewal's reading of ZooKeeper's clock
+	preemptTo() string                      // the candidate to hand over to (--preempt-after); "" for none
 }
 
 // runView: the command and the hooks, supervised under the lease.
@@ -83,7 +84,7 @@ type cronRecords interface {
 	readCronRecord() (cronState, error)
 	recordCron(st *cronState, t, start time.Time, attempt int) error
 	recordCronEnd(st *cronState)
-	consumeTrigger(t *triggerRequest, e historyEntry) bool
+	consumeTrigger(t *triggerRequest, e historyEntry) (taken, again bool)
 	endRunsBeside(beside []*besideRun, ending, reason string)
 }
 
@@ -106,6 +107,7 @@ func (v *leadershipView) timeout() time.Duration                  { return v.c.s
 func (v *leadershipView) paused() *pauseRecord                    { return v.l.ctl.Paused() }
 func (v *leadershipView) preemptTo() string                       { return v.l.ctl.PreemptTo() }
 func (v *leadershipView) trigger() *triggerRequest                { return v.l.ctl.Trigger() }
+func (v *leadershipView) zooKeeperClock() (zkClockReading, bool)  { return v.l.ZooKeeperClock() }
 
 func (v *leadershipView) runPromote() (outcome, childExit) { return v.r.runPromote(v.c, v.l) }
 func (v *leadershipView) startCommand() (*child, error)    { return v.r.startCommand(v.c, v.l, false) }

@@ -37,9 +37,15 @@ func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
 	if t == nil || t.czxid == cl.triggerDone {
 		return end, false
 	}
+	// The request's age on ZooKeeper's clock (its ctime is): the last
+	// renewal's reading, moved on by this host's boot clock.
+	zkNow := now
+	if reading, ok := v.zooKeeperClock(); ok {
+		zkNow = reading.mtime.Add(time.Duration(bootNow() - reading.sent))
+	}
 	skip := ""
 	switch {
-	case now.Sub(t.ctime) > triggerValidity:
+	case zkNow.Sub(t.ctime) > triggerValidity:
 		skip = "the trigger request expired: nobody ran it within " + triggerValidity.String()
 	case v.paused() != nil:
 		skip = "the election was paused"
@@ -106,11 +112,16 @@ func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
 // request, or the leadership is gone).
 func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 	cl.triggerDone = t.czxid // whatever happens, never twice
-	return cl.v.consumeTrigger(t, e)
+	taken, again := cl.v.consumeTrigger(t, e)
+	if again {
+		cl.triggerDone = 0
+	}
+	return taken
 }
 
-// consumeTrigger is cronLeader.consumeTrigger's write, the view's.
-func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) bool {
+// consumeTrigger is cronLeader.consumeTrigger's write, the view's; again:
+// the write did not land, the request is to be taken again.
+func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) (taken, again bool) {
 	c := v.c
 	p := c.basePath + "/" + triggerName
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.DeleteRequest{Path: p, Version: t.version}}
@@ -126,23 +137,32 @@ func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) bool 
 		default:
 			c.created(res, 2, e)
 		}
-		return true
+		return true, false
 	}
 	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 		// Taken by another slot's leader, or withdrawn by its trigger.
 		v.r.log.Debug("the trigger request went before this leader took it", "error", err)
-		return false
+		return false, false
 	}
 	if !zookeeper.Retryable(err) || c.s.WaitOnline(v.r.stopping) != nil {
 		v.r.log.Warn("cannot take the trigger request", "error", err)
-		return false
+		return false, false
 	}
-	// The answer was lost: the write may have happened; its entry says.
-	if ok, _, err := c.s.Conn.Exists(p); err == nil && !ok && e.Kind != historySkip {
+	// The answer was lost: the write may have happened. Synced first: a
+	// follower behind the leader could still show the request.
+	_, _ = c.s.Conn.Sync(p)
+	ok, st, err := c.s.Conn.Exists(p)
+	switch {
+	case err != nil:
+	case ok && st.Czxid == t.czxid:
+		// The same request is still there: the multi, all or nothing,
+		// did not land. Taken again at the next look.
+		return false, true
+	case !ok && e.Kind != historySkip:
 		c.adoptOwnEntry(func(o historyEntry) bool { return o.Trigger != nil && o.Trigger.ID == t.rec.ID })
-		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID
+		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID, false
 	}
-	return false
+	return false, false
 }
 
 // onlyRunOnce says whether candidates are in line and every one that
@@ -254,7 +274,9 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s\n", set.Wait)
 				return exitNo
 			}
-			if conn.Delete(p, now.Version) == nil {
+			// Only our request: one consumed and another's created since
+			// would have the same version.
+			if cur, err := existsStat(conn, p); err == nil && cur != nil && cur.Czxid == st.Czxid && conn.Delete(p, cur.Version) == nil {
 				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s; it is withdrawn\n", set.Wait)
 				return exitNo
 			}
@@ -304,4 +326,13 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 			return exitNo
 		}
 	}
+}
+
+// existsStat is the stat of the node at p; nil when there is none.
+func existsStat(conn *zk.Conn, p string) (*zk.Stat, error) {
+	ok, st, err := conn.Exists(p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return st, nil
 }

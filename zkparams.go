@@ -11,14 +11,6 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// A session's waits end with the ZooKeeper layer's errors: ballot's are
-// the same values, or errors.Is would not know them (a once key's claim
-// whose session was lost meanwhile would count as a failure).
-var (
-	errSessionLost = zookeeper.ErrSessionLost
-	errStopped     = zookeeper.ErrStopped
-)
-
 // loadZKAccess reads the certificate, key and auth files. Every problem
 // with them is a *usageError naming the parameter and the file: ballot
 // exits 2 before anything connects.
