@@ -45,7 +45,7 @@ func (r *runner) recordsRuns(c *candidate) bool {
 }
 
 // startCommand runs the command, as leader under the lease l (nil: not
-// elected, run-anyway).
+// elected, run-anyway); beside: a run beside others (--overlap allow).
 func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, error) {
 	// Decided with the handoff: the keeper is told the release later if
 	// this one has none.
