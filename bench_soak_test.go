@@ -159,6 +159,16 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 	}
 	fail := func(format string, a ...any) {
 		var logs []string
+		// The whole logs outlive the test's directory: a stall is rare
+		// and its cause is rarely in the tail.
+		for _, id := range ids {
+			if raw, err := os.ReadFile(cands[id].logPath); err == nil {
+				kept := filepath.Join(os.TempDir(), fmt.Sprintf("ballot-soak-%s-%d.log", id, os.Getpid()))
+				if os.WriteFile(kept, raw, 0o644) == nil {
+					t.Logf("soak: %s's whole log kept in %s", id, kept)
+				}
+			}
+		}
 		for _, id := range ids {
 			logs = append(logs, fmt.Sprintf("--- %s:\n%s", id, benchTail(benchSoakTail(cands[id].logPath, 1<<16), 15)))
 		}
