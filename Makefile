@@ -16,15 +16,33 @@ GO      ?= go
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# -gcflags=ballot/...=-l: no inlining in ballot's own packages, main and
-# internal/* (not the runtime or the libraries): none of its code is hot,
-# and it saves about 60 KiB. Most of the linux/amd64 binary's 6.8 MiB is
-# the Go runtime and crypto/tls (2.2 MiB of it, for --zookeeper-tls; see
-# BENCHMARKS.md).
-# TAGS=ballot_notls: a build without TLS to ZooKeeper, 2.2 MiB smaller
+# Size (issue 35: at most 6.5 MiB with TLS, 4.5 MiB with TAGS=ballot_notls,
+# linux/amd64); the measurements are in BENCHMARKS.md ("Where the bytes go").
+#   -gcflags=all=-l  no inlining, in the libraries too (it was ballot's own
+#                    packages only). Nothing ballot runs is a hot loop: it
+#                    waits on ZooKeeper, its children and timers; the
+#                    handover's steps inside ballot take as long either way.
+#   $(INLINED)       ...except the packages an idle leader runs at each lease
+#                    renewal: with no inlining at all the leader and its
+#                    keeper used 9 ms more CPU a minute than before (+15 %,
+#                    schedstat, eleven runs side by side); with these kept,
+#                    4 ms more (four runs). The two flags: 430 KB smaller
+#                    with TLS, 98 KB without (no inlining at all: 70 KB and
+#                    61 KB more).
+#   -funcalign=16    amd64 only: functions start on 16 bytes, as on 386 and
+#                    arm64 and as gcc and clang align them (the linker's
+#                    amd64 default is 32; 16 and 32 are the values its tests
+#                    check): 70 KB smaller with TLS, 53 KB without; no
+#                    measurable cost.
+# TLS to ZooKeeper (crypto/tls, for --zookeeper-tls) is 1.8 MiB of the rest.
+INLINED := runtime sync internal/sync time net internal/poll syscall github.com/go-zookeeper/zk
+# TAGS=ballot_notls: a build without TLS to ZooKeeper
 # (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
-GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=ballot/...=-l -ldflags "$(LDFLAGS)"
+# $$arch: the target's GOARCH, set by each rule before $(GOBUILD).
+GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=all=-l \
+           $(foreach p,$(INLINED),-gcflags=$(p)=) \
+           -ldflags "$(LDFLAGS) $$(test "$$arch" = amd64 && echo -funcalign=16)"
 
 # name:GOARCH:extra environment
 TARGETS := amd64:amd64: \
@@ -39,7 +57,7 @@ TARGETS := amd64:amd64: \
 .PHONY: build cross docs dist deb test demo bench clean
 
 build:
-	$(GOBUILD) -o ballot .
+	arch=$$($(GO) env GOARCH); $(GOBUILD) -o ballot .
 
 cross:
 	@mkdir -p dist

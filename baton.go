@@ -59,6 +59,10 @@ func handoverPath(base string) string { return base + "/" + handoverName }
 func (c *candidate) batonPath() string    { return c.basePath + "/" + slotName(batonName, c.slot) }
 func (c *candidate) handoverPath() string { return c.basePath + "/" + slotName(handoverName, c.slot) }
 
+// leaderPath is the leader node of this candidate's slot (leader-k with
+// --slots, slot k > 0).
+func (c *candidate) leaderPath() string { return c.basePath + "/" + slotName(leaderName, c.slot) }
+
 func (c *candidate) handoverRecord(state string) handoverRecord {
 	host, _ := os.Hostname()
 	return handoverRecord{State: state, Slot: c.slot, CandidateID: c.id, Host: host, PID: os.Getpid(),
@@ -113,7 +117,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 		// Only a proof answered before the record is read may give credit:
 		// its commit then comes before any revocation of the handover
 		// (waitForNamed) that the read did not see.
-		proof := bootTime(c.proof.Load())
+		proof, _ := c.standby.lastProof()
 		h, err := c.readHandover()
 		if err != nil {
 			if err := c.retryAfter(err, stop); err != nil {
@@ -431,8 +435,8 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 	// First in line behind a leader (a higher --priority went ahead of
 	// it): its release will name us. It proves its place all along: the
 	// leader hands over for --preempt-after only to one ready (preempt.go).
-	c.standBy()
-	c.proveWhile(true)
+	c.standby.start()
+	c.standby.proveWhile(true)
 	if *announced != "held "+zookeeper.SessionHex(owner) {
 		*announced = "held " + zookeeper.SessionHex(owner)
 		holder := "session " + zookeeper.SessionHex(owner)

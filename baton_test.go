@@ -27,8 +27,8 @@ func TestBatonWaitIsThreeQuartersOfT(t *testing.T) {
 // testCandidate is a candidate whose session has id and timeout T, as far
 // as the baton's records go.
 func testCandidate(id int64, T time.Duration) *candidate {
-	return &candidate{s: zookeeper.Detached(id, T),
-		basePath: "/ballot/test", id: "alice", node: "/ballot/test/_c_x-proposal-0000000001"}
+	return &candidate{s: zookeeper.Detached(id, T), standby: &standby{},
+		proposalFacts: proposalFacts{basePath: "/ballot/test", id: "alice", node: "/ballot/test/_c_x-proposal-0000000001"}}
 }
 
 // TestSuccessorWaitsTheHoldersWholeW: the W a holder records, in whole
@@ -218,7 +218,7 @@ func TestSuccessorIsFirstInLineCreditOnlyIfOldest(t *testing.T) {
 		c := testCandidate(0x22, 2*time.Second)
 		c.node = "/ballot/test/" + tc.line[0]
 		line := tc.line
-		c.lineSeen.Store(&line)
+		c.line.seen.Store(&line)
 		if got := c.successor(); got != tc.want {
 			t.Errorf("%s: successor %+v, want %+v", tc.name, got, tc.want)
 		}

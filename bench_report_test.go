@@ -176,7 +176,7 @@ func benchVerdict(ok bool) string {
 
 func benchBinaries(t *testing.T, bins []string, version string) string {
 	var s strings.Builder
-	s.WriteString("## 7. Binary size\n\n`make cross` (`CGO_ENABLED=0 go build -trimpath -ldflags \"-s -w …\"`); target ≤ 5 MiB for linux/amd64 (issue 13), which crypto/tls alone puts out of reach: it adds 2.2 MiB to ballot, and 2.3 MiB to a hello-world that dials TLS (go1.26.8, -s -w). A build without TLS (`make cross TAGS=ballot_notls`) is 4.3 MiB on linux/amd64.\n\n")
+	s.WriteString("## 7. Binary size\n\n`make cross` (`CGO_ENABLED=0 go build -trimpath -gcflags=all=-l -ldflags \"-s -w …\"`, with `-funcalign=16` on amd64: the Makefile says why); target ≤ 6.5 MiB for linux/amd64 (issue 35), and ≤ 4.5 MiB for the build without TLS (`make build TAGS=ballot_notls`), which this section does not build: see \"Where the bytes go\" below the generated part.\n\n")
 	s.WriteString("| target | bytes | MiB | static | stripped |\n|---|---|---|---|---|\n")
 	for _, p := range bins {
 		fi, err := os.Stat(p)
@@ -200,7 +200,7 @@ func benchBinaries(t *testing.T, bins []string, version string) string {
 		mib := float64(fi.Size()) / (1 << 20)
 		mark := ""
 		if name == "linux-amd64" {
-			mark = " — " + benchVerdict(mib <= 5)
+			mark = " — " + benchVerdict(mib <= 6.5)
 		}
 		fmt.Fprintf(&s, "| %s | %d | %.2f%s | %s | %s |\n", name, fi.Size(), mib, mark, static, stripped)
 		t.Logf("%s: %d bytes (%.2f MiB) static=%s stripped=%s", name, fi.Size(), mib, static, stripped)

@@ -7,10 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,123 +15,64 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// candidate is one proposal in one session.
+// candidate is one election in one session: a proposal, its place in
+// line, the baton it takes and holds. Each other concern is a value of
+// its own: the proposal's facts (proposal.go), the line as last seen,
+// the standby's proofs (standby.go), what it publishes and its leader
+// node's writes (publisher.go), the run history (history.go).
 type candidate struct {
-	log      *slog.Logger
-	s        *zookeeper.Session
-	basePath string
-	id       string
-	node     string // full path of the proposal node
-	seq      int64
-	priority int // --priority, in the proposal's name
-	slots    int // --slots: how many lead at once (1: the recipe), in the proposal's name
-	slot     int // the slot this candidate takes or holds: its baton (slots.go)
-	// higherSeen: handover records of slots beyond our --slots already
+	log           *slog.Logger
+	s             *zookeeper.Session
+	w             *zookeeper.Writer // its renewals, through the session, in one multi-op with its other elections' (internal/zookeeper/writes.go)
+	proposalFacts                   // basePath, id, node, seq, priority, slots, token (proposal.go)
+	slot          int               // the slot this candidate takes or holds: its baton (slots.go)
+
+	line     lineView      // the line as last seen
+	standby  *standby      // the next in line's proofs (standby.go)
+	baton    batonState    // none, pending, maybe or held (batonstate.go)
+	election *electionSeen // the election path's record, as last read
+	history  historyState  // the run history, as this leadership knows it (history.go)
+
+	pub        *publisher    // what it publishes about itself (publisher.go)
+	lead       leaderNode    // the leader node's writes (publisher.go, leader.go)
+	demoteOwed bool          // elected: the on-demote hook is owed (demote clears it as it runs the hook)
+	tell       candidateTold // what the runner is told as the candidacy goes
+
+	done *closer // closed when the candidacy is over
+}
+
+// lineView is the election's line as this candidate last saw it.
+type lineView struct {
+	seen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
+	changed chan struct{}            // pinged when seen changes (preempt.go)
+	// higherSlots: handover records of slots beyond our --slots already
 	// waited for (slots.go, checkHigherSlots).
-	higherSeen map[string]bool
-
-	token int64 // the proposal's czxid: grows from one leadership to the next
-	pub   *publisher
-
-	demoteOwed bool // elected: the on-demote hook is owed (demote clears it as it runs the hook)
-	published  bool // the leader node was written (or is being written)
-
-	baton    batonState         // none, pending, maybe or held (batonstate.go)
-	election *electionSeen      // the election path's record, as last read
-	history  historyState       // the run history, as this leadership knows it (history.go)
-	runEnded func(historyEntry) // told each run's end once, with its output (hooks.go); nil: nobody
-
-	onFollowing func(place int, leader string) // told each new place in line (systemd status)
-	onStandby   func()                         // told once, when next in line (a keeper started ahead)
-	noCredit    bool                           // on-connection-loss=ignore: no start on credit (its take could end the command)
-	triggers    bool                           // run cron: its leader watches <base>/trigger (trigger.go)
-
-	lineSeen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
-	lineChanged chan struct{}            // pinged when lineSeen changes (preempt.go)
-	proof       atomic.Int64             // bootTime: send time of the last answered proof in line (standby.go)
-	proofRTT    atomic.Int64             // its round trip (ns)
-	standbyOnce sync.Once
-	standbyEnd  chan struct{} // closed when proofs are no longer needed
-	standbyStop sync.Once
-	proving     atomic.Bool   // proofs wanted now: a handover may come (proveWhile)
-	proofKick   chan struct{} // pinged when proving changes
-
-	ops     chan func() // leader-node writes, in order (leader.go)
-	opsOnce sync.Once
-
-	done     chan struct{} // closed when the candidacy is over
-	doneOnce sync.Once
+	higherSlots map[string]bool
 }
 
-// proposalSeq extracts the sequence number of a proposal node name, such
-// as "_c_<guid>-proposal-0000000012"; ok is false for any other node.
-func proposalSeq(name string) (int64, bool) {
-	i := strings.LastIndex(name, proposalPrefix)
-	if i < 0 {
-		return 0, false
+// firstOther is the first proposal in line other than ours (node, full
+// path), as the lease's watch last saw the line, and the line's names.
+func (v *lineView) firstOther(basePath, node string) (first string, line map[string]bool) {
+	line = map[string]bool{}
+	p := v.seen.Load()
+	if p == nil {
+		return "", line
 	}
-	digits := name[i+len(proposalPrefix):]
-	if len(digits) != 10 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	return n, err == nil
-}
-
-// proposalPriority is the --priority a proposal's name carries, as in
-// "_c_<guid>-priority+5-proposal-0000000012"; 0 when it carries none (the
-// default, and every proposal of a ballot older than priorities).
-func proposalPriority(name string) int {
-	i := strings.LastIndex(name, proposalPrefix)
-	if i < 0 {
-		return 0
-	}
-	tag := name[:i] // "_c_<guid>-" or "_c_<guid>-priority+5-"
-	j := strings.LastIndex(tag, "-"+priorityMark)
-	if j < 0 || !strings.HasSuffix(tag, "-") {
-		return 0
-	}
-	n, err := strconv.Atoi(tag[j+1+len(priorityMark) : len(tag)-1])
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// priorityTag is the part of a proposal's name that carries priority p.
-func priorityTag(p int) string {
-	if p == 0 {
-		return "" // the name older ballots make and read
-	}
-	return fmt.Sprintf("%s%+d-", priorityMark, p)
-}
-
-// sortedProposals returns the proposal node names among children in line
-// order: the highest --priority first, then the lowest sequence number.
-// With no priorities (all 0) that is the recipe's order, lowest first.
-func sortedProposals(children []string) []string {
-	type entry struct {
-		name     string
-		priority int
-		seq      int64
-	}
-	var line []entry
-	for _, c := range children {
-		if seq, ok := proposalSeq(c); ok {
-			line = append(line, entry{c, proposalPriority(c), seq})
+	for _, n := range sortedProposals(*p) {
+		full := basePath + "/" + n
+		line[full] = true
+		if first == "" && full != node {
+			first = full
 		}
 	}
-	sort.Slice(line, func(i, j int) bool {
-		if line[i].priority != line[j].priority {
-			return line[i].priority > line[j].priority
-		}
-		return line[i].seq < line[j].seq
-	})
-	out := make([]string, len(line))
-	for i, e := range line {
-		out[i] = e.name
-	}
-	return out
+	return first, line
+}
+
+// candidateTold is what the runner is told as the candidacy goes; nil:
+// nobody.
+type candidateTold struct {
+	following func(place int, leader string) // each new place in line (systemd status)
+	runEnded  func(historyEntry)             // each run's end once, with its output (hooks.go)
 }
 
 // placeInLine lists the election once, for awaitLeadership and awaitSlot:
@@ -193,12 +130,12 @@ func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
 			return nil
 		}
 		if me == 1 {
-			c.standBy() // next in line: ready to be handed the baton
+			c.standby.start() // next in line: ready to be handed the baton
 			if f.namesUs() {
 				return nil
 			}
 		} else {
-			c.proveWhile(false) // further back: no handover comes to us
+			c.standby.proveWhile(false) // further back: no handover comes to us
 		}
 		pred, watch, err := f.watchAhead(line, me, stop)
 		if err != nil {
@@ -305,7 +242,7 @@ func (f *followWatches) watchPredecessor(pred string, me int) (exists bool, watc
 	if err != nil {
 		return false, nil, err
 	}
-	c.proveWhile(handoverMayCome(raw, c.node))
+	c.standby.proveWhile(handoverMayCome(raw, c.node))
 	return true, watch, nil
 }
 
@@ -315,8 +252,8 @@ func (f *followWatches) announce(line []string, me int, pred string) {
 	if at := fmt.Sprintf("%s %d", pred, me); f.following != at {
 		c.log.Info("following", logEvFollowing.attr(), "proposal", c.node, "place_in_line", me+1, "predecessor", pred)
 		f.following = at
-		if c.onFollowing != nil {
-			c.onFollowing(me+1, c.basePath+"/"+line[0])
+		if c.tell.following != nil {
+			c.tell.following(me+1, c.basePath+"/"+line[0])
 		}
 	}
 }
@@ -441,5 +378,5 @@ func (c *candidate) withdraw(extra ...any) bool {
 
 // retire ends the candidacy's helpers (the leader-node worker).
 func (c *candidate) retire() {
-	c.doneOnce.Do(func() { close(c.done) })
+	c.done.Close()
 }

@@ -211,7 +211,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader, step-down, trigger and drain only")},
 		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader, step-down, trigger and drain only")},
 		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader, step-down, trigger and drain only")},
-		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader and history")},
+		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader, history and trigger")},
 		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 
@@ -227,6 +227,11 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"trigger unitless wait", a("trigger", "--wait", "30"), nil, nil, a(`--wait "30"`, "not a duration")},
 		{"trigger with command", a("trigger", "--", "ls"), nil, nil, a("trigger:", "takes no command", `"ls"`)},
 		{"trigger stray arg", a("trigger", "now"), nil, nil, a("trigger:", `unexpected argument "now"`)},
+		{"drain bad until-reboot", a("drain", "--candidate-id", "c", "--until-reboot=soon"), nil, nil, a(`--until-reboot "soon"`, "true or false")},
+		{"drain until-reboot env", a("drain", "--candidate-id", "c"), map[string]string{"BALLOT_UNTIL_REBOOT": "maybe"}, nil, a(`environment BALLOT_UNTIL_REBOOT "maybe"`, "true or false")},
+		{"undrain until-reboot", a("undrain", "--candidate-id", "c", "--until-reboot"), nil, nil, a("undrain:", "unknown flag --until-reboot", "drain only")},
+		{"pause until-reboot", a("pause", "--until-reboot"), nil, nil, a("pause:", "unknown flag --until-reboot", "drain only")},
+		{"trigger bad output", a("trigger", "--output", "yaml"), nil, nil, a(`--output "yaml"`, "not an output format", "use one of human, json")},
 
 		// config files
 		{"missing explicit file flag", a("info", "--config-file", "$DIR/nope.json"), nil, nil, a("--config-file", "nope.json", "no such file")},

@@ -130,7 +130,7 @@ func releaseWhenTaken(cmd *child, l *lease, pending bool) {
 }
 
 // publishRunEnd records the end of a run in the proposal node (what
-// info shows as the last exit); c.published is about the leader node.
+// info shows as the last exit); c.lead.published is about the leader node.
 func (r *runner) publishRunEnd(c *candidate, ex childExit) {
 	c.pub.update(func(d *proposalData) {
 		d.Child = nil

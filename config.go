@@ -126,7 +126,7 @@ type Settings struct {
 	HealthFailures int // consecutive failures before acting
 	MetricsFile    string
 
-	// info / watch / leader / history
+	// info / watch / leader / history / trigger
 	Output  string // human, json
 	Verbose bool   // info: the detail after the summary
 
@@ -143,6 +143,9 @@ type Settings struct {
 
 	// pause
 	Reason string
+
+	// drain: until the candidate's host reboots
+	UntilReboot bool
 
 	// Sources records where each parameter's value came from ("flag",
 	// "environment BALLOT_ZOOKEEPER_SERVERS", "config file /etc/ballot/ballot.json",
@@ -226,10 +229,11 @@ const (
 	scopeRun                         // run once, run cron
 	scopeCron                        // run cron
 	scopeOnce                        // run once
-	scopeOutput                      // info, watch, leader
+	scopeOutput                      // info, watch, leader, history, trigger
 	scopeLeader                      // leader, step-down
 	scopeCandidate                   // run once, run cron, step-down
 	scopePause                       // pause
+	scopeDrain                       // drain
 	scopeInfo                        // info
 	scopeHistory                     // history
 	scopeCheck                       // check
@@ -248,7 +252,7 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
-		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory
+		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory || cmd == cmdTrigger
 	case scopeInfo:
 		return cmd == cmdInfo
 	case scopeHistory:
@@ -261,6 +265,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
 	case scopePause:
 		return cmd == cmdPause || cmd == cmdDrain
+	case scopeDrain:
+		return cmd == cmdDrain
 	}
 	return false
 }
@@ -274,7 +280,7 @@ func (sc paramScope) commands() string {
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:
-		return "info, watch, leader and history"
+		return "info, watch, leader, history and trigger"
 	case scopeInfo:
 		return "info"
 	case scopeHistory:
@@ -287,6 +293,8 @@ func (sc paramScope) commands() string {
 		return "run once, run cron, step-down, drain and undrain"
 	case scopePause:
 		return "pause and drain"
+	case scopeDrain:
+		return "drain"
 	}
 	return "every command but version and help"
 }

@@ -7,7 +7,7 @@ package main
 //                     to hand over (ballot step-down)
 //   <base>/pause      persistent: while it exists the leader runs nothing
 //                     (ballot pause / resume); it survives every restart
-//   <base>/drain/<id> persistent: that candidate never leads (drain.go)
+//   <base>/drain-<id> persistent: that candidate never leads (drain.go)
 //   <base>/trigger    persistent: a run asked for now (trigger.go)
 //
 // Only the leader reads them (a session that led keeps its one watch on
@@ -149,14 +149,14 @@ func namesUs(raw []byte, proposal string) bool {
 	return raw != nil && json.Unmarshal(raw, &sd) == nil && sd.Proposal == proposal
 }
 
-// watchControls keeps a leader's controls current until quit; the first
-// state is read before it returns, so a leader elected into a paused
-// election starts nothing.
-func (c *candidate) watchControls(quit <-chan struct{}) *controls {
+// watchControls keeps the controls of the leadership of proposal f, on
+// session zs, current until quit; the first state is read before it
+// returns, so a leader elected into a paused election starts nothing.
+func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}) *controls {
 	s := &controls{changed: make(chan struct{}, 1)}
-	paths := []string{c.basePath + "/" + pauseName, c.basePath + "/" + stepDownName, drainPath(c.basePath, c.id)}
-	if c.triggers {
-		paths = append(paths, c.basePath+"/"+triggerName)
+	paths := []string{f.basePath + "/" + pauseName, f.basePath + "/" + stepDownName, drainPath(f.basePath, f.id)}
+	if f.triggers {
+		paths = append(paths, f.basePath+"/"+triggerName)
 	}
 	type got struct {
 		raw []byte
@@ -172,7 +172,7 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				g[i].raw, g[i].st, g[i].ev, g[i].err = getOrWatchStat(c.s, p)
+				g[i].raw, g[i].st, g[i].ev, g[i].err = getOrWatchStat(zs, p)
 			}()
 		}
 		wg.Wait()
@@ -184,17 +184,18 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 			return nil, err
 		}
 		var trig *triggerRequest
-		if c.triggers {
+		if f.triggers {
 			trig = parseTrigger(g[3].raw, g[3].st)
 		}
-		s.set(parsePause(g[0].raw), namesUs(g[1].raw, c.node), g[2].raw != nil, trig)
+		drained, _ := drainHolds(parseDrain(g[2].raw), hostBootID())
+		s.set(parsePause(g[0].raw), namesUs(g[1].raw, f.node), drained, trig)
 		return g, nil
 	}
 	g, err := read()
 	go func() {
 		for {
 			if err != nil {
-				if !zookeeper.Retryable(err) || c.s.WaitOnline(quit) != nil {
+				if !zookeeper.Retryable(err) || zs.WaitOnline(quit) != nil {
 					return
 				}
 			} else {
@@ -209,7 +210,7 @@ func (c *candidate) watchControls(quit <-chan struct{}) *controls {
 				case <-ev[3]:
 				case <-quit:
 					return
-				case <-c.s.Lost():
+				case <-zs.Lost():
 					return
 				}
 			}
@@ -252,13 +253,13 @@ func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan
 	}
 }
 
-// clearStepDown removes a step-down request that named c's proposal, once
+// clearStepDown removes a step-down request that named proposal f, once
 // it has been acted on.
-func (c *candidate) clearStepDown() {
-	p := c.basePath + "/" + stepDownName
-	raw, st, err := c.s.Conn.Get(p)
-	if err == nil && namesUs(raw, c.node) {
-		_ = c.s.Conn.Delete(p, st.Version)
+func clearStepDown(zs *zookeeper.Session, f *proposalFacts) {
+	p := f.basePath + "/" + stepDownName
+	raw, st, err := zs.Conn.Get(p)
+	if err == nil && namesUs(raw, f.node) {
+		_ = zs.Conn.Delete(p, st.Version)
 	}
 }
 

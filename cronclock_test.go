@@ -85,7 +85,7 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 		metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), base, "a", nil, nil)}
 	w := &cronWork{r: r, sched: everySchedule{every: time.Second}}
 	r.work, r.rules = w, runRules{scheduled: true, records: true, preempts: true, triggered: true}
-	l := cand.holdLease(taken, set.StopGracePeriod, nil, true)
+	l := holdLease(cand, taken, set.StopGracePeriod, nil, true)
 	t.Cleanup(l.Stop)
 	r.lease.Store(l)
 	return &cronLeader{r: r, w: w, v: &leadershipView{r: r, c: cand, l: l}, st: cronState{path: base + "/" + cronName, version: -1}}

@@ -33,12 +33,31 @@ var errDrained = errors.New("drained (ballot drain)")
 
 // awaitUndrained returns at once unless this candidate is drained; then it
 // waits, on the watch, until it is undrained (nil), stopped (errStopped) or
-// its session is lost (errSessionLost).
+// its session is lost (errSessionLost). A drain until a reboot that this
+// host has had since (another boot id) is over: it deletes that node, once
+// (its version: a drain given meanwhile stays), and stands.
 func (r *runner) awaitUndrained(s *zookeeper.Session) error {
 	p := drainPath(r.set.BasePath, r.set.CandidateID)
 	waited := false
 	for {
-		raw, ev, err := getOrWatch(s, p)
+		raw, st, ev, err := getOrWatchStat(s, p)
+		d := parseDrain(raw)
+		holds, expired := drainHolds(d, hostBootID())
+		if err == nil && expired {
+			err = s.Conn.Delete(p, st.Version)
+			switch {
+			case err == nil || errors.Is(err, zk.ErrNoNode):
+				r.log.Info("the drain until reboot is over: this host rebooted since (ballot drain --until-reboot); standing for election",
+					logEvUndrained.attr(), "reason", "rebooted", "by", d.By, "drained_boot_id", d.BootID, "boot_id", hostBootID())
+				return nil
+			case errors.Is(err, zk.ErrBadVersion):
+				continue // drained again meanwhile: read that
+			case !zookeeper.Retryable(err):
+				r.log.Warn("the drain until reboot is over (this host rebooted since), but its node cannot be deleted; standing for election",
+					"error", zookeeper.Failed(err, "delete", p), "by", d.By)
+				return nil
+			}
+		}
 		if err != nil {
 			if !zookeeper.Retryable(err) {
 				return err
@@ -51,16 +70,20 @@ func (r *runner) awaitUndrained(s *zookeeper.Session) error {
 			}
 			continue
 		}
-		if raw == nil {
+		if !holds {
 			if waited {
 				r.log.Info("undrained (ballot undrain): standing for election again", logEvUndrained.attr())
 			}
 			return nil
 		}
 		if !waited {
-			d := parseDrain(raw)
-			r.log.Info("drained (ballot drain): not standing for election until ballot undrain", logEvDrained.attr(),
-				"reason", d.Reason, "by", d.By)
+			if d.UntilReboot {
+				r.log.Info("drained (ballot drain --until-reboot): not standing for election until this host reboots or ballot undrain",
+					logEvDrained.attr(), "reason", d.Reason, "by", d.By, "until", "reboot")
+			} else {
+				r.log.Info("drained (ballot drain): not standing for election until ballot undrain", logEvDrained.attr(),
+					"reason", d.Reason, "by", d.By)
+			}
 			r.notify.Ready("drained")
 			waited = true
 		}
@@ -74,19 +97,24 @@ func (r *runner) awaitUndrained(s *zookeeper.Session) error {
 	}
 }
 
-// watchDrain closes drained when this candidate's drain node appears,
-// until quit: a follower leaves the line then.
-func (c *candidate) watchDrain(id string) (drained <-chan struct{}, quit func()) {
+// watchDrain closes drained when the drain node of candidate id, in the
+// election at basePath, appears, until quit: a follower leaves the line
+// then.
+func watchDrain(zs *zookeeper.Session, basePath, id string) (drained <-chan struct{}, quit func()) {
 	ch, stop := make(chan struct{}), make(chan struct{})
 	go func() {
 		for {
-			raw, ev, err := getOrWatch(c.s, drainPath(c.basePath, id))
+			raw, ev, err := getOrWatch(zs, drainPath(basePath, id))
 			switch {
 			case err == nil && raw != nil:
-				close(ch)
-				return
+				// One until a reboot this host has had since is no drain
+				// (awaitUndrained deletes it at the next start).
+				if holds, _ := drainHolds(parseDrain(raw), hostBootID()); holds {
+					close(ch)
+					return
+				}
 			case err != nil:
-				if !zookeeper.Retryable(err) || c.s.WaitOnline(stop) != nil {
+				if !zookeeper.Retryable(err) || zs.WaitOnline(stop) != nil {
 					return
 				}
 				continue
@@ -95,7 +123,7 @@ func (c *candidate) watchDrain(id string) (drained <-chan struct{}, quit func())
 			case <-ev:
 			case <-stop:
 				return
-			case <-c.s.Lost():
+			case <-zs.Lost():
 				return
 			}
 		}
@@ -118,7 +146,15 @@ func runDrain(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Wri
 	}
 	defer conn.Close()
 	p := drainPath(set.BasePath, set.CandidateID)
-	rec, _ := json.Marshal(drainRecord{CandidateID: set.CandidateID, Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
+	d := drainRecord{CandidateID: set.CandidateID, Reason: set.Reason, By: operator(), Since: time.Now().UTC()}
+	if set.UntilReboot {
+		boot, code := drainBootID(conn, set)
+		if code != exitOK {
+			return code
+		}
+		d.UntilReboot, d.BootID = true, boot
+	}
+	rec, _ := json.Marshal(d)
 	_, err := conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {
@@ -132,7 +168,11 @@ func runDrain(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Wri
 		fmt.Fprintf(os.Stderr, "ballot: drain: %v\n", zookeeper.Failed(err, "write", p))
 		return exitFailure
 	}
-	fmt.Fprintf(out, "drained %s in %s\n", set.CandidateID, set.BasePath)
+	if d.UntilReboot {
+		fmt.Fprintf(out, "drained %s in %s until its host reboots (boot id %s) or ballot undrain\n", set.CandidateID, set.BasePath, d.BootID)
+	} else {
+		fmt.Fprintf(out, "drained %s in %s\n", set.CandidateID, set.BasePath)
+	}
 	if set.Wait <= 0 {
 		return exitOK
 	}
@@ -147,6 +187,42 @@ func runDrain(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Wri
 	}
 	fmt.Fprintf(os.Stderr, "ballot: drain: %s is still in line in %s after %s\n", set.CandidateID, set.BasePath, set.Wait)
 	return exitNo
+}
+
+// drainBootID is the boot id a drain --until-reboot of set.CandidateID
+// lasts for: the one its proposal published (the newest, if it has two),
+// or, out of the line, the one of its drain until reboot in place. Else
+// exit 1 with one line: nobody knows which boot to outlast, and a drain
+// that never ends would be worse than none asked for.
+func drainBootID(conn *zk.Conn, set *Settings) (string, int) {
+	s, err := readElection(conn, set.BasePath)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ballot: drain: %v\n", err)
+		return "", exitFailure
+	}
+	inLine := false
+	boot, seq := "", int64(-1)
+	for _, n := range s.proposals {
+		if n.data != nil && n.data.CandidateID == set.CandidateID && n.seq > seq {
+			inLine, boot, seq = true, n.data.BootID, n.seq
+		}
+	}
+	if boot != "" {
+		return boot, exitOK
+	}
+	if !inLine {
+		for _, d := range drainedOf(s) {
+			if d.CandidateID == set.CandidateID && d.BootID != "" {
+				return d.BootID, exitOK
+			}
+		}
+		fmt.Fprintf(os.Stderr, "ballot: drain: --until-reboot: %s is not in line in %s, so its host's boot id is unknown; "+
+			"drain it while it stands, or without --until-reboot (until undrain)\n", set.CandidateID, set.BasePath)
+		return "", exitNo
+	}
+	fmt.Fprintf(os.Stderr, "ballot: drain: --until-reboot: %s published no boot id (a ballot older than drain --until-reboot, "+
+		"or no /proc/sys/kernel/random/boot_id); drain it without --until-reboot (until undrain)\n", set.CandidateID)
+	return "", exitNo
 }
 
 // hasCandidate says whether a proposal of candidate id is in line.

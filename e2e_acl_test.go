@@ -236,6 +236,26 @@ func TestSecureDigestACLs(t *testing.T) {
 				t.Errorf("ACL of %s: %v %v, want %v", n, acl, err, aliceID)
 			}
 		}
+		// drain and trigger: the pause node's ACL, and its rights.
+		for _, args := range [][]string{{"drain", "--candidate-id", "x"}, {"trigger"}} {
+			r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base, "--zookeeper-auth-file", alice), args...)...)
+			if r.code != 0 {
+				t.Fatalf("%s: exit %d: %s", args[0], r.code, r.stderr)
+			}
+		}
+		for _, n := range []string{drainPath(base, "x"), base + "/" + triggerName} {
+			if acl, _, err := admin.GetACL(n); err != nil || !reflect.DeepEqual(acl, aliceID) {
+				t.Errorf("ACL of %s: %v %v, want %v (as the pause node's)", n, acl, err, aliceID)
+			}
+		}
+		r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base), "undrain", "--candidate-id", "x")...)
+		wantOneLineFailure(t, r, "ballot: undrain: not authorized to delete "+drainPath(base, "x"))
+		r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base), "drain", "--candidate-id", "y")...)
+		wantOneLineFailure(t, r, "ballot: drain: not authorized", drainPath(base, "y"))
+		r = basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, append(global(servers, base, "--zookeeper-auth-file", alice), "undrain", "--candidate-id", "x")...)
+		if r.code != 0 {
+			t.Fatalf("undrain: exit %d: %s", r.code, r.stderr)
+		}
 	})
 
 	// A base path that exists keeps its ACL; what ballot creates in it

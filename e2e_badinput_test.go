@@ -394,6 +394,10 @@ func badInputs() []badInput {
 		// Writers: nothing written under {base} either.
 		{name: "trigger bad wait", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "trigger", "--wait", "forever"},
 			want: []string{"--wait", `"forever"`, "not a duration"}},
+		{name: "drain bad until-reboot", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "drain", "--candidate-id", "c", "--until-reboot=soon"},
+			want: []string{"--until-reboot", `"soon"`, "true or false"}},
+		{name: "trigger bad output", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "trigger", "--output", "xml"},
+			want: []string{"--output", `"xml"`, "not an output format"}},
 		{name: "drain without candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "drain"},
 			want: []string{"drain:", "--candidate-id is required"}},
 		{name: "undrain empty candidate id", args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "undrain", "--candidate-id="},

@@ -78,10 +78,10 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := join(dial(), "next")
-	next.standBy()
+	next.standby.start()
 	// A handover may come: as the leader's announcement says (standby.go).
-	next.proveWhile(true)
-	for next.proof.Load() == 0 {
+	next.standby.proveWhile(true)
+	for next.standby.proof.Load() == 0 {
 		time.Sleep(5 * time.Millisecond) // the first proof is sent at once
 	}
 	if _, err := next.readElection(); err != nil {
@@ -91,7 +91,7 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader.lineSeen.Store(&children) // as the leader's lease watch sees the line
+	leader.line.seen.Store(&children) // as the leader's lease watch sees the line
 	if !leader.withdraw() {
 		t.Fatal("the leader's release failed")
 	}
@@ -109,10 +109,10 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	if start.pending == nil {
 		t.Fatalf("the named successor, with a fresh proof, did not start on credit")
 	}
-	if w := bootTime(time.Duration(h.rec.BatonWaitMs) * time.Millisecond); start.end > bootTime(next.proof.Load())+w {
-		t.Fatalf("credit ends %v after the proof, more than the record's W %v", time.Duration(start.end-bootTime(next.proof.Load())), w)
+	if w := bootTime(time.Duration(h.rec.BatonWaitMs) * time.Millisecond); start.end > bootTime(next.standby.proof.Load())+w {
+		t.Fatalf("credit ends %v after the proof, more than the record's W %v", time.Duration(start.end-bootTime(next.standby.proof.Load())), w)
 	}
-	next.endStandby()
+	next.standby.stop()
 
 	// The successor leaves the line before its take: its command may run
 	// until start.end. Nobody may start before.
@@ -343,7 +343,7 @@ func TestResignLeavesNoBatonThatMayBeOurs(t *testing.T) {
 	if _, err := c.s.Conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	c.published = true
+	c.lead.published = true
 
 	if (&runner{}).withdrawWithLeaderNode(c) {
 		t.Fatal("withdrew on the fast path with a baton that may be ours")

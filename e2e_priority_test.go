@@ -178,9 +178,9 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 				t.Fatal(err)
 			}
 			named := p.join(p.session(), "named")
-			named.standBy()
+			named.standby.start()
 			// A handover may come: as the leader's announcement says (standby.go).
-			named.proveWhile(true)
+			named.standby.proveWhile(true)
 			waitProof(t, named, 0) // the first proof is sent at once
 			if _, err := named.readElection(); err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			leader.lineSeen.Store(&children) // before the preferred one joined
+			leader.line.seen.Store(&children) // before the preferred one joined
 			preferred := p.joinWith(p.session(), "preferred", 10)
 			if _, err := preferred.readElection(); err != nil {
 				t.Fatal(err)
@@ -209,13 +209,13 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 			if gone {
 				// Its credit counts from a proof sent after the preferred one
 				// read the record (which it does at once).
-				waitProof(t, named, named.proof.Load())
+				waitProof(t, named, named.standby.proof.Load())
 				start, err := named.takeBaton(nil)
 				if err != nil || start.pending == nil {
 					t.Fatalf("the named successor did not start on credit: %v", err)
 				}
 				creditEnd = start.end
-				named.endStandby()
+				named.standby.stop()
 				named.s.Close() // gone before its take: it may run until creditEnd
 			} else {
 				// It never reads the record: the preferred one revokes the
@@ -243,7 +243,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 				if h.rec.State != handoverTaken || h.rec.CandidateID != "preferred" {
 					t.Fatalf("record %s, want taken by preferred", h.raw)
 				}
-				if _, ok := named.credit(&handoverSeen{parsed: true, rec: handoverRecord{State: handoverRevoked, Successor: named.node, BatonWaitMs: 1500}}, bootTime(named.proof.Load())); ok {
+				if _, ok := named.credit(&handoverSeen{parsed: true, rec: handoverRecord{State: handoverRevoked, Successor: named.node, BatonWaitMs: 1500}}, bootTime(named.standby.proof.Load())); ok {
 					t.Errorf("a revoked handover gives credit")
 				}
 				if now < creditEnd {
@@ -260,7 +260,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 // twenty of them.
 func waitProof(t *testing.T, c *candidate, since int64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); c.proof.Load() == since; {
+	for deadline := time.Now().Add(10 * time.Second); c.standby.proof.Load() == since; {
 		if time.Now().After(deadline) {
 			t.Fatal("no proof of its place in 10 s")
 		}

@@ -262,3 +262,67 @@ func TestTriggerAcrossFailover(t *testing.T) {
 	}
 	checkNoOverlap(t, e.ticks)
 }
+
+// triggerJSON runs trigger --output json with args: its report (stdout
+// alone, one JSON object) and exit code.
+func triggerJSON(t *testing.T, e *election, args ...string) (triggerReport, int) {
+	t.Helper()
+	all := append([]string{"--zookeeper-servers", e.zk.ConnString(), "--zookeeper-base-path", e.base,
+		"--zookeeper-session-timeout", "2s", "trigger", "--output", "json"}, args...)
+	cmd := exec.Command(ballotBin, all...)
+	cmd.Env = ballotEnv(t)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var rep triggerReport
+	dec := json.NewDecoder(strings.NewReader(stdout.String()))
+	if err := dec.Decode(&rep); err != nil || dec.More() {
+		t.Fatalf("trigger --output json %q: not one JSON object (%v): stdout %q, stderr %q", args, err, stdout.String(), stderr.String())
+	}
+	return rep, code
+}
+
+// TestTriggerJSON: trigger --output json says what happened: the request,
+// whether a leader was there, and with --wait the outcome and the run's
+// history entry.
+func TestTriggerJSON(t *testing.T) {
+	t.Parallel()
+	e := newElection(t, sharedZK(t))
+
+	// Nobody leads, --wait runs out: not taken, withdrawn.
+	rep, code := triggerJSON(t, e, "--wait", "500ms")
+	if code != 1 || rep.Outcome != triggerNotTaken || rep.Led || rep.Joined || rep.Request.ID == "" ||
+		!strings.Contains(rep.Request.By, "@") || rep.Election != e.base || !strings.Contains(rep.Message, "withdrawn") || rep.Run != nil {
+		t.Fatalf("trigger --wait without a leader: exit %d, %+v; want 1, not-taken, withdrawn", code, rep)
+	}
+
+	// A leader: the run's entry, its exit code trigger's.
+	a := cronCandidate(t, e, "a", "3", "200ms", "--on-child-error", "ignore")
+	a.WaitEvent(logEvElected, 10*time.Second)
+	rep, code = triggerJSON(t, e, "--wait", "30s")
+	r := rep.Run
+	if code != 3 || rep.Outcome != triggerEnded || !rep.Led || r == nil || r.Node == "" || r.CandidateID != "a" ||
+		r.ExitCode == nil || *r.ExitCode != 3 || r.Ended != endExited || r.State != "ended" ||
+		r.StartedAt == nil || r.EndedAt == nil || r.Trigger == nil || r.Trigger.ID != rep.Request.ID {
+		t.Fatalf("trigger --wait with a leader: exit %d, %+v, run %+v; want 3, ended, the run's entry", code, rep, r)
+	}
+	if runs := triggered(t, e); len(runs) != 1 || runs[0].Node != r.Node {
+		t.Errorf("history has %+v, want the one run trigger named (%s)", runs, r.Node)
+	}
+
+	// Without --wait: asked, a leader there.
+	if rep, code = triggerJSON(t, e); code != 0 || rep.Outcome != triggerAsked || !rep.Led || rep.Run != nil {
+		t.Errorf("trigger: exit %d, %+v; want 0, asked, led", code, rep)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(a.Events(logEvTriggered)) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request trigger made without --wait did not start a run on a")
+		}
+	}
+}

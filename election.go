@@ -42,6 +42,7 @@ func propose(log *slog.Logger, s *zookeeper.Session, basePath, candidateID, mode
 		SessionTimeoutMs: s.Timeout().Milliseconds(),
 		Version:          version,
 		Mode:             mode,
+		BootID:           hostBootID(),
 		State:            stateFollowing,
 	}
 	data := status.encode()
@@ -52,8 +53,12 @@ func propose(log *slog.Logger, s *zookeeper.Session, basePath, candidateID, mode
 	if err != nil {
 		return nil, err
 	}
-	c := &candidate{log: log, s: s, basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1),
-		done: make(chan struct{}), standbyEnd: make(chan struct{}), lineChanged: make(chan struct{}, 1), proofKick: make(chan struct{}, 1)}
+	c := &candidate{log: log, s: s, w: s.Writer(), done: newCloser(),
+		proposalFacts: proposalFacts{basePath: basePath, id: candidateID, node: node, priority: priority, slots: max(slots, 1)}}
+	c.line.changed = make(chan struct{}, 1)
+	// A leader hands over for --priority only to one ready: the standby
+	// says so once its place is proven.
+	c.standby = newStandby(log, s, c.w, node, c.done.C, func() { c.pub.update(func(d *proposalData) { d.Standby = true }) })
 	c.seq, _ = proposalSeq(node[strings.LastIndexByte(node, '/')+1:])
 	if c.token, err = proposalToken(s, node, stop); err != nil {
 		return nil, err

@@ -83,7 +83,7 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	var drained <-chan struct{}
 	undrain := func() {}
 	if c != nil { // unit tests follow without a candidate
-		drained, undrain = c.watchDrain(r.set.CandidateID)
+		drained, undrain = watchDrain(c.s, c.basePath, r.set.CandidateID)
 	}
 	var timer *time.Timer
 	if r.set.WaitTimeout > 0 {

@@ -61,10 +61,10 @@ const creditFloorDiv = 8
 // false without a proof, with a record that gives no credit, or with too
 // little of it left.
 func (c *candidate) credit(h *handoverSeen, proof bootTime) (end bootTime, ok bool) {
-	if c.noCredit || !c.handedToUs(h) || h.rec.NoCredit || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
+	if c.standby.noCredit || !c.handedToUs(h) || h.rec.NoCredit || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
 		return 0, false
 	}
-	return creditTerms(c.s.Timeout(), h.rec.BatonWaitMs, proof, bootTime(c.proofRTT.Load()), bootNow())
+	return creditTerms(c.s.Timeout(), h.rec.BatonWaitMs, proof, bootTime(c.standby.rtt.Load()), bootNow())
 }
 
 // creditTerms is the credit a proof sent at proof gives, with session
@@ -174,7 +174,7 @@ type handTo struct {
 // a ballot older than priorities waits as the oldest only, and never for a
 // named successor (the take then goes first).
 func (c *candidate) successor() handTo {
-	p := c.lineSeen.Load()
+	p := c.line.seen.Load()
 	if p == nil || c.slots > 1 {
 		return handTo{} // --slots: a plain release, whoever is next takes it (slots.go)
 	}

@@ -53,7 +53,7 @@ func TestNoCreditWithout(t *testing.T) {
 		setup func(c *candidate, h *handoverSeen) bootTime // the proof
 	}{
 		{"", func(c *candidate, h *handoverSeen) bootTime { return fresh }}, // all there: the credit's terms decide
-		{"ours: on-connection-loss=ignore", func(c *candidate, h *handoverSeen) bootTime { c.noCredit = true; return fresh }},
+		{"ours: on-connection-loss=ignore", func(c *candidate, h *handoverSeen) bootTime { c.standby.noCredit = true; return fresh }},
 		{"the record names another", func(c *candidate, h *handoverSeen) bootTime { h.rec.Successor += "x"; return fresh }},
 		{"the record gives none (a higher priority ahead of older ones)", func(c *candidate, h *handoverSeen) bootTime { h.rec.NoCredit = true; return fresh }},
 		{"no proof in line", func(c *candidate, h *handoverSeen) bootTime { return 0 }},

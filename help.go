@@ -136,8 +136,8 @@ Usage:
   ballot [global flags] step-down [--candidate-id ID] [--wait DURATION]
   ballot [global flags] pause [--reason TEXT]
   ballot [global flags] resume
-  ballot [global flags] trigger [--wait DURATION]
-  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]
+  ballot [global flags] trigger [--wait DURATION] [--output human|json]
+  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--until-reboot] [--wait DURATION]
   ballot [global flags] undrain --candidate-id ID (drain's undo)
   ballot version (or ballot --version, ballot -v)
   ballot help [command]
@@ -239,20 +239,24 @@ func helpText(cmd string) string {
 			"Exit 0 once asked; with --wait, the run's exit code once it ends, or 1 if it was\n" +
 			"skipped, not taken (the request is then withdrawn) or not over within --wait;\n" +
 			"1 too, nothing written, if the candidates in line all run once.\n\n" +
-			"Usage:\n  ballot [global flags] trigger [--wait DURATION]\n\n")
-		flagHelp(&b, "Flags", scopeLeader)
+			"--output json: one JSON object (the request, whether a leader was there, with\n" +
+			"--wait the outcome and the run's history entry).\n\n" +
+			"Usage:\n  ballot [global flags] trigger [--wait DURATION] [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeLeader, scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdDrain, cmdUndrain:
 		b.WriteString("ballot drain: take a candidate out of the running, from any host, until ballot\n" +
 			"undrain (it survives restarts of that host and of ballot). A drained candidate\n" +
 			"leaves the line and never leads; a drained leader hands over first, as on\n" +
 			"step-down. Every candidate drained: nobody leads (info says so).\n" +
+			"With --until-reboot the drain also ends when that candidate's host reboots.\n" +
 			"drain exits 0 once stored (with --wait, once the candidate is out of the line),\n" +
-			"1 if it is still in line after --wait.\n\n" +
-			"Usage:\n  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--wait DURATION]\n" +
+			"1 if it is still in line after --wait, or with --until-reboot if the candidate\n" +
+			"is not in line (its host's boot id is unknown; nothing written).\n\n" +
+			"Usage:\n  ballot [global flags] drain --candidate-id ID [--reason TEXT] [--until-reboot] [--wait DURATION]\n" +
 			"  ballot [global flags] undrain --candidate-id ID\n\n")
 		if cmd == cmdDrain {
-			flagHelp(&b, "Flags", scopeCandidate, scopePause, scopeLeader)
+			flagHelp(&b, "Flags", scopeCandidate, scopePause, scopeDrain, scopeLeader)
 		} else {
 			flagHelp(&b, "Flags", scopeCandidate)
 		}

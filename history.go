@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -45,7 +44,7 @@ func (c *candidate) listHistory() {
 		c.log.Warn("cannot read the run history; runs are not recorded in it", "path", dir, "error", err)
 		return
 	}
-	sort.Strings(names) // sequence numbers of equal width
+	sortStrings(names) // sequence numbers of equal width
 	c.history.names = append(make([]string, 0, len(names)+1), names...)
 }
 
@@ -101,7 +100,7 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 	if err != nil {
 		return nil
 	}
-	sort.Strings(names)
+	sortStrings(names)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
 		raw, st, err := c.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry
@@ -173,7 +172,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 }
 
 // endOp is the op that records the end of o (ex; ending and reason when
-// it was stopped), telling c.runEnded once.
+// it was stopped), telling c.tell.runEnded once.
 func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk.SetDataRequest {
 	e := o.entry
 	now := time.Now().UTC()
@@ -191,11 +190,11 @@ func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk
 		e.Reason = ex.Reason // the command could not be executed
 	}
 	e.Output = ex.Output
-	if !o.told && c.runEnded != nil {
+	if !o.told && c.tell.runEnded != nil {
 		// Told before the write, which may wait out a partition: the
 		// hook's news is the run's end, not the history's.
 		o.told = true
-		c.runEnded(e)
+		c.tell.runEnded(e)
 	}
 	data, _ := json.Marshal(e)
 	o.entry = e

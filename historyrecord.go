@@ -102,7 +102,7 @@ type openEntry struct {
 	path    string
 	version int32
 	entry   historyEntry
-	told    bool // its end was told to c.runEnded
+	told    bool // its end was told to c.tell.runEnded
 }
 
 // historyItem is one history entry as read, with what a reader adds.
@@ -130,7 +130,7 @@ func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem
 	if err != nil {
 		return nil, zookeeper.Error(err, "read", dir)
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	sort.Slice(names, func(i, j int) bool { return names[i] > names[j] }) // newest first (see sortStrings)
 	var items []*historyItem
 	for _, n := range names {
 		if len(items) >= limit {

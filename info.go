@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
 	"time"
 
 	"ballot/internal/zookeeper"
@@ -141,7 +140,7 @@ func buildCandidates(base string, s *electionSnapshot, now time.Time) (cands []i
 			dups = append(dups, fmt.Sprintf("%d candidates share the id %s", k, id))
 		}
 	}
-	sort.Strings(dups)
+	sortStrings(dups)
 	return cands, dups
 }
 
@@ -157,8 +156,8 @@ func addControls(inf *infoElection, base string, s *electionSnapshot) {
 	}
 	inf.Drained = drainedOf(s)
 	for _, d := range inf.Drained {
-		inf.Notes = append(inf.Notes, fmt.Sprintf("%s is drained (%s, by %s): it never leads until ballot undrain",
-			d.CandidateID, orNone(d.Reason), orNone(d.By)))
+		inf.Notes = append(inf.Notes, fmt.Sprintf("%s is drained (%s, by %s): it never leads until %s",
+			d.CandidateID, orNone(d.Reason), orNone(d.By), d.untilWhat()))
 	}
 	if len(inf.Drained) > 0 && len(s.proposals) == 0 {
 		inf.Notes = append(inf.Notes, "nobody leads: no candidate is in line, and drained candidates stay out of it")

@@ -219,8 +219,12 @@ func writeInfoHuman(w io.Writer, inf *infoElection) {
 	if len(inf.Drained) > 0 {
 		fmt.Fprintln(w, "drained:")
 		for _, d := range inf.Drained {
-			writeBlock(w, []kv{{k: "candidateId", v: yq(d.CandidateID)}, {k: "reason", v: yq(d.Reason)}, {k: "by", v: yq(d.By)},
-				{k: "since", v: d.Since.UTC().Format(humanTime)}}, "- ", "  ")
+			kvs := []kv{{k: "candidateId", v: yq(d.CandidateID)}, {k: "reason", v: yq(d.Reason)}, {k: "by", v: yq(d.By)},
+				{k: "since", v: d.Since.UTC().Format(humanTime)}}
+			if d.UntilReboot {
+				kvs = append(kvs, kv{k: "untilReboot", v: "true"}, kv{k: "bootId", v: yq(d.BootID)})
+			}
+			writeBlock(w, kvs, "- ", "  ")
 		}
 	}
 	if b := inf.Baton; b != nil {

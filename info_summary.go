@@ -113,7 +113,7 @@ func writeSummaryBatons(row summaryRow, inf *infoElection) {
 		row("trigger", fmt.Sprintf("a run asked for by %s at %s, not taken yet", orNone(tr.By), tr.At.Local().Format("15:04:05")))
 	}
 	for _, d := range inf.Drained {
-		row("drained", fmt.Sprintf("%s, by %s: %s", d.CandidateID, orNone(d.By), orNone(d.Reason)))
+		row("drained", fmt.Sprintf("%s, by %s: %s", d.label(), orNone(d.By), orNone(d.Reason)))
 	}
 }
 

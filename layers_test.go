@@ -61,7 +61,7 @@ var layers = []struct {
 	{"records", []string{"nodes.go", "historyrecord.go"}},
 	// The recipe: a proposal, the line, the baton and what passes it on.
 	{"election", []string{
-		"snapshot.go", "candidate.go", "election.go", "publisher.go", "baton.go", "handover.go",
+		"snapshot.go", "proposal.go", "candidate.go", "election.go", "publisher.go", "baton.go", "handover.go",
 		"release.go", "standby.go", "slots.go", "controls.go",
 	}},
 	// Read-only commands, on the election's snapshot; below the lease and

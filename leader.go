@@ -22,63 +22,27 @@ import (
 
 func leaderPath(base string) string { return base + "/" + leaderName }
 
-// leaderPath is the leader node of this candidate's slot (leader-k with
-// --slots, slot k > 0).
-func (c *candidate) leaderPath() string { return c.basePath + "/" + slotName(leaderName, c.slot) }
-
 // The leader node is written and removed by one goroutine per candidate,
 // in order, and never waited for on the supervision path: a ZooKeeper
 // request made while the connection is down waits for the reconnect, and a
 // leader must be able to stop its command on time meanwhile.
 
 // nodeOp queues f after the candidate's earlier leader-node operations.
-func (c *candidate) nodeOp(f func()) {
-	c.opsOnce.Do(func() {
-		c.ops = make(chan func(), 16)
-		go func() {
-			for {
-				select {
-				case f := <-c.ops:
-					f()
-				case <-c.s.Lost():
-					return
-				case <-c.done:
-					return
-				}
-			}
-		}()
-	})
-	select {
-	case c.ops <- f:
-	case <-c.s.Lost():
-	case <-c.done:
-	}
-}
-
-// flushNodeOps waits, at most d, for the queued leader-node operations.
-func (c *candidate) flushNodeOps(d time.Duration) {
-	done := make(chan struct{})
-	c.nodeOp(func() { close(done) })
-	select {
-	case <-done:
-	case <-time.After(d):
-	case <-c.s.Lost():
-	}
-}
+func nodeOp(c *candidate, f func()) { c.lead.queue(f, c.s.Lost(), c.done.C) }
 
 // publishLeader creates the leader node, replacing one left by another
 // session, in a multi-op that checks this candidate's proposal still exists:
 // only the live leader can write it.
 func (r *runner) publishLeader(c *candidate) {
-	if c.published {
+	if c.lead.published {
 		return
 	}
-	c.published = true
+	c.lead.published = true
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
 	l := r.lease.Load()
-	c.nodeOp(func() {
+	nodeOp(c, func() {
 		if l != nil {
 			l.awaitTake() // after a handover's take: an acknowledged leader holds the baton
 		}
@@ -102,7 +66,7 @@ func (r *runner) publishLeader(c *candidate) {
 			if err != nil {
 				continue
 			}
-			if c.ownsLeaderNode(b, stat) {
+			if ownsLeaderNode(c, b, stat) {
 				return
 			}
 			_, _ = c.s.Conn.Multi(check, &zk.DeleteRequest{Path: path, Version: stat.Version}, create)
@@ -113,14 +77,14 @@ func (r *runner) publishLeader(c *candidate) {
 // unpublishLeader removes the leader node, first thing when a leader stops
 // leading, so observers stop following it. It does not wait.
 func (r *runner) unpublishLeader(c *candidate) {
-	if !c.published {
+	if !c.lead.published {
 		return
 	}
-	c.published = false
-	c.nodeOp(func() {
+	c.lead.published = false
+	nodeOp(c, func() {
 		path := c.leaderPath()
 		b, stat, err := c.s.Conn.Get(path)
-		if err == nil && c.ownsLeaderNode(b, stat) {
+		if err == nil && ownsLeaderNode(c, b, stat) {
 			_ = c.s.Conn.Delete(path, stat.Version)
 		}
 	})
@@ -135,10 +99,10 @@ func (r *runner) unpublishLeader(c *candidate) {
 // lost), which only a known holder can give back, so the caller's
 // withdraw ends the session, and the baton with it.
 func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
-	if !c.published || c.s.IsLost() || c.baton.maybe() {
+	if !c.lead.published || c.s.IsLost() || c.baton.maybe() {
 		return false
 	}
-	c.flushNodeOps(c.s.Timeout() / 2) // a create still queued goes first
+	c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C) // a create still queued goes first
 	for to := c.successor(); ; to = (handTo{}) {
 		ops := append([]any{&zk.DeleteRequest{Path: c.leaderPath(), Version: 0},
 			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(to)...)
@@ -151,17 +115,17 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		}
 		// The named successor left the line: release to nobody.
 	}
-	c.published = false
+	c.lead.published = false
 	c.baton.givenBack()
 	c.pub.stop()
 	c.retire()
 	return true
 }
 
-// ownsLeaderNode reports whether the leader node's data is this
+// ownsLeaderNode reports whether the leader node's data is c's
 // candidacy's: the session is not enough, as a reelected candidate keeps
 // its session for its next proposal.
-func (c *candidate) ownsLeaderNode(data []byte, stat *zk.Stat) bool {
+func ownsLeaderNode(c *candidate, data []byte, stat *zk.Stat) bool {
 	var rec leaderRecord
 	return stat.EphemeralOwner == c.s.ID() && json.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
 }

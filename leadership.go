@@ -164,7 +164,7 @@ func (r *runner) join() (*candidate, verdict) {
 				c, err = propose(r.log, r.sess, r.set.BasePath, r.set.CandidateID, r.set.Command, r.set.Priority, r.set.Slots, r.stopping)
 			}
 			if err == nil {
-				c.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.tell.runEnded = func(e historyEntry) { r.runEnded(c, e) }
 				c.triggers = r.rules.triggered
 				r.setCandidate(c)
 				r.publishHealth()
@@ -211,13 +211,13 @@ func (r *runner) join() (*candidate, verdict) {
 // lease starts, or a verdict that ends the candidacy.
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
-	c.onFollowing = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
+	c.tell.following = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
 	if r.rules.prestart {
-		c.onStandby = func() { go r.prestartKeeper() }
+		c.standby.onStart = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
 	// credit whose answer stays lost would end it: take first.
-	c.noCredit = r.set.OnConnectionLoss == lossIgnore
+	c.standby.noCredit = r.set.OnConnectionLoss == lossIgnore
 	line, release := r.followContext(c)
 	standDown := line.Done()
 	// The election's record, read while waiting, not when elected: one
@@ -229,14 +229,14 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		// The controls are read with the handover record, not after the
 		// take: one round trip fewer before the command.
 		quit, read := make(chan struct{}), make(chan *controls, 1)
-		go func() { read <- c.watchControls(quit) }()
+		go func() { read <- watchControls(c.s, &c.proposalFacts, quit) }()
 		start, err = c.takeBaton(standDown)
 		start.ctl, start.quit = <-read, quit
 		if err != nil {
 			close(quit)
 		}
 	}
-	c.endStandby()
+	c.standby.stop()
 	release()
 	if errors.Is(err, errStopped) {
 		err = r.whyStandDown(line)
@@ -304,7 +304,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 		defer r.mu.Unlock()
 		return r.current != nil
 	}
-	l = c.holdLease(start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
+	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
 	if r.set.PreemptAfter > 0 && r.rules.preempts && c.slots == 1 {
@@ -347,12 +347,12 @@ func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	case p.preempted:
 		r.metrics.Preempted()
 	case p.finishOnce:
-		c.clearStepDown()
+		clearStepDown(c.s, &c.proposalFacts)
 		r.finishOnceRun(c, end.ex, p.reason)
 	}
 	v := r.resign(c, p.reason, p.then)
 	if p.clearStepDown {
-		c.clearStepDown()
+		clearStepDown(c.s, &c.proposalFacts)
 	}
 	if p.backoff {
 		r.backOff(end.ex)
@@ -424,11 +424,11 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 	exiting := then.next == exitBallot
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
-		if c.ops != nil {
+		if c.lead.ops != nil {
 			// Observers should see the leader node go before the next
 			// leader is elected; off the supervision path, waiting a
 			// little is fine.
-			c.flushNodeOps(c.s.Timeout() / 2)
+			c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C)
 		}
 		r.demote(c, reason)
 		if !c.withdraw() && !exiting {

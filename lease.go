@@ -86,10 +86,10 @@ type lease struct {
 	sent    bootTime           // send time of the take (renewals are scheduled from it)
 }
 
-// holdLease starts a leader's lease from start: the take's, or a
-// handover's credit with the take still to send. busy and enforced: see
-// the lease's fields.
-func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
+// holdLease starts the lease of c's leadership from start: the take's,
+// or a handover's credit with the take still to send. busy and enforced:
+// see the lease's fields.
+func holdLease(c *candidate, start leaseStart, stopGrace time.Duration, busy func() bool, enforced bool) *lease {
 	t := c.s.Timeout()
 	if start.quit == nil {
 		start.quit = make(chan struct{})
@@ -124,7 +124,7 @@ func (c *candidate) holdLease(start leaseStart, stopGrace time.Duration, busy fu
 	// the handover record (follow), or here.
 	l.ctl = start.ctl
 	if l.ctl == nil {
-		l.ctl = c.watchControls(l.quit)
+		l.ctl = watchControls(c.s, &c.proposalFacts, l.quit)
 	}
 	return l
 }
@@ -154,17 +154,25 @@ func (l *lease) renewLoop() {
 	every := bootTime(l.timeout / renewEveryDiv)
 	// From the take's send, not its answer: on a slow link the first
 	// renewal must not trail the lease by a round trip more than the rest.
-	next := l.sent + every
+	// On the session's grid, which a lone lease starts at that send: the
+	// renewals of all its elections fall on the same ticks, never later
+	// than every T/8.
+	w := l.c.w
+	w.Join(l.sent)
+	defer w.Leave()
+	next := w.Next(l.sent, time.Duration(every))
 	stuck, excused := false, false
 	for {
 		if !l.sleepUntil(next) {
 			return
 		}
 		if l.Resting() {
+			w.Leave() // the others' rounds wait for no renewal of ours
 			if !l.atRest() {
 				return
 			}
 			next = l.clock.now() // armed: renew at once (not a resumed loop)
+			w.Join(next)
 			continue
 		}
 		now := l.clock.now()
@@ -174,9 +182,10 @@ func (l *lease) renewLoop() {
 		// resumed ballot would end its session here, abandoning the baton
 		// to expire, instead of giving it back (releaseLost).
 		resumed := now-next >= every
-		next = now + every
+		next = w.Next(now, time.Duration(every))
 		l.reportSlow(now)
 		if !l.supervised(now) {
+			w.Skip()
 			if resumed && !excused {
 				excused = true
 				continue
@@ -208,6 +217,7 @@ func (l *lease) renewLoop() {
 		}
 		l.mu.Unlock()
 		if full {
+			w.Skip()
 			select { // send again as soon as one is answered
 			case <-l.answered:
 				next = l.clock.now()
@@ -406,7 +416,7 @@ func (l *lease) renew(sent bootTime) {
 	l.mu.Lock()
 	data := c.batonData(l.latency, l.maxLat, l.wait-l.timeout/killMarginDiv)
 	l.mu.Unlock()
-	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+	res, err := c.w.Write(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.SetDataRequest{Path: c.batonPath(), Data: data, Version: -1})
 	now := l.clock.now()
 	// The set may land on a baton another session created after ours was
@@ -492,8 +502,8 @@ func (l *lease) watch() {
 		children, _, ev, err := c.s.Conn.ChildrenW(c.basePath)
 		switch {
 		case err == nil:
-			c.lineSeen.Store(&children)
-			ping(c.lineChanged)
+			c.line.seen.Store(&children)
+			ping(c.line.changed)
 			has := map[string]bool{}
 			for _, n := range children {
 				has[n] = true

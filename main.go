@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -405,7 +404,7 @@ func logSources(log *slog.Logger, set *Settings) {
 	for k := range set.Sources {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	sortStrings(names)
 	for _, k := range names {
 		v := set.Values[k]
 		if v == "" && set.Sources[k] == "default" {

@@ -199,7 +199,7 @@ func (m *metrics) render() string {
 		for k := range counts {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		sortStrings(keys)
 		for _, k := range keys {
 			fmt.Fprintf(&b, "%s{%s,%s=%s} %d\n", name, m.labels, label, strconv.Quote(k), counts[k])
 		}

@@ -88,7 +88,8 @@ type proposalData struct {
 	SessionTimeout   string    `json:"sessionTimeout"`
 	SessionTimeoutMs int64     `json:"sessionTimeoutMs"`
 	Version          string    `json:"version,omitempty"`
-	Mode             string    `json:"mode,omitempty"` // "run once" or "run cron"
+	Mode             string    `json:"mode,omitempty"`   // "run once" or "run cron"
+	BootID           string    `json:"bootId,omitempty"` // the host's boot id (drain --until-reboot)
 
 	// Updated when the candidate's state changes (publisher).
 	State        string         `json:"state,omitempty"` // following, waiting-for-baton, leading, resigning
@@ -281,6 +282,42 @@ type drainRecord struct {
 	Reason      string    `json:"reason,omitempty"`
 	By          string    `json:"by"` // user@host that drained it
 	Since       time.Time `json:"since"`
+	// drain --until-reboot: the drain lasts while the candidate's host
+	// runs the boot of BootID (its proposal published it); a candidate
+	// whose host has another boot id finds it expired (drainHolds).
+	UntilReboot bool   `json:"untilReboot,omitempty"`
+	BootID      string `json:"bootId,omitempty"`
+}
+
+// untilWhat says, for info and watch, what ends the drain.
+func (d drainRecord) untilWhat() string {
+	if d.UntilReboot {
+		return "its host reboots or ballot undrain"
+	}
+	return "ballot undrain"
+}
+
+// label is the candidate, and "until reboot" for drain --until-reboot.
+func (d drainRecord) label() string {
+	if d.UntilReboot {
+		return d.CandidateID + " until reboot"
+	}
+	return d.CandidateID
+}
+
+// drainHolds says whether drain record d (nil: none) keeps a candidate
+// whose host has boot id boot out of the line, and whether it is an
+// until-reboot drain that the host's reboot ended (expired). A drain
+// without a boot id holds until undrain; so does one on a host that cannot
+// read its own boot id (boot ""): it cannot tell whether it rebooted.
+func drainHolds(d *drainRecord, boot string) (holds, expired bool) {
+	switch {
+	case d == nil:
+		return false, false
+	case d.BootID == "" || boot == "" || d.BootID == boot:
+		return true, false
+	}
+	return false, true
 }
 
 // drainNodeName is a candidate's drain node: "/" and "%" escaped, and

@@ -596,6 +596,14 @@ func readerParams() []*param {
 				s.Reason = v
 				return nil
 			}},
+		{name: "until-reboot", scope: scopeDrain, kind: kindBool, def: "false",
+			help: "the drain also ends when the candidate's host reboots (its boot id changes); the\n" +
+				"candidate must be in line (its proposal says its host's boot id) or drained until\n" +
+				"reboot already",
+			apply: func(s *Settings, v string) (err error) {
+				s.UntilReboot, err = parseBool(v)
+				return err
+			}},
 		{name: "wait", scope: scopeLeader, kind: kindDuration, arg: "DURATION", def: "0",
 			help: "leader: wait up to this long for a leader to acknowledge; step-down: for another\n" +
 				"candidate to lead; trigger: for the run to end (its exit code is trigger's); drain:\n" +

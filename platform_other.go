@@ -16,3 +16,9 @@ func checkPlatform() error {
 }
 
 func isTerminal(uintptr) bool { return false }
+
+// hostBootID: no boot id elsewhere (drain --until-reboot then cannot be
+// given for this host).
+func hostBootID() string { return "" }
+
+func readBootID(string) string { return "" }

@@ -15,6 +15,7 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -38,18 +39,18 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 	defer timer.Stop()
 	defer c.pub.update(func(d *proposalData) { d.Preempt = nil })
 	for {
-		first, line := c.firstOther()
+		first, line := c.line.firstOther(c.basePath, c.node)
 		now := bootNow()
 		first, due := preemptionDue(first, line, c.priority, seen, now, after)
 		if first != counting {
 			counting = first
-			c.publishPreempt(first, due)
+			publishPreempt(c.log, c.s.Conn, c.pub, c.priority, first, due)
 		}
 		if first != "" && now >= due {
 			if readyFor != first {
 				readyFor, ready = first, nil
 			}
-			ok, ev := c.readyToLead(first)
+			ok, ev := readyToLead(c.s.Conn, first)
 			if ok {
 				l.ctl.preempt(first)
 				return
@@ -63,7 +64,7 @@ func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
 			timer.Reset(time.Duration(due - now))
 		}
 		select {
-		case <-c.lineChanged:
+		case <-c.line.changed:
 		case <-timer.C:
 		case <-ready:
 			ready = nil
@@ -96,29 +97,11 @@ func preemptionDue(first string, line map[string]bool, ours int, seen map[string
 	return first, seen[first] + bootTime(after)
 }
 
-// firstOther is the first proposal in line other than ours (full path),
-// as the lease's watch last saw the line, and the line's names.
-func (c *candidate) firstOther() (first string, line map[string]bool) {
-	line = map[string]bool{}
-	p := c.lineSeen.Load()
-	if p == nil {
-		return "", line
-	}
-	for _, n := range sortedProposals(*p) {
-		full := c.basePath + "/" + n
-		line[full] = true
-		if first == "" && full != c.node {
-			first = full
-		}
-	}
-	return first, line
-}
-
 // readyToLead reads a candidate's proposal: ready means it waits in line
 // (not resigning), healthy, and proving it is in line (standby.go), so it
 // can start at once. ev fires when its data changes (nil if unread).
-func (c *candidate) readyToLead(proposal string) (bool, <-chan zk.Event) {
-	raw, _, ev, err := c.s.Conn.GetW(proposal)
+func readyToLead(conn *zk.Conn, proposal string) (bool, <-chan zk.Event) {
+	raw, _, ev, err := conn.GetW(proposal)
 	if err != nil {
 		return false, nil
 	}
@@ -131,22 +114,23 @@ func (c *candidate) readyToLead(proposal string) (bool, <-chan zk.Event) {
 	return waiting && healthy && d.Standby, ev
 }
 
-// publishPreempt says, in the leader's proposal, which preferred candidate
-// it will hand over to and when ("" : none).
-func (c *candidate) publishPreempt(proposal string, due bootTime) {
+// publishPreempt says, in the leader's proposal (pub), which preferred
+// candidate it will hand over to and when ("" : none); ours is the
+// leader's priority.
+func publishPreempt(log *slog.Logger, conn *zk.Conn, pub *publisher, ours int, proposal string, due bootTime) {
 	if proposal == "" {
-		c.pub.update(func(d *proposalData) { d.Preempt = nil })
+		pub.update(func(d *proposalData) { d.Preempt = nil })
 		return
 	}
 	st := &preemptStatus{Proposal: proposal, Priority: proposalPriority(proposal),
 		At: time.Now().Add(time.Duration(due - bootNow())).UTC().Truncate(time.Millisecond)}
-	if raw, _, err := c.s.Conn.Get(proposal); err == nil {
+	if raw, _, err := conn.Get(proposal); err == nil {
 		var d proposalData
 		if json.Unmarshal(raw, &d) == nil {
 			st.CandidateID = d.CandidateID
 		}
 	}
-	c.log.Info("a candidate of higher priority is in line: handing over to it once it has stood there ready for --preempt-after",
-		logEvPreemptPlanned.attr(), "successor", proposal, "successor_priority", st.Priority, "priority", c.priority, "at", st.At.Format(time.RFC3339Nano))
-	c.pub.update(func(d *proposalData) { d.Preempt = st })
+	log.Info("a candidate of higher priority is in line: handing over to it once it has stood there ready for --preempt-after",
+		logEvPreemptPlanned.attr(), "successor", proposal, "successor_priority", st.Priority, "priority", ours, "at", st.At.Format(time.RFC3339Nano))
+	pub.update(func(d *proposalData) { d.Preempt = st })
 }

@@ -59,6 +59,51 @@ type publisher struct {
 	quitOnce sync.Once
 }
 
+// leaderNode is the leader node's side of what a candidate publishes:
+// its writes, in order, on one worker (leader.go), and whether it is
+// written.
+type leaderNode struct {
+	ops       chan func()
+	once      sync.Once
+	published bool // the leader node was written (or is being written)
+}
+
+// queue queues f after the earlier leader-node operations, on their one
+// worker, which ends when lost or over closes.
+func (n *leaderNode) queue(f func(), lost, over <-chan struct{}) {
+	n.once.Do(func() {
+		n.ops = make(chan func(), 16)
+		go func() {
+			for {
+				select {
+				case f := <-n.ops:
+					f()
+				case <-lost:
+					return
+				case <-over:
+					return
+				}
+			}
+		}()
+	})
+	select {
+	case n.ops <- f:
+	case <-lost:
+	case <-over:
+	}
+}
+
+// flush waits, at most d, for the queued leader-node operations.
+func (n *leaderNode) flush(d time.Duration, lost, over <-chan struct{}) {
+	done := make(chan struct{})
+	n.queue(func() { close(done) }, lost, over)
+	select {
+	case <-done:
+	case <-time.After(d):
+	case <-lost:
+	}
+}
+
 const (
 	publishFold = 20 * time.Millisecond
 	// publishGap bounds a flapping state (a command that exits at once

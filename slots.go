@@ -187,8 +187,8 @@ func (c *candidate) awaitSlot(stop <-chan struct{}) error {
 		if at := fmt.Sprintf("%s %d", line[me-1], me); following != at {
 			c.log.Info("following", logEvFollowing.attr(), "proposal", c.node, "place_in_line", me+1, "predecessor", c.basePath+"/"+line[me-1], "slots", c.slots)
 			following = at
-			if c.onFollowing != nil {
-				c.onFollowing(me+1, c.basePath+"/"+line[0])
+			if c.tell.following != nil {
+				c.tell.following(me+1, c.basePath+"/"+line[0])
 			}
 		}
 		select {
@@ -257,7 +257,7 @@ func (c *candidate) checkHigherSlots(children []string, stop <-chan struct{}) (a
 	}
 	for _, n := range children {
 		k, ok := slotOf(n, handoverName)
-		if !ok || k < c.slots || c.higherSeen[n] {
+		if !ok || k < c.slots || c.line.higherSlots[n] {
 			continue
 		}
 		raw, _, err := c.s.Conn.Get(c.basePath + "/" + n)
@@ -274,10 +274,10 @@ func (c *candidate) checkHigherSlots(children []string, stop <-chan struct{}) (a
 				return false, err
 			}
 		}
-		if c.higherSeen == nil {
-			c.higherSeen = map[string]bool{}
+		if c.line.higherSlots == nil {
+			c.line.higherSlots = map[string]bool{}
 		}
-		c.higherSeen[n] = true
+		c.line.higherSlots[n] = true
 	}
 	return false, nil
 }

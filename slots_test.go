@@ -113,7 +113,7 @@ func TestScanOrder(t *testing.T) {
 		{"a held baton is no lost take", 3, batonState{hold: batonHeld, slot: 2}, []int{0, 1, 2}},
 		{"a pending one neither", 3, batonState{hold: batonPending, slot: 1}, []int{0, 1, 2}},
 	} {
-		c := &candidate{slots: tc.slots, baton: tc.baton}
+		c := &candidate{proposalFacts: proposalFacts{slots: tc.slots}, baton: tc.baton}
 		if got := c.scanOrder(); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: scanOrder() = %v; want %v", tc.name, got, tc.want)
 		}
@@ -143,7 +143,7 @@ func TestCheckSlots(t *testing.T) {
 		{"a later one disagreeing gives way", 2, []string{prop(2, 5), prop(3, 6), prop(1, 7)}, 0, ""},
 		{"the first earlier disagreement is named", 2, []string{prop(2, 0), prop(4, 2), prop(3, 3), prop(2, 5)}, 4, prop(4, 2)},
 	} {
-		c := &candidate{basePath: "/e", slots: tc.slots, seq: 5}
+		c := &candidate{proposalFacts: proposalFacts{basePath: "/e", slots: tc.slots, seq: 5}}
 		err := c.checkSlots(tc.line)
 		var mis *slotsMismatchError
 		switch {

@@ -12,9 +12,14 @@ package main
 
 import (
 	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
 
 // standbyProofDiv: the next in line sends a proof every T/4. A proof's
@@ -26,31 +31,63 @@ import (
 // without credit about one time in eight.
 const standbyProofDiv = 4
 
-// standBy starts the prover, once per proposal; it ends when the
+// standby is one proposal's proofs that it is in line, and whether a
+// handed-over baton may start on their credit.
+type standby struct {
+	log       *slog.Logger
+	s         *zookeeper.Session
+	w         *zookeeper.Writer // the election's writes, through the session (internal/zookeeper/writes.go)
+	node      string            // the proposal it proves
+	candidacy <-chan struct{}   // closed when the candidacy is over
+	proven    func()            // told once, when its place is first proven (it publishes that it is ready)
+	onStart   func()            // told once, when next in line (a keeper started ahead); nil: nobody
+	noCredit  bool              // on-connection-loss=ignore: no start on credit (its take could end the command)
+
+	proof     atomic.Int64 // bootTime: send time of the last answered proof in line
+	rtt       atomic.Int64 // its round trip (ns)
+	startOnce sync.Once
+	end       chan struct{} // closed when proofs are no longer needed
+	endOnce   sync.Once
+	proving   atomic.Bool   // proofs wanted now: a handover may come (proveWhile)
+	kick      chan struct{} // pinged when proving changes
+}
+
+func newStandby(log *slog.Logger, s *zookeeper.Session, w *zookeeper.Writer, node string, candidacy <-chan struct{}, proven func()) *standby {
+	return &standby{log: log, s: s, w: w, node: node, candidacy: candidacy, proven: proven,
+		end: make(chan struct{}), kick: make(chan struct{}, 1)}
+}
+
+// start starts the prover, once per proposal; it ends when the
 // candidate leads or leaves the line. It proves only while proveWhile
 // says a handover may come: at rest, the next in line writes nothing.
-func (c *candidate) standBy() {
-	c.standbyOnce.Do(func() {
-		c.log.Info("next in line: standing by; proves its place whenever a handover may come, to start at once when handed the baton", logEvStandingBy.attr(), "proposal", c.node)
-		go c.proveInLine()
-		if c.onStandby != nil {
-			c.onStandby()
+func (b *standby) start() {
+	b.startOnce.Do(func() {
+		b.log.Info("next in line: standing by; proves its place whenever a handover may come, to start at once when handed the baton", logEvStandingBy.attr(), "proposal", b.node)
+		go b.proveInLine()
+		if b.onStart != nil {
+			b.onStart()
 		}
 	})
 }
 
-// endStandby stops the proofs: a leader's renewals, or nothing, replace them.
-func (c *candidate) endStandby() {
-	c.standbyStop.Do(func() { close(c.standbyEnd) })
+// stop stops the proofs: a leader's renewals, or nothing, replace them.
+func (b *standby) stop() {
+	b.endOnce.Do(func() { close(b.end) })
 }
 
 // proveWhile says whether proofs are wanted now. The next in line wants
 // them while its leader says a handover may come (handoverMayCome); the
 // first in line waiting behind a leader's baton always (baton.go).
-func (c *candidate) proveWhile(want bool) {
-	if c.proving.Swap(want) != want {
-		ping(c.proofKick)
+func (b *standby) proveWhile(want bool) {
+	if b.proving.Swap(want) != want {
+		ping(b.kick)
 	}
+}
+
+// lastProof is the send time of the last answered proof (0: none), and
+// its round trip.
+func (b *standby) lastProof() (sent bootTime, rtt time.Duration) {
+	return bootTime(b.proof.Load()), time.Duration(b.rtt.Load())
 }
 
 // handoverMayCome reads the leader's proposal data, as the next in line
@@ -74,22 +111,22 @@ func handoverMayCome(raw []byte, us string) bool {
 // leader with its quorum, with our session alive there) without changing
 // anything or waking any watch. When proofs become wanted, the first goes
 // out at once unless the last is less than T/4 old.
-func (c *candidate) proveInLine() {
+func (b *standby) proveInLine() {
 	var next time.Time // when the next proof is due (zero: at once)
 	for {
 		var t *time.Timer
-		if c.proving.Load() {
+		if b.proving.Load() {
 			d := time.Until(next)
 			if d <= 0 {
-				if !c.prove() {
+				if !b.prove() {
 					return
 				}
-				next = time.Now().Add(c.s.Timeout() / standbyProofDiv)
+				next = time.Now().Add(b.s.Timeout() / standbyProofDiv)
 				continue
 			}
 			t = time.NewTimer(d)
 		}
-		if !c.awaitProofDue(t) {
+		if !b.awaitProofDue(t) {
 			return
 		}
 	}
@@ -97,7 +134,7 @@ func (c *candidate) proveInLine() {
 
 // awaitProofDue waits for t (nil: none) or a change of proveWhile; false
 // once proofs are no longer needed.
-func (c *candidate) awaitProofDue(t *time.Timer) bool {
+func (b *standby) awaitProofDue(t *time.Timer) bool {
 	var tick <-chan time.Time
 	if t != nil {
 		defer t.Stop()
@@ -105,12 +142,12 @@ func (c *candidate) awaitProofDue(t *time.Timer) bool {
 	}
 	select {
 	case <-tick:
-	case <-c.proofKick:
-	case <-c.standbyEnd:
+	case <-b.kick:
+	case <-b.end:
 		return false
-	case <-c.done:
+	case <-b.candidacy:
 		return false
-	case <-c.s.Lost():
+	case <-b.s.Lost():
 		return false
 	}
 	return true
@@ -118,18 +155,18 @@ func (c *candidate) awaitProofDue(t *time.Timer) bool {
 
 // prove sends one proof; false once our proposal is out of line (the
 // follower finds out itself) or proofs are no longer needed.
-func (c *candidate) prove() bool {
-	if isClosed(c.standbyEnd) || isClosed(c.done) || c.s.IsLost() {
+func (b *standby) prove() bool {
+	if isClosed(b.end) || isClosed(b.candidacy) || b.s.IsLost() {
 		return false
 	}
 	sent := bootNow()
-	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1})
+	res, err := b.w.Write(&zk.CheckVersionRequest{Path: b.node, Version: -1}) // not leading, off the grid: at once
 	switch {
 	case err == nil:
-		c.proofRTT.Store(int64(bootNow() - sent))
-		if c.proof.Swap(int64(sent)) == 0 {
-			c.log.Debug("next in line: its place proven, ready to start at once when the leader hands over", "proposal", c.node)
-			c.pub.update(func(d *proposalData) { d.Standby = true }) // a leader hands over for --priority only to one ready
+		b.rtt.Store(int64(bootNow() - sent))
+		if b.proof.Swap(int64(sent)) == 0 {
+			b.log.Debug("next in line: its place proven, ready to start at once when the leader hands over", "proposal", b.node)
+			b.proven()
 		}
 	case len(res) == 1 && errors.Is(res[0].Error, zk.ErrNoNode):
 		return false

@@ -427,7 +427,7 @@ func rerunPause(k int, window time.Duration) time.Duration {
 // waiting, healthy and not sitting out itself, so --rerun-limit may hand
 // over to it (id: its candidate id).
 func (c *candidate) readyToTakeOver() (id string, ok bool) {
-	first, _ := c.firstOther()
+	first, _ := c.line.firstOther(c.basePath, c.node)
 	if first == "" {
 		return "", false
 	}

@@ -32,7 +32,7 @@ func TestBecomeEffects(t *testing.T) {
 			var b bytes.Buffer
 			r := &runner{set: &Settings{CandidateID: "host-a"}, log: newLogger(&b, "json", slog.LevelDebug), notify: &notifier{},
 				metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), "/e", "host-a", nil, nil), phase: phaseFollowing}
-			c := &candidate{node: "n-0000000001", token: 7, slots: 1, pub: &publisher{kick: make(chan struct{}, 1)}}
+			c := &candidate{proposalFacts: proposalFacts{node: "n-0000000001", token: 7, slots: 1}, pub: &publisher{kick: make(chan struct{}, 1)}}
 			l := testLease(2*time.Second, 0, clk, true)
 			type becomeStep struct {
 				p    phase

@@ -194,6 +194,70 @@ func newTriggerID() string {
 	return hex.EncodeToString(b)
 }
 
+// triggerReport is what `ballot trigger --output json` prints: the
+// request, and with --wait how its run went.
+type triggerReport struct {
+	Election string        `json:"election"`
+	Request  triggerRecord `json:"request"` // the request this trigger made or joined
+	// Joined: a request was pending; this trigger waits for its run.
+	Joined bool `json:"joined"`
+	// Led: a candidate led when the request was written (without one it
+	// waits for a leader, an hour at most).
+	Led bool `json:"led"`
+	// Outcome: asked (no --wait); with --wait: ended (the run ended, run
+	// says how), skipped (recorded as skipped: run.reason), not-taken (no
+	// leader took the request in time; withdrawn if this trigger made it),
+	// timeout (the run did not end within --wait), missing (taken, but its
+	// run is not in the history).
+	Outcome string `json:"outcome"`
+	// Run: with --wait, the run's history entry as `history --output json`
+	// prints it (node, candidateId, startedAt, endedAt, exitCode, ended…).
+	Run     *historyItem `json:"run,omitempty"`
+	Message string       `json:"message,omitempty"` // what the human output says last
+}
+
+// Trigger outcomes (triggerReport.Outcome).
+const (
+	triggerAsked    = "asked"
+	triggerEnded    = "ended"
+	triggerSkipped  = "skipped"
+	triggerNotTaken = "not-taken"
+	triggerTimeout  = "timeout"
+	triggerMissing  = "missing"
+)
+
+// triggerOut writes trigger's output: human lines as they come, or one
+// JSON report at the end; failures go to stderr either way.
+type triggerOut struct {
+	json bool
+	out  io.Writer
+	rep  triggerReport
+}
+
+// say is a line of human output.
+func (o *triggerOut) say(format string, a ...any) {
+	o.rep.Message = fmt.Sprintf(format, a...)
+	if !o.json {
+		fmt.Fprintln(o.out, o.rep.Message)
+	}
+}
+
+// fail is a line on stderr, and the report's message.
+func (o *triggerOut) fail(format string, a ...any) {
+	o.rep.Message = fmt.Sprintf(format, a...)
+	fmt.Fprintln(os.Stderr, "ballot: trigger: "+o.rep.Message)
+}
+
+// done prints the JSON report, if asked for, and returns code.
+func (o *triggerOut) done(code int) int {
+	if o.json {
+		enc := json.NewEncoder(o.out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(o.rep)
+	}
+	return code
+}
+
 // runTrigger is `ballot trigger`: ask the leader of a run cron election to
 // run its command now; with --wait, wait for that run's end and exit with
 // its code.
@@ -234,26 +298,29 @@ func runTrigger(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.W
 		fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zookeeper.Failed(err, "write", p))
 		return exitFailure
 	}
+	o := &triggerOut{json: set.Output == "json", out: out,
+		rep: triggerReport{Election: set.BasePath, Request: rec, Joined: joined, Led: true, Outcome: triggerAsked}}
 	_, st, _ := conn.Get(p)
 	if joined {
-		fmt.Fprintf(out, "a run of %s was already asked for by %s: waiting for that one\n", set.BasePath, rec.By)
+		o.say("a run of %s was already asked for by %s: waiting for that one", set.BasePath, rec.By)
 	} else {
-		fmt.Fprintf(out, "asked for a run of %s\n", set.BasePath)
+		o.say("asked for a run of %s", set.BasePath)
 	}
 	if s, err := readElection(conn, set.BasePath); err == nil && !s.led() {
-		fmt.Fprintf(out, "no candidate leads %s now: the run starts when one does, if within %s\n", set.BasePath, triggerValidity)
+		o.rep.Led = false
+		o.say("no candidate leads %s now: the run starts when one does, if within %s", set.BasePath, triggerValidity)
 	}
 	if set.Wait <= 0 {
-		return exitOK
+		return o.done(exitOK)
 	}
-	return awaitTriggered(conn, set, p, st, rec.ID, !joined, out)
+	return o.done(awaitTriggered(conn, set, p, st, rec.ID, !joined, o))
 }
 
 // awaitTriggered is trigger --wait once asked: on watches, until the
 // request is taken, then until its history entry says how the run ended.
 // At the deadline the request is withdrawn if this trigger made it (own):
 // one that joined it leaves it to its maker.
-func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id string, own bool, out io.Writer) int {
+func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id string, own bool, o *triggerOut) int {
 	deadline := time.NewTimer(set.Wait)
 	defer deadline.Stop()
 	// Taken: the request is gone (or replaced by a newer one).
@@ -261,7 +328,7 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 		ok, now, ev, err := conn.ExistsW(p)
 		switch {
 		case err != nil:
-			fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zookeeper.Failed(err, "read", p))
+			o.fail("%v", zookeeper.Failed(err, "read", p))
 			return exitFailure
 		case !ok || st == nil || now.Czxid != st.Czxid:
 			taken = true
@@ -270,59 +337,72 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 		select {
 		case <-ev:
 		case <-deadline.C:
+			o.rep.Outcome = triggerNotTaken
 			if !own {
-				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s\n", set.Wait)
+				o.fail("no leader took the request within %s", set.Wait)
 				return exitNo
 			}
 			// Only our request: one consumed and another's created since
 			// would have the same version.
 			if cur, err := existsStat(conn, p); err == nil && cur != nil && cur.Czxid == st.Czxid && conn.Delete(p, cur.Version) == nil {
-				fmt.Fprintf(os.Stderr, "ballot: trigger: no leader took the request within %s; it is withdrawn\n", set.Wait)
+				o.fail("no leader took the request within %s; it is withdrawn", set.Wait)
 				return exitNo
 			}
-			fmt.Fprintf(os.Stderr, "ballot: trigger: the run did not end within %s\n", set.Wait)
+			o.rep.Outcome = triggerTimeout
+			o.fail("the run did not end within %s", set.Wait)
 			return exitNo
 		}
 	}
 	// Its entry: created in the write that took the request, so among the
 	// newest; then watched until the run's end rewrites it.
 	entry := ""
+	var node string
 	for {
 		if entry == "" {
 			items, err := readHistory(conn, set.BasePath, 20, func(it *historyItem) bool { return it.Trigger != nil && it.Trigger.ID == id })
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", err)
+				o.fail("%v", err)
 				return exitFailure
 			}
 			if n := len(items); n > 0 && items[n-1].Trigger != nil && items[n-1].Trigger.ID == id {
-				entry = historyDir(set.BasePath) + "/" + items[n-1].Node
+				node = items[n-1].Node
+				entry = historyDir(set.BasePath) + "/" + node
 			} else {
-				fmt.Fprintf(os.Stderr, "ballot: trigger: the request was taken, but its run is not in the history (withdrawn by another trigger --wait?)\n")
+				o.rep.Outcome = triggerMissing
+				o.fail("the request was taken, but its run is not in the history (withdrawn by another trigger --wait?)")
 				return exitNo
 			}
 		}
 		raw, _, ev, err := conn.GetW(entry)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "ballot: trigger: %v\n", zookeeper.Failed(err, "read", entry))
+			o.fail("%v", zookeeper.Failed(err, "read", entry))
 			return exitFailure
 		}
-		var it historyEntry
-		_ = json.Unmarshal(raw, &it)
+		it := &historyItem{Node: node, State: "running"}
+		_ = json.Unmarshal(raw, &it.historyEntry)
+		if it.Ended != "" || it.Kind == historySkip {
+			it.State = "ended"
+		}
+		o.rep.Run = it
 		switch {
 		case it.Kind == historySkip:
-			fmt.Fprintf(os.Stderr, "ballot: trigger: the run was skipped: %s\n", it.Reason)
+			o.rep.Outcome = triggerSkipped
+			o.fail("the run was skipped: %s", it.Reason)
 			return exitNo
 		case it.Ended != "" && it.ExitCode != nil:
-			fmt.Fprintf(out, "the run on %s ended (%s) with exit code %d\n", it.CandidateID, it.Ended, *it.ExitCode)
+			o.rep.Outcome = triggerEnded
+			o.say("the run on %s ended (%s) with exit code %d", it.CandidateID, it.Ended, *it.ExitCode)
 			return *it.ExitCode
 		case it.Ended != "":
-			fmt.Fprintf(out, "the run on %s ended: %s\n", it.CandidateID, it.Ended)
+			o.rep.Outcome = triggerEnded
+			o.say("the run on %s ended: %s", it.CandidateID, it.Ended)
 			return exitNo
 		}
 		select {
 		case <-ev:
 		case <-deadline.C:
-			fmt.Fprintf(os.Stderr, "ballot: trigger: the run did not end within %s\n", set.Wait)
+			o.rep.Outcome = triggerTimeout
+			o.fail("the run did not end within %s", set.Wait)
 			return exitNo
 		}
 	}

@@ -175,7 +175,7 @@ func drainEvents(prev, cur *electionSnapshot) []watchEvent {
 	var evs []watchEvent
 	for _, d := range drainedOf(cur) {
 		if !was[d.CandidateID] {
-			evs = append(evs, watchEvent{Event: evDrained, Message: fmt.Sprintf("%s drained by %s: %s", d.CandidateID, orNone(d.By), orNone(d.Reason))})
+			evs = append(evs, watchEvent{Event: evDrained, Message: fmt.Sprintf("%s drained by %s: %s", d.label(), orNone(d.By), orNone(d.Reason))})
 		}
 		delete(was, d.CandidateID)
 	}

@@ -62,12 +62,12 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 	op := zkConnect(t, c.Servers(), 2*time.Second)
 	defer op.Close()
 	pause, stepDown := base+"/"+pauseName, base+"/"+stepDownName
-	cand := &candidate{s: s, basePath: base, node: base + "/_c_0-proposal-0000000001"}
+	cand := &candidate{s: s, proposalFacts: proposalFacts{basePath: base, node: base + "/_c_0-proposal-0000000001"}}
 
 	const leaderships = 20
 	for range leaderships {
 		quit := make(chan struct{})
-		if ctl := cand.watchControls(quit); ctl.Paused() != nil || ctl.SteppingDown() {
+		if ctl := watchControls(cand.s, &cand.proposalFacts, quit); ctl.Paused() != nil || ctl.SteppingDown() {
 			t.Fatalf("controls say paused %v, stepping down %v; no control node exists", ctl.Paused(), ctl.SteppingDown())
 		}
 		close(quit)
@@ -89,7 +89,7 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 		}
 	}
 	quit := make(chan struct{})
-	ctl := cand.watchControls(quit)
+	ctl := watchControls(cand.s, &cand.proposalFacts, quit)
 	if _, err := op.Create(pause, []byte(`{"reason":"test"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +119,13 @@ func TestControlsKeepOneWatchPerPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	quit = make(chan struct{})
-	if ctl := cand.watchControls(quit); ctl.Paused() == nil {
+	if ctl := watchControls(cand.s, &cand.proposalFacts, quit); ctl.Paused() == nil {
 		t.Fatal("paused before the leadership began, but its controls say not")
 	}
 	close(quit)
 	for range leaderships {
 		quit := make(chan struct{})
-		cand.watchControls(quit)
+		watchControls(cand.s, &cand.proposalFacts, quit)
 		close(quit)
 	}
 	for _, p := range []string{pause, stepDown} {

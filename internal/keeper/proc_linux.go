@@ -7,7 +7,7 @@ package keeper
 
 import (
 	"os"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,7 +58,7 @@ func listProcs() []procEntry {
 	if err != nil {
 		return nil
 	}
-	slices.Sort(names)
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] }) // not slices.Sort, whose generic pdqsort for strings costs ~12 KB (issue 35)
 	var out []procEntry
 	for _, name := range names {
 		p, err := strconv.Atoi(name)

@@ -73,6 +73,8 @@ type Session struct {
 
 	watchMu sync.Mutex
 	watches map[string]*pendingWatch // existsWatch's, by path
+
+	writes writes // its elections' quorum writes, gathered (writes.go)
 }
 
 // DialSession connects and waits up to wait for a session, then logs in

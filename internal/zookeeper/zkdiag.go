@@ -215,7 +215,7 @@ func (d *zkDiag) summary() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	order := append([]string(nil), d.order...)
-	sort.Strings(order)
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] }) // not sort.Strings, whose generic pdqsort for strings costs ~12 KB (issue 35)
 	var out []string
 	for _, addr := range order {
 		reason := d.reasons[addr]
