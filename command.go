@@ -17,15 +17,7 @@ func (r *runner) childEnv(c *candidate) []string {
 		"BALLOT_CANDIDATE_ID=" + r.set.CandidateID,
 		"BALLOT_ELECTION_PATH=" + r.set.BasePath,
 	}
-	if w := r.cron(); w != nil {
-		env = append(env, "BALLOT_SCHEDULED_TIME="+w.scheduled.In(r.set.Timezone).Format(time.RFC3339))
-		if w.attempt > 0 {
-			env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
-		}
-	}
-	if w, ok := r.work.(*onceWork); ok && w.attempt > 0 {
-		env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --once-key --retries
-	}
+	env = append(env, r.work.runEnv()...)
 	if c == nil {
 		return append(env, "BALLOT_PROPOSAL_NODE=", "BALLOT_FENCING_TOKEN=0", "BALLOT_ELECTED=false")
 	}
@@ -49,13 +41,12 @@ func (r *runner) tailBytes(c *candidate) int {
 // recordsRuns: c leads a run cron or --once-key election, whose runs the
 // history records, and --on-run-end and --ping-url report.
 func (r *runner) recordsRuns(c *candidate) bool {
-	_, once := r.work.(*onceWork)
-	return c != nil && (r.cron() != nil || (once && r.set.OnceKey != ""))
+	return c != nil && r.rules.records
 }
 
 // startCommand runs the command, as leader under the lease l (nil: not
-// elected, run-anyway).
-func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
+// elected, run-anyway); beside: a run beside others (--overlap allow).
+func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, error) {
 	// Decided with the handoff: the keeper is told the release later if
 	// this one has none.
 	pending := l != nil && l.takePending()
@@ -70,7 +61,7 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 		Demote:   r.keeperDemote(c),
 		Keeper:   r.takeSpare(),
 	}
-	if w := r.cron(); w != nil && w.beside {
+	if beside {
 		// --overlap allow: no keeper ends the session while another's
 		// tree may live (cronallow.go).
 		spec.Handoff, spec.Demote = nil, nil
@@ -96,8 +87,8 @@ func (r *runner) startCommand(c *candidate, l *lease) (*child, error) {
 	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
 	if c != nil {
 		st := &childStatus{PID: cmd.pid, Since: cmd.started}
-		if w := r.cron(); w != nil {
-			st.ScheduledTime = w.scheduled.In(r.set.Timezone).Format(time.RFC3339)
+		if t := r.work.scheduledTime(); !t.IsZero() {
+			st.ScheduledTime = t.In(r.set.Timezone).Format(time.RFC3339)
 		}
 		c.pub.update(func(d *proposalData) { d.Child = st })
 	}
@@ -186,7 +177,7 @@ func (r *runner) runUnelected() childExit {
 		<-r.stopping
 		return childExit{}
 	}
-	cmd, err := r.startCommand(nil, nil)
+	cmd, err := r.startCommand(nil, nil, false)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return childExit{Code: exitFailure}

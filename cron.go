@@ -15,9 +15,11 @@ package main
 // recorded there too, and no attempt starts once the next time is due.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -77,8 +79,12 @@ func retryDelay(d time.Duration, k int) time.Duration {
 	return min(d, limit)
 }
 
-// readRecord reads <base>/cron, waiting out connection blips.
-func (r *runner) readRecord(c *candidate) (cronState, error) {
+// The cron record is read and written by the view (leadershipView), in
+// the leader's session, the writes fenced by its proposal.
+
+// readCronRecord reads <base>/cron, waiting out connection blips.
+func (v *leadershipView) readCronRecord() (cronState, error) {
+	r, c := v.r, v.c
 	// With --slots, each slot runs each scheduled time once: its own record.
 	st := cronState{path: c.basePath + "/" + slotName(cronName, c.slot), version: -1}
 	for {
@@ -102,10 +108,12 @@ func (r *runner) readRecord(c *candidate) (cronState, error) {
 	}
 }
 
-// record writes the scheduled time about to run, only if this leader's
-// proposal still exists and nobody wrote the record since it was read, and
-// only if the time is not ahead of ZooKeeper's clock (checkClock).
-func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) error {
+// recordCron writes the scheduled time t about to run (its run starting
+// at start), only if this leader's proposal still exists and nobody wrote
+// the record since it was read, and only if the start is not ahead of
+// ZooKeeper's clock (checkClock).
+func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt int) error {
+	r, c := v.r, v.c
 	rec := cronRecord{ScheduledTime: t, StartedAt: time.Now().UTC(), CandidateID: c.id,
 		Proposal: c.node, FencingToken: c.token}
 	rec.Host, _ = os.Hostname()
@@ -113,7 +121,7 @@ func (r *runner) record(c *candidate, st *cronState, t time.Time, attempt int) e
 		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
 	}
 	data, _ := json.Marshal(rec)
-	if err := r.checkClock(c, r.cron().startOf(t)); err != nil {
+	if err := r.checkClock(c, start); err != nil {
 		return err
 	}
 	entry := c.newRunEntry(historyCron)
@@ -173,10 +181,12 @@ type cronWork struct {
 	beside    bool          // it starts beside another run (--overlap allow)
 }
 
-func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
+// The leadership's end reaches run cron's leader through supervision
+// (v.supervise, v.superviseRuns), which watches its context.
+func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 	r := w.r
 	if len(r.set.OnPromote) > 0 {
-		how, ex := r.runPromote(c, l)
+		how, ex := v.runPromote()
 		if how != childEnded {
 			return endedBy(how, childExit{}) // the command never ran, as for run once
 		}
@@ -189,8 +199,8 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 			return reelection("promote-failed", ex)
 		}
 	}
-	r.publishLeader(c)
-	st, err := r.readRecord(c)
+	v.publishLeader()
+	st, err := v.readCronRecord()
 	if errors.Is(err, errStopped) {
 		return endedBy(stopRequested, childExit{})
 	}
@@ -200,21 +210,21 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 	if !st.last.IsZero() {
 		r.log.Info("last scheduled run recorded", "scheduled_time", st.last.In(r.set.Timezone).Format(time.RFC3339))
 	}
-	c.listHistory()
+	v.listHistory()
 	// The skips and runs recorded below check the baton: after a
 	// handover's take, and not at all if it failed.
-	if l.awaitTake(); !l.Fresh() {
+	if v.awaitTake(); !v.fresh() {
 		return endedBy(leaseLost, childExit{})
 	}
-	cl := &cronLeader{r: r, c: c, l: l, st: st}
+	cl := &cronLeader{r: r, w: w, v: v, st: st}
 	defer cl.dropIdle()
 	for {
 		cl.reapBeside()
-		if to := l.ctl.PreemptTo(); to != "" && cl.cmd == nil {
+		if to := v.preemptTo(); to != "" && cl.cmd == nil {
 			// Between runs, before the next starts: a run that ends right
 			// at the next tick must not put the handover off.
 			r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
-			r.unpublishLeader(c)
+			v.unpublishLeader()
 			return endedBy(preempted, childExit{})
 		}
 		now := time.Now()
@@ -239,7 +249,7 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 		if cl.cmd != nil && cl.cmd.pid == 0 {
 			how = childEnded
 		} else {
-			how = r.superviseRuns(c, l, cl.cmd, cl.besideCmds(), wake)
+			how = v.superviseRuns(cl.cmd, cl.besideCmds(), wake)
 		}
 		switch how {
 		case wakeUp:
@@ -264,8 +274,8 @@ func (w *cronWork) lead(c *candidate, l *lease) leaderEnd {
 // cronLeader is what a cron leader keeps track of while it leads.
 type cronLeader struct {
 	r *runner
-	c *candidate
-	l *lease
+	w *cronWork
+	v leaderView
 
 	st          cronState
 	cmd         *child
@@ -292,10 +302,10 @@ type cronLeader struct {
 // take is settled: it must know how to give the baton back.
 func (cl *cronLeader) keepIdle() {
 	r := cl.r
-	if cl.idle != nil || cl.l.takePending() {
+	if cl.idle != nil || cl.v.takePending() {
 		return
 	}
-	k, err := startIdleKeeper(handoffFor(cl.c, cl.l), r.keeperDemote(cl.c), r.set.WrapChildLogs)
+	k, err := cl.v.startIdleKeeper()
 	if err != nil {
 		if !cl.idleFailed {
 			r.log.Warn("cannot start a keeper between runs; should ballot die now, the baton goes with its session", "error", err)
@@ -319,29 +329,29 @@ func (cl *cronLeader) dropIdle() {
 // the next scheduled time (cl.announced) or a retry's, so that its answer
 // is in before the run is due; wake is moved up to that moment.
 func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
-	l := cl.l
-	if l.takePending() {
+	v := cl.v
+	if v.takePending() {
 		return wake
 	}
-	if l.ctl.Paused() != nil {
+	if v.paused() != nil {
 		// Paused: every time due is skipped, so none needs the lease
 		// (a resume before one takes it in start, a round trip late).
-		l.Rest()
+		v.rest()
 		return wake
 	}
 	next := cl.announced
 	if !next.IsZero() {
-		next = cl.r.cron().startOf(next) // --spread
+		next = cl.w.startOf(next) // --spread
 	}
-	if retry, ok := cl.retryAt(); ok && l.ctl.Paused() == nil && retry.Before(next) {
+	if retry, ok := cl.retryAt(); ok && v.paused() == nil && retry.Before(next) {
 		next = retry
 	}
 	at := next.Add(-cl.armAhead())
 	if next.IsZero() || !now.Before(at) {
-		l.Arm()
+		v.arm()
 		return wake
 	}
-	l.Rest()
+	v.rest()
 	if at.Before(wake) {
 		wake = at
 	}
@@ -357,23 +367,23 @@ func (cl *cronLeader) restUntil(now, wake time.Time) time.Time {
 // SIGTERM point however early it was taken) and cost a renewal more per
 // T/8.
 func (cl *cronLeader) armAhead() time.Duration {
-	t := cl.c.s.Timeout()
-	_, largest := cl.l.Renewals()
+	t := cl.v.timeout()
+	_, largest := cl.v.renewals()
 	return min(max(t/16, 2*largest), t/4)
 }
 
 // startDue starts the latest scheduled time if it is due, not run yet and
 // not to be skipped. over reports that the leadership ends with end.
 func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
-	r, l := cl.r, cl.l
-	due, err := r.cron().latestStarted(now)
+	r, v := cl.r, cl.v
+	due, err := cl.w.latestStarted(now)
 	if err == nil && cl.cmd == nil && due.Equal(cl.st.last) {
 		return cl.retryDue(now, due)
 	}
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || due.Equal(cl.runFor) {
 		return end, false
 	}
-	late := now.Sub(r.cron().startOf(due)) // late from its start: --spread moves catch-up and deadlines too
+	late := now.Sub(cl.w.startOf(due)) // late from its start: --spread moves catch-up and deadlines too
 	switch {
 	case cl.cmd != nil && r.set.Overlap == overlapQueue:
 		if due.Equal(cl.queued) {
@@ -383,7 +393,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 			r.log.Info("scheduled run skipped: a later time is queued in its place", logEvRunSkipped.attr(), "skip", "overlap",
 				"scheduled_time", r.fmtTime(cl.queued), "queued", r.fmtTime(due))
 			r.metrics.CronSkipped("overlap")
-			cl.c.skippedWhileRunning(cl.queued, "a later time was queued in its place")
+			v.skippedWhileRunning(cl.queued, "a later time was queued in its place")
 		}
 		r.log.Info("scheduled run queued: it starts when the previous run ends (--overlap queue)", logEvRunQueued.attr(),
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
@@ -396,9 +406,9 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 		r.metrics.CronSkipped("overlap")
-		cl.c.skippedWhileRunning(due, "the previous run was still going")
+		v.skippedWhileRunning(due, "the previous run was still going")
 		cl.skipped = due
-	case l.ctl.Paused() == nil && (due.Equal(cl.queued) || (r.set.Overlap == overlapQueue && cl.overlapped(due))):
+	case v.paused() == nil && (due.Equal(cl.queued) || (r.set.Overlap == overlapQueue && cl.overlapped(due))):
 		// Queued behind a run (this leader's, or its predecessor's
 		// when that one resigned after it): however late, it was not
 		// missed.
@@ -423,20 +433,20 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 		case r.set.StartingDeadline > 0:
 			reason = "missed by more than the starting-deadline"
 		}
-		r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
+		cl.w.logMissed(laterOf(cl.st.last, cl.skipped), due, late, reason)
 		cl.recordMissed(due, reason)
 		r.metrics.CronSkipped("missed")
 		cl.skipped = due
-	case l.ctl.Paused() != nil:
-		p := l.ctl.Paused()
+	case v.paused() != nil:
+		p := v.paused()
 		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)", logEvRunSkipped.attr(), "skip", "paused",
 			"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
 		r.metrics.CronSkipped("paused")
-		cl.c.recordSkip(due, due, 1, "the election was paused")
+		v.recordSkip(due, due, 1, "the election was paused")
 		cl.skipped = due
 	default:
 		if !cl.st.last.IsZero() {
-			r.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
+			cl.w.logMissed(laterOf(cl.st.last, cl.skipped), due, late, "")
 			cl.recordMissed(due, "")
 		}
 		return cl.start(due, 1)
@@ -456,10 +466,10 @@ func (cl *cronLeader) overlapped(due time.Time) bool {
 		if e := cl.st.rec.EndedAt; e != nil {
 			cl.lastEnd = *e
 		} else {
-			cl.lastEnd = cl.c.runEndOf(cl.st.last)
+			cl.lastEnd = cl.v.runEndOf(cl.st.last)
 		}
 	}
-	return cl.lastEnd.After(cl.r.cron().startOf(due))
+	return cl.lastEnd.After(cl.w.startOf(due))
 }
 
 // retryAt is when the recorded scheduled time may be attempted again
@@ -483,7 +493,7 @@ func (cl *cronLeader) retryAt() (at time.Time, ok bool) {
 func (cl *cronLeader) retryDue(now, due time.Time) (end leaderEnd, over bool) {
 	r := cl.r
 	at, ok := cl.retryAt()
-	if !ok || now.Before(at) || cl.l.ctl.Paused() != nil {
+	if !ok || now.Before(at) || cl.v.paused() != nil {
 		return end, false
 	}
 	prev := cl.st.rec
@@ -499,14 +509,14 @@ func (cl *cronLeader) retryDue(now, due time.Time) (end leaderEnd, over bool) {
 // replace stops the run going on (--overlap replace: SIGTERM, the grace
 // period, SIGKILL; everything reaped), records its end, and starts due.
 func (cl *cronLeader) replace(due time.Time) (end leaderEnd, over bool) {
-	r, c := cl.r, cl.c
-	c.endAs(endStopped, "replaced by the run of "+r.fmtTime(due)+" (--overlap replace)")
-	ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
+	r, v := cl.r, cl.v
+	v.endAs(endStopped, "replaced by the run of "+r.fmtTime(due)+" (--overlap replace)")
+	ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, v.killBy())
 	r.log.Info("scheduled run replaced: the previous run is stopped for the next (--overlap replace)", logEvCommandStopped.attr(),
 		"reason", "overlap-replace", "how", how, "scheduled_time", r.fmtTime(cl.runFor), "next", r.fmtTime(due), "exit_code", ex.Code)
 	r.forget(cl.cmd)
-	r.publishRunEnd(c, ex)
-	c.writeRunEnd(ex)
+	v.publishRunEnd(ex)
+	v.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	return cl.start(due, 1)
 }
@@ -514,17 +524,17 @@ func (cl *cronLeader) replace(due time.Time) (end leaderEnd, over bool) {
 // start records the scheduled time due (its attempt-th attempt), then runs
 // it, on a fresh lease.
 func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over bool) {
-	r, c, l := cl.r, cl.c, cl.l
+	r, v := cl.r, cl.v
 	// The lease lapses between runs (restUntil): take it again, one
 	// renewal, and wait for its answer. The record checks the baton:
 	// after a handover's take too.
-	if !l.AwaitFresh(r.stopping) {
+	if !v.awaitFresh() {
 		if r.stopRequested() {
 			return endedBy(stopRequested, childExit{}), true
 		}
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if err := r.record(c, &cl.st, due, attempt); err != nil {
+	if err := v.recordCron(&cl.st, due, cl.w.startOf(due), attempt); err != nil {
 		if errors.Is(err, errStopped) {
 			return endedBy(stopRequested, childExit{}), true
 		}
@@ -534,7 +544,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 		r.log.Warn("cannot record the scheduled time; not running it", "scheduled_time", r.fmtTime(due), "error", err)
 		return endedBy(sessionLost, childExit{}), true
 	}
-	if !l.Fresh() {
+	if !v.fresh() {
 		// The write may have waited out a partition: the time is
 		// recorded (so never run twice) but not run.
 		r.log.Warn("lease lost while recording the scheduled time; this run is lost", "scheduled_time", r.fmtTime(due))
@@ -544,7 +554,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 	// never two.
 	r.setSpare(cl.idle)
 	cl.idle = nil
-	cmd, err := r.startScheduled(c, l, due, cl.st.rec.Attempt)
+	cmd, err := cl.w.startScheduled(v, due, cl.st.rec.Attempt)
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return resignation("ballot-failed", exitWith(exitFailure)), true
@@ -552,7 +562,7 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 	cl.cmd, cl.runFor, cl.timedOut = cmd, due, false
 	// While it runs a handover may come (the run's end under reelect, the
 	// leader's death): its next in line proves its place meanwhile.
-	c.pub.update(func(d *proposalData) { d.HandoverMayCome = true })
+	v.publish(func(d *proposalData) { d.HandoverMayCome = true })
 	cl.runDeadline = time.Time{}
 	if r.set.Timeout > 0 {
 		cl.runDeadline = time.Now().Add(r.set.Timeout)
@@ -563,26 +573,26 @@ func (cl *cronLeader) start(due time.Time, attempt int) (end leaderEnd, over boo
 // nextWake announces the next scheduled time and says when to wake for
 // it. over reports that the schedule has ended, and the leadership with it.
 func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, over bool) {
-	r, c := cl.r, cl.c
-	next, err := r.cron().nextStarting(now, cl.st.last)
+	r := cl.r
+	next, err := cl.w.nextStarting(now, cl.st.last)
 	if err != nil {
 		r.log.Error("the schedule has no more times; exiting", "error", err)
 		if cl.cmd != nil {
-			r.stopChild(cl.cmd, r.killByFor(cl.l))
+			r.stopChild(cl.cmd, cl.v.killBy())
 		}
 		return wake, resignation("schedule-ended", exitWith(exitOK)), true
 	}
 	if !next.Equal(cl.announced) {
 		cl.announced = next
-		r.cron().announce(c, next)
+		cl.w.announce(cl.v, next)
 	}
 	// Wake at the next time, the run's deadline, and at least every
 	// few seconds so a stepped wall clock is noticed.
-	wake = laterOf(r.cron().startOf(next), now)
+	wake = laterOf(cl.w.startOf(next), now)
 	if d := now.Add(5 * time.Second); d.Before(wake) {
 		wake = d
 	}
-	if at, ok := cl.retryAt(); ok && cl.l.ctl.Paused() == nil && at.Before(wake) {
+	if at, ok := cl.retryAt(); ok && cl.v.paused() == nil && at.Before(wake) {
 		wake = laterOf(at, now)
 	}
 	if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
@@ -600,9 +610,9 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 func (cl *cronLeader) timeOut() {
 	r := cl.r
 	if cl.cmd != nil && !cl.runDeadline.IsZero() && !time.Now().Before(cl.runDeadline) {
-		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
+		ex, stopped := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, cl.v.killBy())
 		r.log.Warn("run timed out", logEvTimedOut.attr(), "scheduled_time", r.fmtTime(cl.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
-		cl.c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String())
+		cl.v.endAs(endTimedOut, "--timeout "+r.set.Timeout.String())
 		cl.timedOut = true
 		cl.runDeadline = time.Time{}
 	}
@@ -616,11 +626,11 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	r := cl.r
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
-	r.publishRunEnd(cl.c, ex)
+	cl.v.publishRunEnd(ex)
 	if len(cl.beside) == 0 {
-		cl.c.pub.update(func(d *proposalData) { d.HandoverMayCome = false })
+		cl.v.publish(func(d *proposalData) { d.HandoverMayCome = false })
 	}
-	cl.c.writeRunEnd(ex)
+	cl.v.writeRunEnd(ex)
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	latest := cl.runFor.Equal(cl.st.last)
 	if cl.timedOut && ex.Code == 0 {
@@ -667,7 +677,7 @@ func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 // a successful one (never retried) and from one lost with its leader (no
 // end: retried at once). Fenced like the record itself.
 func (cl *cronLeader) recordEnd(ok bool) {
-	r, c, st := cl.r, cl.c, &cl.st
+	r, st := cl.r, &cl.st
 	if r.set.Retries == 0 || st.rec.Attempts == 0 {
 		return
 	}
@@ -676,6 +686,21 @@ func (cl *cronLeader) recordEnd(ok bool) {
 	if ok {
 		st.rec.Ended = cronSucceeded
 	}
+	cl.v.recordCronEnd(st)
+	switch {
+	case ok:
+	case st.rec.Attempt < r.set.Retries+1:
+		r.log.Info("scheduled run failed; it will be retried", "scheduled_time", r.fmtTime(st.last),
+			"attempt", st.rec.Attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, st.rec.Attempt))
+	default:
+		r.log.Warn("scheduled run failed; no attempt left", "scheduled_time", r.fmtTime(st.last), "attempts", st.rec.Attempt)
+	}
+}
+
+// recordCronEnd writes st's record, its end set (recordEnd), fenced like
+// the record itself.
+func (v *leadershipView) recordCronEnd(st *cronState) {
+	r, c := v.r, v.c
 	data, _ := json.Marshal(st.rec)
 	for try := 0; ; try++ {
 		_, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
@@ -699,35 +724,32 @@ func (cl *cronLeader) recordEnd(ok bool) {
 			"scheduled_time", r.fmtTime(st.last), "attempt", st.rec.Attempt, "error", err)
 		break
 	}
-	switch {
-	case ok:
-	case st.rec.Attempt < r.set.Retries+1:
-		r.log.Info("scheduled run failed; it will be retried", "scheduled_time", r.fmtTime(st.last),
-			"attempt", st.rec.Attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, st.rec.Attempt))
-	default:
-		r.log.Warn("scheduled run failed; no attempt left", "scheduled_time", r.fmtTime(st.last), "attempts", st.rec.Attempt)
-	}
 }
 
-func (r *runner) startScheduled(c *candidate, l *lease, t time.Time, attempt int) (*child, error) {
+func (w *cronWork) startScheduled(v leaderView, t time.Time, attempt int) (*child, error) {
+	r := w.r
 	if attempt > 0 {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond),
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(w.startOf(t)).Round(time.Millisecond),
 			"attempt", attempt, "of", r.set.Retries+1)
 	} else {
-		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(r.cron().startOf(t)).Round(time.Millisecond))
+		r.log.Info("scheduled run starting", logEvRunStarting.attr(), "scheduled_time", r.fmtTime(t), "late_by", time.Since(w.startOf(t)).Round(time.Millisecond))
 	}
-	r.cron().scheduled, r.cron().attempt = t, attempt
+	w.scheduled, w.attempt = t, attempt
 	r.metrics.CronRun(t)
-	return r.startCommand(c, l)
+	if w.beside {
+		return v.startBeside()
+	}
+	return v.startCommand()
 }
 
 // logMissed says which scheduled times after last nobody ran: those before
 // due, and due itself when it is skipped too (reason non-empty).
-func (r *runner) logMissed(last, due time.Time, late time.Duration, reason string) {
+func (w *cronWork) logMissed(last, due time.Time, late time.Duration, reason string) {
+	r := w.r
 	if last.IsZero() {
 		last = due.Add(-time.Nanosecond)
 	}
-	first, err := r.cron().sched.Next(last)
+	first, err := w.sched.Next(last)
 	if err != nil {
 		first = due
 	}
@@ -773,7 +795,7 @@ func (w *cronWork) nextStarting(now, last time.Time) (time.Time, error) {
 
 // announce logs the next scheduled time and publishes it for info, with
 // its start when --spread moves it.
-func (w *cronWork) announce(c *candidate, next time.Time) {
+func (w *cronWork) announce(v leaderView, next time.Time) {
 	r, start := w.r, w.startOf(next)
 	nr := &scheduledNext{Time: next.Format(time.RFC3339)}
 	attrs := []any{"scheduled_time", r.fmtTime(next), "in", time.Until(start).Round(time.Millisecond)}
@@ -782,5 +804,21 @@ func (w *cronWork) announce(c *candidate, next time.Time) {
 		attrs = append(attrs, "starts_at", r.fmtTime(start), "spread_offset", w.offset)
 	}
 	r.log.Info("next run due", attrs...)
-	c.pub.update(func(d *proposalData) { d.NextRun = nr })
+	v.publish(func(d *proposalData) { d.NextRun = nr })
 }
+
+// run cron's leader is chosen by its schedule: nothing for it to publish
+// or check before it leads.
+func (w *cronWork) proposed(*candidate)                                 {}
+func (w *cronWork) beforeFollowing(*candidate) verdict                  { return verdict{} }
+func (w *cronWork) whileFollowing(*candidate) (<-chan struct{}, func()) { return nil, func() {} }
+
+func (w *cronWork) runEnv() []string {
+	env := []string{"BALLOT_SCHEDULED_TIME=" + w.scheduled.In(w.r.set.Timezone).Format(time.RFC3339)}
+	if w.attempt > 0 {
+		env = append(env, "BALLOT_ATTEMPT="+strconv.Itoa(w.attempt)) // --retries
+	}
+	return env
+}
+
+func (w *cronWork) scheduledTime() time.Time { return w.scheduled }

@@ -52,11 +52,11 @@ func (c *candidate) unstashRun(h runEntryState) {
 // allow starts due beside the runs going on, or skips it at the limit.
 func (cl *cronLeader) allow(due time.Time) (end leaderEnd, over bool) {
 	r := cl.r
-	if p := cl.l.ctl.Paused(); p != nil {
+	if p := cl.v.paused(); p != nil {
 		r.log.Info("scheduled run skipped: the election is paused (ballot resume to resume)", logEvRunSkipped.attr(), "skip", "paused",
 			"scheduled_time", r.fmtTime(due), "reason", p.Reason, "by", p.By)
 		r.metrics.CronSkipped("paused")
-		cl.c.skippedWhileRunning(due, "the election was paused")
+		cl.v.skippedWhileRunning(due, "the election was paused")
 		cl.skipped = due
 		return end, false
 	}
@@ -64,7 +64,7 @@ func (cl *cronLeader) allow(due time.Time) (end leaderEnd, over bool) {
 		r.log.Info("scheduled run skipped: --overlap-limit runs are going", logEvRunSkipped.attr(), "skip", "overlap-limit",
 			"scheduled_time", r.fmtTime(due), "running", n, "limit", r.set.OverlapLimit)
 		r.metrics.CronSkipped("overlap-limit")
-		cl.c.skippedWhileRunning(due, "--overlap-limit runs were going")
+		cl.v.skippedWhileRunning(due, "--overlap-limit runs were going")
 		cl.skipped = due
 		return end, false
 	}
@@ -78,7 +78,7 @@ func (cl *cronLeader) allow(due time.Time) (end leaderEnd, over bool) {
 			r.log.Warn("scheduled run skipped: the running run's keeper did not take the order to forget the session", logEvRunSkipped.attr(),
 				"skip", "overlap", "scheduled_time", r.fmtTime(due))
 			r.metrics.CronSkipped("overlap")
-			cl.c.skippedWhileRunning(due, "the running run's keeper did not answer")
+			cl.v.skippedWhileRunning(due, "the running run's keeper did not answer")
 			cl.skipped = due
 			return end, false
 		}
@@ -87,10 +87,10 @@ func (cl *cronLeader) allow(due time.Time) (end leaderEnd, over bool) {
 	r.log.Info("scheduled run starting beside the run going on (--overlap allow)", "scheduled_time", r.fmtTime(due),
 		"running_since", r.fmtTime(cl.runFor), "runs", 2+len(cl.beside))
 	cl.beside = append(cl.beside, &besideRun{cmd: cl.cmd, runFor: cl.runFor, runDeadline: cl.runDeadline, timedOut: cl.timedOut,
-		hist: cl.c.stashRun()})
+		hist: cl.v.stashRun()})
 	cl.cmd, cl.runDeadline = nil, time.Time{}
 	cl.trig = nil // a triggered run goes on beside; the new one is scheduled, and its end counts for --retries
-	w := r.cron()
+	w := cl.w
 	w.beside = true
 	end, over = cl.start(due, 1)
 	w.beside = false
@@ -128,7 +128,7 @@ func (cl *cronLeader) popBeside() bool {
 	cl.r.mu.Lock()
 	cl.r.current = cl.cmd
 	cl.r.mu.Unlock()
-	cl.c.unstashRun(b.hist)
+	cl.v.unstashRun(b.hist)
 	cl.retell()
 	return true
 }
@@ -140,17 +140,21 @@ func (cl *cronLeader) retell() {
 		return
 	}
 	cl.forgot = false
-	if h := handoffFor(cl.c, cl.l); h != nil {
-		cl.cmd.tellHandoff(h)
+	cl.v.retell(cl.cmd)
+}
+
+func (v *leadershipView) retell(cmd *child) {
+	if h := handoffFor(v.c, v.l); h != nil {
+		cmd.tellHandoff(h)
 	}
-	if d := cl.r.keeperDemote(cl.c); d != nil {
-		cl.cmd.tell(keeper.DemoteOrder(d))
+	if d := v.r.keeperDemote(v.c); d != nil {
+		cmd.tell(keeper.DemoteOrder(d))
 	}
 }
 
 // reapBeside records the end of each run beside that ended.
 func (cl *cronLeader) reapBeside() {
-	r, c := cl.r, cl.c
+	r, v := cl.r, cl.v
 	kept := cl.beside[:0]
 	for _, b := range cl.beside {
 		select {
@@ -177,11 +181,11 @@ func (cl *cronLeader) reapBeside() {
 		if ex.Success() {
 			r.metrics.CronSucceeded(b.runFor)
 		}
-		cur := c.stashRun()
-		c.unstashRun(b.hist)
-		c.writeRunEnd(ex)
-		c.stashRun()
-		c.unstashRun(cur)
+		cur := v.stashRun()
+		v.unstashRun(b.hist)
+		v.writeRunEnd(ex)
+		v.stashRun()
+		v.unstashRun(cur)
 	}
 	clear(cl.beside[len(kept):])
 	cl.beside = kept
@@ -195,7 +199,7 @@ func (cl *cronLeader) timeOutBeside() {
 		if b.runDeadline.IsZero() || time.Now().Before(b.runDeadline) {
 			continue
 		}
-		ex, stopped := b.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(cl.l))
+		ex, stopped := b.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, cl.v.killBy())
 		r.log.Warn("run timed out", logEvTimedOut.attr(), "scheduled_time", r.fmtTime(b.runFor), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 		if b.hist.open != nil && b.hist.ending == "" {
 			b.hist.ending, b.hist.reason = endTimedOut, "--timeout "+r.set.Timeout.String()
@@ -220,7 +224,7 @@ func (cl *cronLeader) stopBeside(how outcome) {
 			if lost {
 				b.cmd.Kill()
 			} else {
-				cl.r.stopChild(b.cmd, cl.r.killByFor(cl.l))
+				cl.r.stopChild(b.cmd, cl.v.killBy())
 			}
 		}()
 	}
@@ -233,19 +237,27 @@ func (cl *cronLeader) stopBeside(how outcome) {
 // timeout at most (after a loss the session may not answer; the next
 // leader closes the entries then), like closeRun for the current run.
 func (cl *cronLeader) endBeside(how outcome) {
-	c := cl.c
 	ending, reason := how.ending()
 	if ending == "" {
 		ending, reason = endStopped, "the leadership ended"
 	}
-	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 	for _, b := range cl.beside {
 		cl.r.forget(b.cmd)
+	}
+	cl.v.endRunsBeside(cl.beside, ending, reason)
+	cl.beside = nil
+}
+
+// endRunsBeside writes the end of each run of beside in one fenced write
+// (endBeside).
+func (v *leadershipView) endRunsBeside(beside []*besideRun, ending, reason string) {
+	c := v.c
+	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
+	for _, b := range beside {
 		if o := b.hist.open; o != nil {
 			ops = append(ops, c.endOp(o, ending, reason, b.cmd.Exit()))
 		}
 	}
-	cl.beside = nil
 	if len(ops) == 1 {
 		return
 	}

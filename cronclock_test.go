@@ -83,11 +83,12 @@ func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *c
 	}
 	r := &runner{set: set, log: lg, stopping: make(chan struct{}),
 		metrics: newMetrics(filepath.Join(t.TempDir(), "m.prom"), base, "a", nil, nil)}
-	r.work = &cronWork{r: r, sched: everySchedule{every: time.Second}}
+	w := &cronWork{r: r, sched: everySchedule{every: time.Second}}
+	r.work, r.rules = w, runRules{scheduled: true, records: true, preempts: true, triggered: true}
 	l := holdLease(cand, taken, set.StopGracePeriod, nil, true)
 	t.Cleanup(l.Stop)
 	r.lease.Store(l)
-	return &cronLeader{r: r, c: cand, l: l, st: cronState{path: base + "/" + cronName, version: -1}}
+	return &cronLeader{r: r, w: w, v: &leadershipView{r: r, c: cand, l: l}, st: cronState{path: base + "/" + cronName, version: -1}}
 }
 
 // recordRefusesTimeAhead: a leader whose clock was stepped an hour
@@ -101,14 +102,14 @@ func recordRefusesTimeAhead(t *testing.T, c *zkCluster) {
 
 	ahead := time.Now().Add(time.Hour).Truncate(time.Second)
 	var refused *clockAheadError
-	if err := cl.r.record(cl.c, &cl.st, ahead, 1); !errors.As(err, &refused) {
+	if err := cl.v.recordCron(&cl.st, ahead, cl.w.startOf(ahead), 1); !errors.As(err, &refused) {
 		t.Errorf("recording a time an hour ahead: %v, want refused as ahead of ZooKeeper's clock", err)
 	}
 	if ok, _, err := conn.Exists(cl.st.path); err != nil || ok {
 		t.Fatalf("the cron record exists (%v, %v): a time an hour ahead was recorded", ok, err)
 	}
 	now := time.Now().Truncate(time.Second)
-	if err := cl.r.record(cl.c, &cl.st, now, 1); err != nil {
+	if err := cl.v.recordCron(&cl.st, now, cl.w.startOf(now), 1); err != nil {
 		t.Fatalf("recording the time now: %v", err)
 	}
 }

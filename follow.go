@@ -10,20 +10,12 @@ import (
 	"time"
 )
 
-// beforeFollowing is run once per proposal: with --once-key, a key already
-// run ends ballot (exit 0); with --no-wait, another leader does (exit 75).
-// With --once-retry-unfinished, a key still running is waited for in line:
-// once its runner's session is gone, this candidate may lead and retry it
-// (or find it finished).
+// beforeFollowing is run once per proposal: the mode's checks first
+// (--once-key: a key already run ends ballot, exit 0); with --no-wait,
+// another leader ends it (exit 75).
 func (r *runner) beforeFollowing(c *candidate) verdict {
-	if key := r.set.OnceKey; key != "" {
-		r.clearLostClaim(c)
-		rec, _, _, err := readOnce(c.s.Conn, c.basePath, key)
-		if err == nil && rec != nil && !r.onceRetry().allows(rec) {
-			c.withdraw()
-			r.logOnceDone(c, "")
-			return exitWith(exitOK)
-		}
+	if v := r.work.beforeFollowing(c); v.next != goOn {
+		return v
 	}
 	if r.set.NoWait {
 		children, _, err := c.s.Conn.Children(c.basePath)
@@ -77,18 +69,14 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 
 // followContext is cancelled when a follower must leave the line, its
 // cause saying why: a stop signal (errStopSignal), the health check
-// failing (errUnhealthy), --once-key's key recorded by another candidate
-// while this one waits (errOnceKeyRun), ballot drain (errDrained), or
-// --wait-timeout (errWaitTimedOut). With --once-retry-unfinished the
-// candidate keeps its place instead of watching the key: the key may yet
-// need a retry, which it decides once elected. release ends the watches.
+// failing (errUnhealthy), what the mode watches (errOnceKeyRun: --once-key's
+// key recorded by another candidate while this one waits), ballot drain
+// (errDrained), or --wait-timeout (errWaitTimedOut). release ends the
+// watches.
 func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	var seen, bad <-chan struct{}
-	unwatch := func() {}
-	if r.set.OnceKey != "" && !r.set.OnceRetryUnfinished && r.set.Retries == 0 {
-		seen, unwatch = c.watchOnce(r.set.OnceKey)
-	}
+	var bad <-chan struct{}
+	seen, unwatch := r.work.whileFollowing(c)
 	if r.health != nil {
 		bad = r.health.Bad()
 	}

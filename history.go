@@ -374,12 +374,11 @@ func (r *runner) closeRun(c *candidate, end leaderEnd) {
 // one run that nobody ran: those before due, and due itself when it is
 // skipped too (reason non-empty).
 func (cl *cronLeader) recordMissed(due time.Time, reason string) {
-	r := cl.r
 	last := laterOf(cl.st.last, cl.skipped)
 	if last.IsZero() {
 		return
 	}
-	first, err := r.cron().sched.Next(last)
+	first, err := cl.w.sched.Next(last)
 	if err != nil {
 		return
 	}
@@ -389,9 +388,9 @@ func (cl *cronLeader) recordMissed(due time.Time, reason string) {
 			return
 		}
 		reason = "missed: no leader ran it"
-		if upTo, err = r.cron().sched.Latest(due.Add(-time.Nanosecond)); err != nil {
+		if upTo, err = cl.w.sched.Latest(due.Add(-time.Nanosecond)); err != nil {
 			return
 		}
 	}
-	cl.c.recordSkip(first, upTo, countTimes(r.cron().sched, first, upTo), reason)
+	cl.v.recordSkip(first, upTo, countTimes(cl.w.sched, first, upTo), reason)
 }

@@ -76,7 +76,7 @@ var layers = []struct {
 	// does while it leads (run once, run cron), the command under the
 	// lease, hooks, health, the leader node.
 	{"runner", []string{
-		"run.go", "leadership.go", "follow.go", "transition.go", "strategy.go", "once.go", "onceclaim.go",
+		"run.go", "leadership.go", "leading.go", "follow.go", "transition.go", "strategy.go", "once.go", "onceclaim.go",
 		"cron.go", "cronallow.go", "cronclock.go", "history.go", "supervise.go", "command.go", "hooks.go", "health.go",
 		"preempt.go", "ping.go", "pingtls_on.go", "pingtls_off.go", "leader.go", "trigger.go", "drain.go",
 	}},

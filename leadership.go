@@ -6,7 +6,8 @@ package main
 //               failure means)
 //   following → wait until our proposal is the lowest, then take the baton
 //   leading   → the leader's work, run once's or run cron's (strategy.go,
-//               cron.go), under a lease; on-child-success/error decide what
+//               cron.go), under a lease, with the leadership's context and
+//               its view (leading.go); on-child-success/error decide what
 //               a run's end means; connection loss and session expiry stop it
 //   resigning → the command is gone and reaped, then the proposal is deleted
 //               (or, the leadership lost, the session is ended)
@@ -51,6 +52,8 @@ type leaderEnd struct {
 	reason  string  // command-exited, promote-failed, once-key-run, ...
 	then    verdict // stand again or exit
 	backoff bool    // before standing again, back off if ex ended quickly
+
+	keyClaimed bool // --once-key: this ballot recorded the key (onceWork.lead)
 }
 
 // endedBy is a leadership ended by something else than the leader's
@@ -125,7 +128,8 @@ func (r *runner) candidacy(work leaderWork) verdict {
 		// Drained while it took the baton: it hands over, nothing started.
 		r.log.Info("drained (ballot drain): handing over before starting anything", logEvDrained.attr())
 	} else {
-		end = work.lead(c, l)
+		// The work gets the leadership's context and its view, not c and l.
+		end = work.lead(l.ended, &leadershipView{r: r, c: c, l: l})
 	}
 	// The command is gone: nothing runs under the lease any more. The
 	// session, alive, holds the baton through the demote hook until the
@@ -161,10 +165,10 @@ func (r *runner) join() (*candidate, verdict) {
 			}
 			if err == nil {
 				c.tell.runEnded = func(e historyEntry) { r.runEnded(c, e) }
-				c.triggers = r.cron() != nil
+				c.triggers = r.rules.triggered
 				r.setCandidate(c)
 				r.publishHealth()
-				r.publishSitOut(c)
+				r.work.proposed(c)
 				return c, verdict{}
 			}
 			if errors.Is(err, errStopped) {
@@ -208,7 +212,7 @@ func (r *runner) join() (*candidate, verdict) {
 func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	r.notify.Ready("following")
 	c.tell.following = func(place int, lowestProposal string) { r.notifyFollowing(c, place, lowestProposal) }
-	if r.cron() == nil && len(r.set.Args) > 0 {
+	if r.rules.prestart {
 		c.standby.onStart = func() { go r.prestartKeeper() }
 	}
 	// Under ignore a command must outlive a lost connection; a take on
@@ -303,8 +307,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
-	if r.set.PreemptAfter > 0 && r.set.OnceKey == "" && c.slots == 1 {
-		// A once key's run is never cut short to hand over: it runs once.
+	if r.set.PreemptAfter > 0 && r.rules.preempts && c.slots == 1 {
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}
 	return l, over
@@ -336,9 +339,9 @@ func leadershipContext(c *candidate, l *lease) (over func()) {
 // outcome.go; planEnd). The command is already gone.
 func (r *runner) endLeadership(c *candidate, end leaderEnd) verdict {
 	r.closeRun(c, end)
-	p := planEnd(end, r.onceClaimed())
+	p := planEnd(end, end.keyClaimed)
 	if !p.resigns {
-		return r.lostLeadership(c, p.reason, end.ex)
+		return r.lostLeadership(c, p.reason, end)
 	}
 	switch {
 	case p.preempted:
@@ -442,7 +445,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 
 // lostLeadership handles a leader that lost its lease, session or proposal:
 // the command is already gone; rejoin or exit per on-connection-loss.
-func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdict {
+func (r *runner) lostLeadership(c *candidate, reason string, end leaderEnd) verdict {
 	r.become(phaseLost, change{c: c, reason: reason})
 	r.demote(c, reason)
 	r.setCandidate(nil)
@@ -452,11 +455,11 @@ func (r *runner) lostLeadership(c *candidate, reason string, ex childExit) verdi
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
 	r.endSession()
-	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, r.onceClaimed())
+	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, end.keyClaimed)
 	switch next {
 	case lossExitsOnStop:
 		// A stop signal came while the command was being stopped.
-		return exitWith(ex.Code)
+		return exitWith(end.ex.Code)
 	case lossExitsByPolicy:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		if r.lostClaim != "" {

@@ -227,7 +227,7 @@ func startRun(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.Describe()...)...)
 	r := newRunner(set, acc, log)
-	r.work = newLeaderWork(r, sched)
+	r.work, r.rules = newLeaderWork(r, sched)
 	if len(set.HealthCheck) > 0 {
 		r.health = newHealth(r)
 	}

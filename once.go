@@ -306,3 +306,34 @@ func (o onceRetry) retryAt(rec *onceRecord, delay time.Duration) time.Time {
 func onceFailed(rec *onceRecord) bool {
 	return rec.ExitCode == nil || *rec.ExitCode != 0 || rec.TimedOut
 }
+
+// beforeFollowing: with --once-key, a key already run ends ballot (exit
+// 0). With --once-retry-unfinished, a key still running is waited for in
+// line: once its runner's session is gone, this candidate may lead and
+// retry it (or find it finished).
+func (w *onceWork) beforeFollowing(c *candidate) verdict {
+	r := w.r
+	if !w.keyed {
+		return verdict{}
+	}
+	r.clearLostClaim(c)
+	rec, _, _, err := readOnce(c.s.Conn, c.basePath, r.set.OnceKey)
+	if err == nil && rec != nil && !r.onceRetry().allows(rec) {
+		c.withdraw()
+		r.logOnceDone(c, "")
+		return exitWith(exitOK)
+	}
+	return verdict{}
+}
+
+// whileFollowing: with --once-key, the key recorded by another candidate
+// while this one waits ends the wait. With --once-retry-unfinished or
+// --retries the candidate keeps its place instead: the key may yet need a
+// retry, which it decides once elected.
+func (w *onceWork) whileFollowing(c *candidate) (done <-chan struct{}, unwatch func()) {
+	r := w.r
+	if !w.keyed || r.set.OnceRetryUnfinished || r.set.Retries > 0 {
+		return nil, func() {}
+	}
+	return c.watchOnce(r.set.OnceKey)
+}

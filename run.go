@@ -50,7 +50,8 @@ type runner struct {
 	cand   *candidate // the current proposal, for health publishing
 	health *health    // nil without --health-check
 
-	work leaderWork // run once's or run cron's, with that mode's state (strategy.go)
+	work  leaderWork // run once's or run cron's, with that mode's state (strategy.go)
+	rules runRules   // and what the runner needs to know of its runs
 
 	runEndHooks sync.WaitGroup // --on-run-end hooks going on: ballot's exit waits for them (hooks.go)
 	ping        *pinger        // --ping-url; nil without (ping.go)

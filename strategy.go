@@ -1,49 +1,78 @@
 package main
 
-// What a leader does while it leads: the one part of a candidacy in which
-// run once and run cron differ.
+// The mode, run once or run cron, chosen once at start, and what a leader
+// does while it leads under run once: where the two modes differ.
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// leaderWork is a leader's part of a candidacy, between elected and
-// resigning: it runs the promote hook and the command under the lease l,
-// and reports why the leadership ends; candidacy resigns or gives it up.
+// leaderWork is the mode, run once or run cron, chosen once at start
+// (newLeaderWork) with its rules (runRules): nothing else asks which mode
+// runs. Its methods are where the modes differ: before leading (what a
+// proposal publishes, what a follower checks), and a leader's part of a
+// candidacy, between elected and resigning.
 type leaderWork interface {
-	lead(c *candidate, l *lease) leaderEnd
+	// lead runs the promote hook and the command while ctx lasts (it ends
+	// with the leadership, its cause saying why: leadershipContext), with
+	// what v lets it do, and reports why the leadership ends; candidacy
+	// resigns or gives it up.
+	lead(ctx context.Context, v leaderView) leaderEnd
+	// proposed publishes the mode's part of a new proposal.
+	proposed(c *candidate)
+	// beforeFollowing checks a new proposal before it waits in line;
+	// a verdict other than goOn ends the candidacy.
+	beforeFollowing(c *candidate) verdict
+	// whileFollowing is what ends the wait in line early (nil: nothing),
+	// and unwatch stops watching.
+	whileFollowing(c *candidate) (done <-chan struct{}, unwatch func())
+	// runEnv is the mode's part of the command's environment.
+	runEnv() []string
+	// scheduledTime is the scheduled time of the run being started; zero
+	// for a mode without one.
+	scheduledTime() time.Time
 }
 
-func newLeaderWork(r *runner, sched schedule) leaderWork {
+// runRules are what the runner needs to know of the mode's runs, fixed
+// with the mode (newLeaderWork).
+type runRules struct {
+	// scheduled: run cron's runs. A run, once started, is never cut short
+	// by a pause or a preemption (later times are skipped, the handover
+	// waits for its end); between runs nothing runs under the lease, which
+	// lapses (lease.Rest).
+	scheduled bool
+	records   bool // the history records its runs; --on-run-end and --ping-url report them
+	prestart  bool // the next in line starts a keeper ahead for its command
+	preempts  bool // --preempt-after may cut a run short to hand over
+	triggered bool // ballot trigger asks its leader for runs (trigger.go)
+}
+
+// newLeaderWork chooses the mode: run cron with a schedule, run once
+// otherwise (with or without --once-key).
+func newLeaderWork(r *runner, sched schedule) (leaderWork, runRules) {
 	if cs, ok := sched.(cronSchedule); ok && cs.expr != strings.Join(strings.Fields(r.set.Schedule), " ") {
 		// H fields: say what they became, the same on every candidate.
 		r.log.Info("the schedule's H fields are hashed from the election's path", "schedule", r.set.Schedule, "as", cs.expr)
 	}
 	if sched != nil {
-		return &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
+		w := &cronWork{r: r, sched: sched, offset: spreadOffset(r.set.BasePath, r.set.Spread)}
+		return w, runRules{scheduled: true, records: true, preempts: true, triggered: true}
 	}
-	return &onceWork{r: r}
-}
-
-// cron is run cron's work; nil under run once.
-func (r *runner) cron() *cronWork {
-	w, _ := r.work.(*cronWork)
-	return w
-}
-
-// onceClaimed: --once-key, and this ballot recorded the key.
-func (r *runner) onceClaimed() bool {
-	w, ok := r.work.(*onceWork)
-	return ok && w.claimed
+	// A once key's run is never cut short to hand over: it runs once.
+	keyed := r.set.OnceKey != ""
+	return &onceWork{r: r, keyed: keyed}, runRules{records: keyed, prestart: len(r.set.Args) > 0, preempts: !keyed}
 }
 
 // onceWork is run once's: the promote hook, then the command, run again or
 // not as on-child-* says, until something ends the leadership.
 type onceWork struct {
 	r       *runner
+	keyed   bool // --once-key
 	claimed bool // --once-key: this ballot recorded the key
 	attempt int  // --once-key --retries: the attempt claimed (0 without --retries)
 
@@ -52,21 +81,27 @@ type onceWork struct {
 	sitsOutUntil time.Time   // --rerun-limit handed over: published in each proposal until then
 }
 
-func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
+func (w *onceWork) lead(ctx context.Context, v leaderView) leaderEnd {
+	end := w.leadRuns(ctx, v)
+	end.keyClaimed = w.claimed
+	return end
+}
+
+func (w *onceWork) leadRuns(ctx context.Context, v leaderView) leaderEnd {
 	r := w.r
 	promoted := len(r.set.OnPromote) == 0
 	for {
 		if r.stopRequested() {
 			return endedBy(stopRequested, childExit{})
 		}
-		if p := l.ctl.Paused(); p != nil && len(r.set.Args) > 0 {
-			if how := r.waitOutPause(c, l, p); how != controlsChanged {
+		if p := v.paused(); p != nil && len(r.set.Args) > 0 {
+			if how := v.waitOutPause(p); how != controlsChanged {
 				return endedBy(how, childExit{})
 			}
 			continue
 		}
 		if !promoted {
-			how, ex := r.runPromote(c, l)
+			how, ex := v.runPromote()
 			switch {
 			case how == paused:
 				continue // the hook runs again on resume
@@ -76,7 +111,7 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 				promoted = true
 			default:
 				// A failing promote hook is a command error.
-				if end, over := w.afterRun(c, l, ex, "promote-failed"); over {
+				if end, over := w.afterRun(v, ex, "promote-failed"); over {
 					return end
 				}
 				continue
@@ -84,21 +119,21 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 		}
 		if len(r.set.Args) == 0 {
 			// Hooks only: hold the leadership until something ends it.
-			r.publishLeader(c)
+			v.publishLeader()
 			r.log.Info("holding leadership (no command; hooks only)", logEvHolding.attr())
-			return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{})
+			return endedBy(v.supervise(nil, time.Time{}), childExit{})
 		}
-		ex, end, over := w.runCommand(c, l)
+		ex, end, over := w.runCommand(ctx, v)
 		switch {
 		case over:
 			return end
 		case end.how == paused:
 			continue
 		}
-		if r.set.OnceKey != "" {
+		if w.keyed {
 			// Once per key: record how it ended, exit with its code.
 			// Retried only once its end is recorded: the count goes on from it.
-			if c.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
+			if v.finishOnce(r.set.OnceKey, ex) && w.attempt > 0 && !ex.Success() && w.attempt < r.set.Retries+1 {
 				r.log.Info("once key run failed; it will be retried", "once_key", r.set.OnceKey, "exit_code", ex.Code,
 					"attempt", w.attempt, "of", r.set.Retries+1, "retry_in", retryDelay(r.set.RetryDelay, w.attempt))
 				continue // claim the key again, after the delay (claimKey)
@@ -106,7 +141,7 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 			r.log.Info("once key run; exiting with the command's exit code", "once_key", r.set.OnceKey, "exit_code", ex.Code)
 			return resignation("command-exited", exitWith(ex.Code))
 		}
-		if end, over := w.afterRun(c, l, ex, "command-exited"); over {
+		if end, over := w.afterRun(v, ex, "command-exited"); over {
 			return end
 		}
 	}
@@ -115,67 +150,67 @@ func (w *onceWork) lead(c *candidate, l *lease) leaderEnd {
 // runCommand runs the command once, on a fresh lease, after recording
 // --once-key's key. over reports that the leadership ends with end;
 // otherwise the command ended by itself (ex), or was paused (end.how).
-func (w *onceWork) runCommand(c *candidate, l *lease) (ex childExit, end leaderEnd, over bool) {
+func (w *onceWork) runCommand(ctx context.Context, v leaderView) (ex childExit, end leaderEnd, over bool) {
 	r := w.r
-	if !l.Fresh() {
+	if !v.fresh() {
 		// Never start a command on a lease that may be gone (the
 		// host was frozen, or the connection dropped, just now).
 		return ex, endedBy(leaseLost, childExit{}), true
 	}
-	if r.set.OnceKey != "" {
-		if end, over := w.claimKey(c, l); over {
+	if w.keyed {
+		if end, over := w.claimKey(ctx, v); over {
 			return ex, end, true
 		}
 	}
-	cmd, err := r.startCommand(c, l)
+	cmd, err := v.startCommand()
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return ex, resignation("ballot-failed", exitWith(exitFailure)), true
 	}
 	how, timedOut := childEnded, false
 	if cmd.pid != 0 {
-		r.publishLeader(c)
-		how, timedOut = w.superviseRun(c, l, cmd)
+		v.publishLeader()
+		how, timedOut = w.superviseRun(v, cmd)
 	}
 	ex = cmd.Exit()
 	if timedOut {
 		ex.TimedOut = true
-		c.endAs(endTimedOut, "--timeout "+r.set.Timeout.String()) // the run history says so
+		v.endAs(endTimedOut, "--timeout "+r.set.Timeout.String()) // the run history says so
 		if ex.Code == 0 {
 			ex.Code = exitFailure // a timed-out run is an error, whatever its status
 		}
 	}
-	r.publishRunEnd(c, ex)
-	end, over = w.runEnded(c, ex, how)
+	v.publishRunEnd(ex)
+	end, over = w.runEnded(v, ex, how)
 	return ex, end, over
 }
 
 // claimKey records --once-key's key before the command runs. over
 // reports that the leadership ends with end instead: the key was run
 // already, or cannot be recorded, or the lease is gone meanwhile.
-func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
+func (w *onceWork) claimKey(ctx context.Context, v leaderView) (end leaderEnd, over bool) {
 	r, key := w.r, w.r.set.OnceKey
 	// The claim checks the baton: it must not overtake a handover's
 	// take (its answer cannot come before the take's anyway).
-	if l.awaitTake(); !l.Fresh() {
+	if v.awaitTake(); !v.fresh() {
 		return endedBy(leaseLost, childExit{}), true
 	}
-	if end, over := w.awaitRetry(c, l); over {
+	if end, over := w.awaitRetry(ctx, v); over {
 		return end, true
 	}
-	claimed, mine, err := c.claimOnce(key, r.onceRetry(), r.stopping)
+	claimed, mine, err := v.claimOnce(key, r.onceRetry())
 	switch {
 	case err != nil:
-		return w.claimFailed(c, err), true
+		return w.claimFailed(v, err), true
 	case !claimed:
-		r.logOnceDone(c, "found when elected")
+		v.onceDone("found when elected")
 		return resignation("once-key-run", exitWith(exitOK)), true
 	}
 	w.claimed = true
 	if w.attempt = 0; mine != nil && mine.Attempts > 0 {
 		w.attempt = mine.Attempt
 	}
-	if !l.Fresh() {
+	if !v.fresh() {
 		// The record waited out a partition: the key is taken
 		// (so never run twice) but not run.
 		r.log.Warn("lease lost while recording the once key; this run is lost", "once_key", key)
@@ -188,12 +223,12 @@ func (w *onceWork) claimKey(c *candidate, l *lease) (end leaderEnd, over bool) {
 // --once-key run (--retries): after this leader's own failed attempt, or
 // one of a runner that stopped during its delay. over reports that the
 // leadership ends meanwhile.
-func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool) {
+func (w *onceWork) awaitRetry(ctx context.Context, v leaderView) (end leaderEnd, over bool) {
 	r := w.r
 	if r.set.Retries == 0 {
 		return end, false
 	}
-	rec, _, running, err := readOnce(c.s.Conn, c.basePath, r.set.OnceKey)
+	rec, running, err := v.readOnce(r.set.OnceKey)
 	if err != nil || rec == nil || running || !r.onceRetry().allows(rec) {
 		return end, false // claimOnce decides
 	}
@@ -208,14 +243,14 @@ func (w *onceWork) awaitRetry(c *candidate, l *lease) (end leaderEnd, over bool)
 		return end, false
 	case <-r.stopping:
 		return endedBy(stopRequested, childExit{}), true
-	case <-c.s.Lost():
-		return endedBy(sessionLost, childExit{}), true
+	case <-ctx.Done():
+		return endedBy(outcomeOf(context.Cause(ctx)), childExit{}), true
 	}
 }
 
 // claimFailed ends a leadership whose claim of the once key failed with
 // err, as its outcome says (outcomeOf); the command has not run.
-func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
+func (w *onceWork) claimFailed(v leaderView, err error) leaderEnd {
 	r, key := w.r, w.r.set.OnceKey
 	switch how := outcomeOf(err); how {
 	case stopRequested:
@@ -230,7 +265,7 @@ func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
 		// The claim's answer was lost with the session: it may have
 		// landed. Stand again; the next candidacy clears our record
 		// first (clearLostClaim), then claims the key anew.
-		r.lostClaim = c.node
+		r.lostClaim = v.proposal()
 		r.log.Warn("session lost while recording the once key; the command has not run: standing again", "once_key", key)
 		return endedBy(how, childExit{})
 	}
@@ -240,15 +275,15 @@ func (w *onceWork) claimFailed(c *candidate, err error) leaderEnd {
 
 // superviseRun supervises a started command until it ends, or --timeout
 // stops it (timedOut), or something else ends supervision (how).
-func (w *onceWork) superviseRun(c *candidate, l *lease, cmd *child) (how outcome, timedOut bool) {
+func (w *onceWork) superviseRun(v leaderView, cmd *child) (how outcome, timedOut bool) {
 	r := w.r
 	var deadline time.Time // --timeout
 	if r.set.Timeout > 0 {
 		deadline = time.Now().Add(r.set.Timeout)
 	}
-	how = r.supervise(c, l, cmd, deadline)
+	how = v.supervise(cmd, deadline)
 	if how == wakeUp {
-		how, timedOut = childEnded, r.timeOut(cmd, l)
+		how, timedOut = childEnded, w.timeOut(v, cmd)
 	}
 	r.forget(cmd)
 	return how, timedOut
@@ -257,7 +292,7 @@ func (w *onceWork) superviseRun(c *candidate, l *lease, cmd *child) (how outcome
 // runEnded says what a run's end (how, ex) means: the command ended by
 // itself (not over), was paused (not over, end.how; a once key's run is
 // finished by it), or the leadership ends (over).
-func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leaderEnd, over bool) {
+func (w *onceWork) runEnded(v leaderView, ex childExit, how outcome) (end leaderEnd, over bool) {
 	r := w.r
 	switch how {
 	case childEnded:
@@ -265,7 +300,7 @@ func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leader
 		return leaderEnd{}, false
 	case paused:
 		if w.claimed {
-			r.finishOnceRun(c, ex, "paused")
+			v.finishOnceRun(ex, "paused")
 			return resignation("paused", exitWith(ex.Code)), true
 		}
 		return endedBy(paused, ex), false
@@ -276,13 +311,14 @@ func (w *onceWork) runEnded(c *candidate, ex childExit, how outcome) (end leader
 // timeOut stops a command that outlived --timeout, as run cron stops a
 // run: SIGTERM, SIGKILL after the grace period (never past the lease).
 // It reports false if the command had ended by itself meanwhile.
-func (r *runner) timeOut(cmd *child, l *lease) bool {
+func (w *onceWork) timeOut(v leaderView, cmd *child) bool {
+	r := w.r
 	select {
 	case <-cmd.Done():
 		return false
 	default:
 	}
-	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+	ex, stopped := cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, v.killBy())
 	r.log.Warn("command timed out", logEvTimedOut.attr(), "timeout", r.set.Timeout, "how", stopped, "exit_code", ex.Code)
 	return true
 }
@@ -290,7 +326,7 @@ func (r *runner) timeOut(cmd *child, l *lease) bool {
 // afterRun applies on-child-success / on-child-error to a run (of the
 // command, or of a failing promote hook) that ended by itself. over
 // reports that the leadership ends with end; otherwise run again.
-func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string) (end leaderEnd, over bool) {
+func (w *onceWork) afterRun(v leaderView, ex childExit, reason string) (end leaderEnd, over bool) {
 	r := w.r
 	policy := r.policyFor(ex)
 	resign, resigns := afterRunPlan(policy, ex, reason)
@@ -302,11 +338,11 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 		return resign, true
 	case policy == policyIgnore:
 		r.log.Info("keeping leadership without the command (policy ignore)", logEvChildPolicy.attr(), "policy", policyIgnore)
-		return endedBy(r.supervise(c, l, nil, time.Time{}), childExit{}), true
+		return endedBy(v.supervise(nil, time.Time{}), childExit{}), true
 	case policy == policyRerun:
 		var limited time.Duration
 		if !ex.Success() && r.set.RerunLimit.set() {
-			if end, over := w.rerunLimited(c, &limited); over {
+			if end, over := w.rerunLimited(v, &limited); over {
 				return end, true
 			}
 		}
@@ -318,7 +354,7 @@ func (w *onceWork) afterRun(c *candidate, l *lease, ex childExit, reason string)
 			d = r.rerunWait(ex)
 		}
 		if d > 0 {
-			if how := r.supervise(c, l, nil, time.Now().Add(d)); how != wakeUp {
+			if how := v.supervise(nil, time.Now().Add(d)); how != wakeUp {
 				return endedBy(how, ex), true
 			}
 		}
@@ -346,14 +382,14 @@ func afterRunPlan(policy childPolicy, ex childExit, reason string) (resign leade
 // against --rerun-limit. Past the limit, it hands over (over: resign and
 // stand again, sitting out for the window) when the next in line is ready
 // to lead; else it says how long to pause before rerunning here (wait).
-func (w *onceWork) rerunLimited(c *candidate, wait *time.Duration) (end leaderEnd, over bool) {
+func (w *onceWork) rerunLimited(v leaderView, wait *time.Duration) (end leaderEnd, over bool) {
 	r, lim, now := w.r, w.r.set.RerunLimit, time.Now()
 	w.failures = append(recentFailures(w.failures, now, lim.Window), now)
 	if len(w.failures) <= lim.N {
 		w.beyond = 0
 		return end, false
 	}
-	if next, ok := c.readyToTakeOver(); ok {
+	if next, ok := v.readyToTakeOver(); ok {
 		until := now.Add(lim.Window)
 		w.sitsOutUntil, w.beyond = until, 0
 		r.log.Warn("rerun limit reached: handing over to the next in line; this host sits out until the window has passed",
@@ -406,17 +442,25 @@ func (c *candidate) readyToTakeOver() (id string, ok bool) {
 	return d.CandidateID, waiting && healthy && !sitting
 }
 
-// publishSitOut says in a new proposal that this candidate sits out
+// proposed says in a new proposal that this candidate sits out
 // (--rerun-limit handed over less than its window ago).
-func (r *runner) publishSitOut(c *candidate) {
-	w, ok := r.work.(*onceWork)
-	if !ok || !time.Now().Before(w.sitsOutUntil) {
+func (w *onceWork) proposed(c *candidate) {
+	if !time.Now().Before(w.sitsOutUntil) {
 		return
 	}
 	until := w.sitsOutUntil.UTC()
 	// At once, not folded nor a second after the create: the leader it
 	// handed over to may reach its own limit within that second.
 	c.pub.urgent(func(d *proposalData) { d.SitsOutUntil = &until })
-	r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
+	w.r.log.Info("standing again at the end of the line, sitting out: no leader that reaches its --rerun-limit hands over to this host before then",
 		"sits_out_until", until.Format(time.RFC3339))
 }
+
+func (w *onceWork) runEnv() []string {
+	if w.attempt > 0 {
+		return []string{"BALLOT_ATTEMPT=" + strconv.Itoa(w.attempt)} // --once-key --retries
+	}
+	return nil
+}
+
+func (w *onceWork) scheduledTime() time.Time { return time.Time{} }

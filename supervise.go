@@ -45,7 +45,7 @@ func (r *runner) superviseRuns(c *candidate, l *lease, cmd *child, beside []*chi
 	// A cron leader between runs runs nothing under its lease, which
 	// lapses (lease.Rest): nothing to stop when it ends, and the next run
 	// starts only on a fresh one (cronLeader.start, lease.AwaitFresh).
-	between := cmd == nil && r.cron() != nil
+	between := cmd == nil && r.rules.scheduled
 	s := &supervision{r: r, c: c, l: l, cmd: cmd, wake: wake, guard: r.set.OnConnectionLoss != lossIgnore && !between}
 	if s.guard {
 		s.killBy = l.supervisedKillBy
@@ -230,13 +230,13 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 		r.unpublishLeader(s.c)
 		s.stop("step-down", s.killBy)
 		return steppedDown, true
-	case ctl.Paused() != nil && s.cmd != nil && r.cron() == nil:
+	case ctl.Paused() != nil && s.cmd != nil && !r.rules.scheduled:
 		r.log.Info("election paused (ballot pause): stopping the command, keeping the lead", "reason", ctl.Paused().Reason)
 		s.stop("paused", s.killBy)
 		return paused, true
 	case r.phase == phasePaused:
 		return controlsChanged, true
-	case r.cron() != nil && ctl.Trigger() != nil && r.phase == phaseLeading:
+	case r.rules.triggered && ctl.Trigger() != nil && r.phase == phaseLeading:
 		return wakeUp, true // the cron leader takes the request (trigger.go)
 	}
 	return noOutcome, false
@@ -247,7 +247,7 @@ func (s *supervision) controlsChanged() (outcome, bool) {
 // round, since a decision made during a cron run waits for its end.
 func (s *supervision) preempting() (outcome, bool) {
 	to := s.l.ctl.PreemptTo()
-	if to == "" || ((s.cmd != nil || len(s.beside) > 0) && s.r.cron() != nil) {
+	if to == "" || ((s.cmd != nil || len(s.beside) > 0) && s.r.rules.scheduled) {
 		return 0, false
 	}
 	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)

@@ -32,22 +32,22 @@ import (
 // startTriggered runs the pending trigger request, if any, under
 // --overlap and pause; over reports that the leadership ends with end.
 func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
-	r, c, l := cl.r, cl.c, cl.l
-	t := l.ctl.Trigger()
+	r, v := cl.r, cl.v
+	t := v.trigger()
 	if t == nil || t.czxid == cl.triggerDone {
 		return end, false
 	}
 	// The request's age on ZooKeeper's clock (its ctime is): the last
 	// renewal's reading, moved on by this host's boot clock.
 	zkNow := now
-	if reading, ok := l.ZooKeeperClock(); ok {
+	if reading, ok := v.zooKeeperClock(); ok {
 		zkNow = reading.mtime.Add(time.Duration(bootNow() - reading.sent))
 	}
 	skip := ""
 	switch {
 	case zkNow.Sub(t.ctime) > triggerValidity:
 		skip = "the trigger request expired: nobody ran it within " + triggerValidity.String()
-	case l.ctl.Paused() != nil:
+	case v.paused() != nil:
 		skip = "the election was paused"
 	case cl.cmd != nil && r.set.Overlap == overlapQueue:
 		return end, false // it runs when the run going on ends
@@ -57,34 +57,34 @@ func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
 	}
 	if skip != "" {
 		r.log.Info("triggered run skipped: "+skip, logEvRunSkipped.attr(), "skip", "trigger", "by", t.rec.By)
-		e := skipEntry(c, now, now, 1, skip)
+		e := v.skipEntry(now, now, 1, skip)
 		e.Trigger = &t.rec
 		cl.consumeTrigger(t, e)
 		return end, false
 	}
-	if !l.AwaitFresh(r.stopping) {
+	if !v.awaitFresh() {
 		if r.stopRequested() {
 			return endedBy(stopRequested, childExit{}), true
 		}
 		return endedBy(leaseLost, childExit{}), true
 	}
 	if cl.cmd != nil { // --overlap replace
-		c.endAs(endStopped, "replaced by a triggered run (--overlap replace)")
-		ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, r.killByFor(l))
+		v.endAs(endStopped, "replaced by a triggered run (--overlap replace)")
+		ex, how := cl.cmd.Stop(syscall.SIGTERM, r.set.StopGracePeriod, v.killBy())
 		r.log.Info("scheduled run replaced by a triggered run (--overlap replace)", logEvCommandStopped.attr(),
 			"reason", "overlap-replace", "how", how, "exit_code", ex.Code)
 		r.forget(cl.cmd)
-		r.publishRunEnd(c, ex)
-		c.writeRunEnd(ex)
+		v.publishRunEnd(ex)
+		v.writeRunEnd(ex)
 		cl.cmd, cl.runDeadline, cl.trig = nil, time.Time{}, nil
 	}
 	at := now.UTC()
-	e := c.newRunEntry(historyCron)
+	e := v.newRunEntry(historyCron)
 	e.ScheduledTime, e.Trigger = &at, &t.rec
 	if !cl.consumeTrigger(t, e) {
 		return end, false
 	}
-	if !l.Fresh() {
+	if !v.fresh() {
 		r.log.Warn("lease lost while recording the triggered run; this run is lost", "by", t.rec.By)
 		return endedBy(leaseLost, childExit{}), true
 	}
@@ -92,14 +92,14 @@ func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
 	cl.idle = nil
 	r.log.Info("triggered run starting (ballot trigger)", logEvTriggered.attr(), "by", t.rec.By,
 		"requested_at", t.rec.At.Format(time.RFC3339Nano))
-	r.cron().scheduled, r.cron().attempt = at, 0
-	cmd, err := r.startCommand(c, l)
+	cl.w.scheduled, cl.w.attempt = at, 0
+	cmd, err := v.startCommand()
 	if err != nil {
 		r.log.Error("ballot failed", "error", err)
 		return resignation("ballot-failed", exitWith(exitFailure)), true
 	}
 	cl.cmd, cl.runFor, cl.timedOut, cl.trig = cmd, at, false, &t.rec
-	c.pub.update(func(d *proposalData) { d.HandoverMayCome = true })
+	v.publish(func(d *proposalData) { d.HandoverMayCome = true })
 	cl.runDeadline = time.Time{}
 	if r.set.Timeout > 0 {
 		cl.runDeadline = time.Now().Add(r.set.Timeout)
@@ -111,8 +111,18 @@ func (cl *cronLeader) startTriggered(now time.Time) (end leaderEnd, over bool) {
 // one fenced multi-op; false if it did not happen (someone else changed the
 // request, or the leadership is gone).
 func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
-	c := cl.c
 	cl.triggerDone = t.czxid // whatever happens, never twice
+	taken, again := cl.v.consumeTrigger(t, e)
+	if again {
+		cl.triggerDone = 0
+	}
+	return taken
+}
+
+// consumeTrigger is cronLeader.consumeTrigger's write, the view's; again:
+// the write did not land, the request is to be taken again.
+func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) (taken, again bool) {
+	c := v.c
 	p := c.basePath + "/" + triggerName
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.DeleteRequest{Path: p, Version: t.version}}
 	if op := c.historyCreate(e); op != nil {
@@ -127,16 +137,16 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 		default:
 			c.created(res, 2, e)
 		}
-		return true
+		return true, false
 	}
 	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 		// Taken by another slot's leader, or withdrawn by its trigger.
-		cl.r.log.Debug("the trigger request went before this leader took it", "error", err)
-		return false
+		v.r.log.Debug("the trigger request went before this leader took it", "error", err)
+		return false, false
 	}
-	if !zookeeper.Retryable(err) || c.s.WaitOnline(cl.r.stopping) != nil {
-		cl.r.log.Warn("cannot take the trigger request", "error", err)
-		return false
+	if !zookeeper.Retryable(err) || c.s.WaitOnline(v.r.stopping) != nil {
+		v.r.log.Warn("cannot take the trigger request", "error", err)
+		return false, false
 	}
 	// The answer was lost: the write may have happened. Synced first: a
 	// follower behind the leader could still show the request.
@@ -147,12 +157,12 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 	case ok && st.Czxid == t.czxid:
 		// The same request is still there: the multi, all or nothing,
 		// did not land. Taken again at the next look.
-		cl.triggerDone = 0
+		return false, true
 	case !ok && e.Kind != historySkip:
 		c.adoptOwnEntry(func(o historyEntry) bool { return o.Trigger != nil && o.Trigger.ID == t.rec.ID })
-		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID
+		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID, false
 	}
-	return false
+	return false, false
 }
 
 // onlyRunOnce says whether candidates are in line and every one that
