@@ -75,8 +75,9 @@ docs: build
 	./ballot completion bash > dist/doc/completions/ballot
 	./ballot completion zsh > dist/doc/completions/_ballot
 
-# A release archive per target: the binary, LICENSE, README.md, the example
-# config, the man page, the completions and contrib/. The same bytes from
+# A release archive per target: the binary, LICENSE, README.md and docs/
+# (the README links its pages), the example config, the man page, the
+# completions and contrib/. The same bytes from
 # any clean checkout of a commit: the build is reproducible (-trimpath, no
 # cgo), the man page carries no date, and tar and gzip record no time but
 # the commit's, no owner and no name.
@@ -92,7 +93,7 @@ dist: docs
 		env GOOS=linux GOARCH=$$arch $$extra $(GOBUILD) -o $$dir/ballot . ; \
 		cp LICENSE README.md ballot.json.example dist/doc/ballot.1 $$dir/; \
 		cp dist/doc/completions/ballot dist/doc/completions/_ballot $$dir/completions/; \
-		cp -R contrib $$dir/; \
+		cp -R contrib docs $$dir/; \
 		$(TAR) -C dist/stage -cf - $$pkg | gzip -n -9 > dist/$$pkg.tar.gz; \
 		echo dist/$$pkg.tar.gz; \
 	done
@@ -101,7 +102,8 @@ dist: docs
 
 # A .deb per target, built with dpkg-deb alone from dist/stage: the binary,
 # the man page, the completions, the systemd template units (not enabled:
-# nothing starts on install) and the examples; no maintainer scripts. The
+# nothing starts on install), the examples, and the README and docs/
+# under /usr/share/doc/ballot; no maintainer scripts. The
 # Debian version is the git version without its "v" (0~git<hash> untagged).
 DEBVERSION := $(shell echo $(VERSION) | sed 's/-/+/g; /^v[0-9]/!s/^/0~git/; s/^v//')
 deb: dist
@@ -121,6 +123,8 @@ deb: dist
 		cp $$src/contrib/*.env $$src/ballot.json.example $$root/usr/share/doc/ballot/examples/; \
 		cp $$src/contrib/init.d/ballot $$root/usr/share/doc/ballot/examples/init.d/; \
 		gzip -n -9 < $$src/README.md > $$root/usr/share/doc/ballot/README.md.gz; \
+		mkdir -p $$root/usr/share/doc/ballot/docs; \
+		for f in $$src/docs/*.md; do gzip -n -9 < $$f > $$root/usr/share/doc/ballot/docs/$${f##*/}.gz; done; \
 		cp $$src/LICENSE $$root/usr/share/doc/ballot/copyright; \
 		size=$$(du -sk --exclude=DEBIAN $$root | cut -f1); \
 		printf '%s\n' "Package: ballot" "Version: $(DEBVERSION)" "Architecture: $$da" \

@@ -328,7 +328,7 @@ type param struct {
 	opt   bool   // optional with no default: left unset (zero) unless given
 	help  string // may span lines, "\n"-separated
 	// choices are the values an enum parameter allows, for completions,
-	// the man page and the README's test (paramdocs.go); nil: not an enum.
+	// the man page and the docs' test (paramdocs.go); nil: not an enum.
 	choices []string
 	// apply validates v and stores it in s. Its error is the reason only;
 	// the caller prefixes where the value came from. Unused for config-file

@@ -1,19 +1,23 @@
 package main
 
 // The docs agree with the code: --help, the man page and the completions
-// with the flags the parser accepts; the README's tables with the
-// parameter table, --help's exit codes and the metrics the code writes.
+// with the flags the parser accepts; the tables of the README and docs/
+// with the parameter table, --help's exit codes and the metrics the code
+// writes; and every link between them lands on a file and a heading.
 
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // parserFlags is the flags the parser accepts for cmd ("": before the command).
@@ -259,23 +263,53 @@ func TestBashCompletionRuns(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The README.
+// The README and docs/.
 
-func readme(t *testing.T) string {
+// docFiles is README.md, then docs/*.md in name order: the documentation,
+// whose sections the tests below look up by heading, wherever they are.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no docs/*.md (%v)", err)
 	}
-	return string(data)
+	sort.Strings(pages)
+	return append([]string{"README.md"}, pages...)
 }
 
-// section is README's text from the heading to the next heading of its level or above.
+// readme is README.md and every docs/*.md, one after the other: README.md
+// first, so that its introduction comes first; every page starts with its
+// "# " title, so no section runs on from one file into the next.
+func readme(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, name := range docFiles(t) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "README.md" && !strings.HasPrefix(string(data), "# ") {
+			t.Fatalf("%s does not start with its \"# \" title", name)
+		}
+		b.Write(data)
+		if !strings.HasSuffix(string(data), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// section is the documentation's text from the heading to the next heading
+// of its level or above; the heading must be in exactly one place.
 func section(t *testing.T, text, heading string) string {
 	t.Helper()
 	_, rest, ok := strings.Cut(text, "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README has no %q", heading)
+		t.Fatalf("neither README.md nor docs/*.md has %q", heading)
+	}
+	if strings.Contains(rest, "\n"+heading+"\n") {
+		t.Fatalf("README.md and docs/*.md have %q twice", heading)
 	}
 	level := strings.SplitN(heading, " ", 2)[0]
 	for i := 0; i < len(rest); {
@@ -564,5 +598,160 @@ func TestReadmePolicies(t *testing.T) {
 	}
 	if tables != 3 {
 		t.Errorf("found %d policy tables, want 3 (on-child-*, on-election-failure, on-connection-loss)", tables)
+	}
+}
+
+// prose is markdown text with its fenced blocks and code spans blanked:
+// what GitHub reads headings and links in.
+func prose(text string) string {
+	var b strings.Builder
+	fenced := false
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if t := strings.TrimLeft(line, " "); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			b.WriteString("\n")
+			continue
+		}
+		if fenced {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString(line)
+	}
+	// code spans: a run of n backticks up to the next run of exactly n
+	s, out := b.String(), strings.Builder{}
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			out.WriteByte(s[i])
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(s) && s[i+n] == '`' {
+			n++
+		}
+		end := -1
+		for j := i + n; j < len(s); {
+			if s[j] != '`' {
+				j++
+				continue
+			}
+			m := 0
+			for j+m < len(s) && s[j+m] == '`' {
+				m++
+			}
+			if m == n {
+				end = j + m
+				break
+			}
+			j += m
+		}
+		if end < 0 {
+			out.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		out.WriteString(strings.Repeat(" ", end-i))
+		i = end
+	}
+	return out.String()
+}
+
+var (
+	headingRe  = regexp.MustCompile(`(?m)^(#{1,6})[ \t]+(.*?)[ \t#]*$`)
+	mdLinkRe   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	linkTextRe = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	schemeRe   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+)
+
+// anchors is the anchors GitHub gives the headings of a markdown text:
+// lower case, letters, digits, "-" and "_" kept, spaces to "-", the rest
+// dropped; a repeated one gets "-1", "-2", ….
+func anchors(text string) map[string]bool {
+	out, seen := map[string]bool{}, map[string]int{}
+	for _, m := range headingRe.FindAllStringSubmatch(prose(text), -1) {
+		h := linkTextRe.ReplaceAllString(m[2], "$1")
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n, ok := seen[a]; ok {
+			seen[a] = n + 1
+			a = fmt.Sprintf("%s-%d", a, n+1)
+		} else {
+			seen[a] = 0
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// TestDocsLinks: every relative link of README.md and docs/*.md names a
+// file of the repository, and every "#anchor" a heading of its page; the
+// README links every page of docs/, and every page links back.
+func TestDocsLinks(t *testing.T) {
+	files := docFiles(t)
+	text := map[string]string{}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text[name] = string(data)
+	}
+	for _, name := range files {
+		links := 0
+		linksReadme := false
+		for _, m := range mdLinkRe.FindAllStringSubmatch(prose(text[name]), -1) {
+			url := m[1]
+			if schemeRe.MatchString(url) {
+				continue
+			}
+			links++
+			path, frag, _ := strings.Cut(url, "#")
+			target := name
+			if path != "" {
+				if strings.HasPrefix(path, "/") {
+					t.Errorf("%s: %q: links in the repository are relative", name, url)
+					continue
+				}
+				target = filepath.Clean(filepath.Join(filepath.Dir(name), path))
+				if _, err := os.Stat(target); err != nil {
+					t.Errorf("%s: link to %q: %v", name, url, err)
+					continue
+				}
+			}
+			if target == "README.md" {
+				linksReadme = true
+			}
+			if frag == "" {
+				continue
+			}
+			if _, ok := text[target]; !ok && strings.HasSuffix(target, ".md") {
+				data, err := os.ReadFile(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text[target] = string(data)
+			}
+			if !anchors(text[target])[frag] {
+				t.Errorf("%s: link to %q: %s has no heading whose anchor is %q", name, url, target, frag)
+			}
+		}
+		if links == 0 {
+			t.Errorf("%s has no relative link", name)
+		}
+		if name != "README.md" && !linksReadme {
+			t.Errorf("%s does not link back to README.md", name)
+		}
+		if name != "README.md" && !strings.Contains(prose(text["README.md"]), "]("+name+")") {
+			t.Errorf("README.md does not link to %s", name)
+		}
 	}
 }

@@ -2,7 +2,7 @@ package main
 
 // Waiting for ballot's log events (events.go) by their attributes, not by
 // the wording of the messages beside them; and the checks that keep the
-// events an API: every format carries them, the README lists them all.
+// events an API: every format carries them, docs/operating.md lists them all.
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"go/parser"
 	"go/token"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,15 +222,10 @@ func TestLogEventsParse(t *testing.T) {
 	})
 }
 
-// TestLogEventsDocumented: the events are an API; the README's table
-// lists every one, and no two share a name.
+// TestLogEventsDocumented: the events are an API; the table of "Log
+// events" (docs/operating.md) lists every one, and no two share a name.
 func TestLogEventsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n### Log events\n")
-	section, _, _ = strings.Cut(section, "\n#")
+	section := section(t, readme(t), "### Log events")
 	names := logEventNames(t)
 	if len(names) < 20 {
 		t.Fatalf("found %d events in events.go", len(names))
@@ -243,7 +237,7 @@ func TestLogEventsDocumented(t *testing.T) {
 		}
 		seen[name] = c
 		if !strings.Contains(section, "| `"+name+"` |") {
-			t.Errorf("README \"Log events\" does not list %q (%s)", name, c)
+			t.Errorf("\"Log events\" does not list %q (%s)", name, c)
 		}
 	}
 }

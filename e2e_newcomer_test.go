@@ -179,25 +179,22 @@ func TestReadersNeverWrite(t *testing.T) {
 	}
 }
 
-// crontabRecipe is the README's "From crontab" line for host on servers,
-// as /bin/sh would run it after cron: the schedule and user cut, cron's
-// \% unescaped, the job and the key replaced (the key's date is the
+// crontabRecipe is the "From crontab" line (docs/cron.md) for host on
+// servers, as /bin/sh would run it after cron: the schedule and user cut,
+// cron's \% unescaped, the job and the key replaced (the key's date is the
 // test's to choose).
 func crontabRecipe(t *testing.T, servers, base, host, key, job string) string {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(readme), "# /etc/crontab on every host: the nightly backup runs on one of them\n")
+	recipe := section(t, readme(t), "## From crontab or a systemd timer")
+	_, after, ok := strings.Cut(recipe, "# /etc/crontab on every host: the nightly backup runs on one of them\n")
 	if !ok {
-		t.Fatal("README: the From crontab recipe is gone")
+		t.Fatal("docs: the From crontab recipe is gone")
 	}
 	line, _, _ := strings.Cut(after, "\n```")
 	line = strings.ReplaceAll(line, "\\\n", " ")
 	const cron = "0 3 * * *  root  "
 	if !strings.HasPrefix(line, cron+"ballot ") {
-		t.Fatalf("README: the crontab line does not start with %q: %q", cron+"ballot ", line)
+		t.Fatalf("docs: the crontab line does not start with %q: %q", cron+"ballot ", line)
 	}
 	line = strings.TrimPrefix(line, cron)
 	for _, r := range [][2]string{
@@ -210,14 +207,14 @@ func crontabRecipe(t *testing.T, servers, base, host, key, job string) string {
 		{"/usr/local/bin/backup", job},
 	} {
 		if !strings.Contains(line, r[0]) {
-			t.Fatalf("README: the crontab line has no %q: %q", r[0], line)
+			t.Fatalf("docs: the crontab line has no %q: %q", r[0], line)
 		}
 		line = strings.Replace(line, r[0], r[1], 1)
 	}
 	return line
 }
 
-// TestCrontabRecipeQuiet: the README's crontab recipe on three hosts at
+// TestCrontabRecipeQuiet: the crontab recipe of docs/cron.md on three hosts at
 // once: the one that runs the job prints the job's output and nothing
 // else, unwrapped; the two that find the key run print nothing and exit
 // 0 — cron mails nothing from them.

@@ -4,8 +4,8 @@ package main
 // each state change and notable happening (no extra line: the line that
 // already says it in words carries it). The names are an API, on purpose:
 // operators alert on them and the end-to-end tests wait for them; the
-// messages beside them are for people and may be reworded. README "Log
-// events" lists them; a test checks that it lists every one.
+// messages beside them are for people and may be reworded. "Log events"
+// (docs/operating.md) lists them; a test checks that it lists every one.
 
 import "log/slog"
 

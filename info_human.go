@@ -282,7 +282,7 @@ func batonKVs(b *infoBaton) []kv {
 		kvs = append(kvs, kv{k: "successorWaits", v: fmtMs(b.SuccessorWaitMs)})
 	}
 	if l := b.Lease; l != nil && l.LeaseLeftMs == 0 {
-		// A run cron leader between runs lets it lapse (README: Between runs).
+		// A run cron leader between runs lets it lapse (docs/design.md: Between runs).
 		kvs = append(kvs, kv{k: "lease", v: fmt.Sprintf("renewed %s ago (round trip %s, largest %s); lapsed: nothing runs under it until it is renewed (a run cron leader renews only around its runs)",
 			fmtMs(l.LastRenewalAgoMs), fmtMs(l.LastRenewalMs), fmtMs(l.LargestRenewalMs))})
 	} else if l != nil {

@@ -2,7 +2,7 @@ package main
 
 // ballot info's model: what is printed. `ballot info --output json` is one
 // infoElection; the human format (info_human.go) prints the same fields.
-// Field names are stable (README). Built from a snapshot in info.go.
+// Field names are stable (docs/operating.md). Built from a snapshot in info.go.
 
 import "time"
 

@@ -463,7 +463,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, end leaderEnd) verd
 	case lossExitsByPolicy:
 		r.log.Error("leadership lost; exiting (on-connection-loss=exit)", "reason", reason)
 		if r.lostClaim != "" {
-			r.log.Error("the once key may stand started, unfinished, though the command never ran (its claim's answer was lost): run again with --once-retry-unfinished, or clear it (README: clearing a once key)",
+			r.log.Error("the once key may stand started, unfinished, though the command never ran (its claim's answer was lost): run again with --once-retry-unfinished, or clear it (docs/cron.md: clearing a once key)",
 				"once_key", r.set.OnceKey, "proposal", r.lostClaim)
 		}
 		return exitWith(exitFailure)

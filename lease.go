@@ -21,7 +21,7 @@ package main
 // on a slow link the lease then trails the clock by one round trip, not
 // by several. The command is asked to stop only when the lease left falls
 // to the grace it is owed; a slow renewal costs nothing until then. The
-// README derives what that rides through; leaseterms.go holds the
+// lease in docs/design.md derives what that rides through; leaseterms.go holds the
 // arithmetic, and checks it.
 
 import (

@@ -5,7 +5,7 @@ package main
 // stop, when it is killed, when the keeper's alarms fire and when the
 // lease ends, all counted from the send time of the last write that
 // vouched for the leadership (lease.go). Pure, so that leaseterms_test.go
-// checks the README's inequalities for any T; and checked once at start
+// checks docs/design.md's inequalities for any T; and checked once at start
 // (init below), so that no edit of a fraction can make them false
 // unnoticed.
 
@@ -77,7 +77,7 @@ func (p leaseTerms) ridesThrough(rtt time.Duration) time.Duration {
 }
 
 // check returns the first of the lease's inequalities that p breaks, nil
-// if none: the order of the moments in the README's table, and what the
+// if none: the order of the moments in docs/design.md's table, and what the
 // renewals and supervision need to keep a lease.
 func (p leaseTerms) check() error {
 	end := p.endFrom(0)

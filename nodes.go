@@ -3,7 +3,7 @@ package main
 // What ballot keeps in ZooKeeper: the name of every node under the
 // election path and the format of each node's data. Other tools read these
 // (ballot info and watch, monitoring scripts), so the JSON field names are
-// stable; the README documents them.
+// stable; docs/ (operating.md, design.md) documents them.
 //
 //	<base>/_c_<guid>-proposal-<seq>   a candidate's proposal (proposalData);
 //	                                  -priority+N-proposal-<seq> with --priority N

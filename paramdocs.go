@@ -337,6 +337,6 @@ func manPage() string {
 		"the first that exists is read. A JSON object whose keys are the flags' names.\n")
 	b.WriteString(".SH EXIT STATUS\n" + textBlock(helpExitCodes))
 	b.WriteString(".SH SEE ALSO\n.BR flock (1),\n.BR crontab (5),\n.BR systemd.service (5).\n" +
-		"The README of ballot, which explains the election, its guarantees and recipes.\n")
+		"The README of ballot and its docs/, which explain the election, its guarantees and recipes.\n")
 	return b.String()
 }

@@ -228,8 +228,8 @@ func hookParams() []*param {
 		{name: "on-run-end", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
 			help: "run cron, and run once with --once-key: command line run on the host that ran\n" +
 				"the job after each run or attempt, with its outcome in BALLOT_RUN_RESULT and\n" +
-				"more (README); beside the schedule and the lease, bounded by --hook-timeout; its\n" +
-				"failure is logged and counted, never changes the run's outcome",
+				"more (docs/cron.md); beside the schedule and the lease, bounded by\n" +
+				"--hook-timeout; its failure is logged and counted, never changes the run's outcome",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnRunEnd, err = splitCommandLine(v)
 				return err

@@ -151,8 +151,8 @@ func failedOp(res []zk.MultiResponse) int {
 // successor that finds the baton gone trusts it only when the handover
 // record says the baton was taken by, or handed to, that very proposal
 // (noteSubject): then nothing of the record's holder can run, and it takes
-// at once. README, "Handovers in one write", derives why no command can
-// overlap.
+// at once. docs/design.md, "Handovers in one write", derives why no
+// command can overlap.
 
 // releasedPath is the note of the proposal named name (the last element of
 // its path: a random id and a sequence number, never reused).
