@@ -216,15 +216,10 @@ func TestLayers(t *testing.T) {
 	}
 }
 
-// TestLayersMap: README's "Reading the code" lists the same layers and
+// TestLayersMap: "Reading the code" (docs/code.md) lists the same layers and
 // files, in the same order, one line a file.
 func TestLayersMap(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n## Reading the code\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := section(t, readme(t), "## Reading the code")
 	var want, got []string
 	for _, l := range layers {
 		for _, f := range l.files {
