@@ -24,7 +24,7 @@ import (
 	"testing"
 )
 
-// layers, bottom to top: README's "Reading the code" walks the same
+// layers, bottom to top: "Reading the code" (docs/code.md) walks the same
 // table. A new non-test file must be placed in one. An entry under
 // internal/ is a package: it may import only packages of its own layer
 // and those below.
@@ -237,7 +237,7 @@ func TestLayersMap(t *testing.T) {
 		}
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("README's Reading the code lists (layer file):\n%s\nlayers_test.go's table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("docs/code.md's Reading the code lists (layer file):\n%s\nlayers_test.go's table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
