@@ -75,8 +75,11 @@ func (r *runner) logOnceDone(c *candidate, how string) {
 // watches.
 func (r *runner) followContext(c *candidate) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	var bad <-chan struct{}
-	seen, unwatch := r.work.whileFollowing(c)
+	var bad, seen <-chan struct{}
+	unwatch := func() {}
+	if r.work != nil { // unit tests follow without a mode
+		seen, unwatch = r.work.whileFollowing(c)
+	}
 	if r.health != nil {
 		bad = r.health.Bad()
 	}
