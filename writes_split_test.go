@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"ballot/internal/bootclock"
 	"ballot/internal/zookeeper"
 )
 
@@ -66,28 +64,7 @@ func TestSessionWritesGiveEachElectionItsOwnAnswer(t *testing.T) {
 		}
 		czx[i] = st.Czxid
 	}
-	round := func() ([][]zk.MultiResponse, []error) {
-		ws := make([]*zookeeper.Writer, len(bases))
-		now := bootclock.Now()
-		for i := range ws {
-			ws[i] = s.Writer()
-			ws[i].Join(now)
-		}
-		res, errs := make([][]zk.MultiResponse, len(bases)), make([]error, len(bases))
-		var wg sync.WaitGroup
-		for i, base := range bases {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i], errs[i] = ws[i].Write(renewalOps(base)...)
-			}()
-		}
-		wg.Wait()
-		for _, w := range ws {
-			w.Leave()
-		}
-		return res, errs
-	}
+	round := func() ([][]zk.MultiResponse, []error) { return renewRound(s, bases) }
 	check := func(tag string, skip map[int]bool) {
 		shared := 0
 		defer func() { t.Logf("%s: %d of 20 rounds in one transaction", tag, shared) }()

@@ -65,30 +65,7 @@ func TestSessionWritesShareOneMulti(t *testing.T) {
 		}
 	}
 
-	// round renews every election once, all on the grid first: the round
-	// is complete, and sent, when the last of them writes.
-	round := func() ([][]zk.MultiResponse, []error) {
-		ws := make([]*zookeeper.Writer, len(bases))
-		now := bootclock.Now()
-		for i := range ws {
-			ws[i] = s.Writer()
-			ws[i].Join(now)
-		}
-		res, errs := make([][]zk.MultiResponse, len(bases)), make([]error, len(bases))
-		var wg sync.WaitGroup
-		for i, base := range bases {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res[i], errs[i] = ws[i].Write(renewalOps(base)...)
-			}()
-		}
-		wg.Wait()
-		for _, w := range ws {
-			w.Leave()
-		}
-		return res, errs
-	}
+	round := func() ([][]zk.MultiResponse, []error) { return renewRound(s, bases) }
 
 	// Every round: each election renewed, its answer showing its own
 	// baton owned by the session. Waited for, not required of every
@@ -280,4 +257,30 @@ func TestElectionsShareASessionsRenewals(t *testing.T) {
 	if isClosed(ls[0].gone) || !ls[0].Fresh() {
 		t.Errorf("the other election's lease: gone %v (%s), fresh %v; want held and fresh", isClosed(ls[0].gone), ls[0].GoneWhy(), ls[0].Fresh())
 	}
+}
+
+// renewRound renews every election at bases once, on one session, all on
+// the grid first: the round is complete, and sent, when the last of them
+// writes.
+func renewRound(s *zookeeper.Session, bases []string) ([][]zk.MultiResponse, []error) {
+	ws := make([]*zookeeper.Writer, len(bases))
+	now := bootclock.Now()
+	for i := range ws {
+		ws[i] = s.Writer()
+		ws[i].Join(now)
+	}
+	res, errs := make([][]zk.MultiResponse, len(bases)), make([]error, len(bases))
+	var wg sync.WaitGroup
+	for i, base := range bases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i], errs[i] = ws[i].Write(renewalOps(base)...)
+		}()
+	}
+	wg.Wait()
+	for _, w := range ws {
+		w.Leave()
+	}
+	return res, errs
 }
