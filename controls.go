@@ -352,21 +352,27 @@ func dialOperator(set *Settings, acc *zookeeper.Access, log *slog.Logger, failed
 
 // runResume is `ballot resume`: the leader starts its command again.
 func runResume(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
+	return removeControl(set, acc, log, out, "resume", set.BasePath+"/"+pauseName,
+		set.BasePath+" was not paused", "resumed "+set.BasePath)
+}
+
+// removeControl is an operator's command that takes a control node away
+// (resume, undrain): absent and done are what it prints either way.
+func removeControl(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer, cmd, p, absent, done string) int {
 	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
 	if conn == nil {
 		return exitFailure
 	}
 	defer conn.Close()
-	p := set.BasePath + "/" + pauseName
 	err := conn.Delete(p, -1)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		fmt.Fprintf(out, "%s was not paused\n", set.BasePath)
+		fmt.Fprintln(out, absent)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "ballot: resume: %v\n", zookeeper.Failed(err, "delete", p))
+		fmt.Fprintf(os.Stderr, "ballot: %s: %v\n", cmd, zookeeper.Failed(err, "delete", p))
 		return exitFailure
 	default:
-		fmt.Fprintf(out, "resumed %s\n", set.BasePath)
+		fmt.Fprintln(out, done)
 	}
 	return exitOK
 }

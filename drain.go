@@ -237,21 +237,6 @@ func (s *electionSnapshot) hasCandidate(id string) bool {
 
 // runUndrain is `ballot undrain --candidate-id ID`.
 func runUndrain(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Writer) int {
-	conn := dialOperator(set, acc, log, "cannot reach ZooKeeper")
-	if conn == nil {
-		return exitFailure
-	}
-	defer conn.Close()
-	p := drainPath(set.BasePath, set.CandidateID)
-	err := conn.Delete(p, -1)
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		fmt.Fprintf(out, "%s was not drained\n", set.CandidateID)
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "ballot: undrain: %v\n", zookeeper.Failed(err, "delete", p))
-		return exitFailure
-	default:
-		fmt.Fprintf(out, "undrained %s in %s\n", set.CandidateID, set.BasePath)
-	}
-	return exitOK
+	return removeControl(set, acc, log, out, "undrain", drainPath(set.BasePath, set.CandidateID),
+		set.CandidateID+" was not drained", "undrained "+set.CandidateID+" in "+set.BasePath)
 }
