@@ -206,7 +206,7 @@ func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, 
 	k.Stdin, k.Stdout, k.Stderr = os.Stdin, out, errw
 	// fd 5: ballot's stderr, where the keeper logs should ballot die
 	// (the command's may be a pipe to ballot).
-	k.ExtraFiles = []*os.File{statusW, controlR, os.Stderr}
+	k.ExtraFiles = append([]*os.File{statusW, controlR, os.Stderr}, keeperShare()...)
 	k.SysProcAttr = keeper.NewGroupAttr(syscall.SIGTERM)
 	err = k.Start()
 	statusW.Close()
@@ -217,6 +217,41 @@ func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, 
 		return nil, nil, nil, fmt.Errorf("cannot start the keeper: %w", err)
 	}
 	return k, statusR, controlW, nil
+}
+
+// keeperShareFiles are the pipes the keepers of a shared session take
+// turns by (internal/keeper/keepershare.go): made once per process, given
+// to every keeper (fds 6 to 9), and held by ballot for the keepers to
+// come, so that they go with the last of them and leave nothing behind.
+var keeperShareFiles struct {
+	once  sync.Once
+	files []*os.File // nil: they could not be made
+}
+
+// keeperShare returns the pipes, made on first use: the turn, with its
+// one byte in it, and done.
+func keeperShare() []*os.File {
+	s := &keeperShareFiles
+	s.once.Do(func() {
+		turnR, turnW, err := os.Pipe()
+		if err != nil {
+			return
+		}
+		doneR, doneW, err := os.Pipe()
+		if err == nil {
+			_, err = turnW.Write([]byte{1})
+		}
+		if err != nil {
+			for _, f := range []*os.File{turnR, turnW, doneR, doneW} {
+				if f != nil {
+					f.Close()
+				}
+			}
+			return
+		}
+		s.files = []*os.File{turnR, turnW, doneR, doneW}
+	})
+	return s.files
 }
 
 // keeperExecutable is ballot's own executable, which the keeper is.
@@ -262,6 +297,11 @@ func (c *child) readStart(status *bufio.Reader, statusR *os.File, deadline bootT
 // the private pipe, never in arguments or the environment: the password
 // is the session.
 func (c *child) tellHandoff(h *zookeeper.Handoff) {
+	if h.Shared && keeperShare() == nil {
+		// No pipes to take turns by: none of the keepers may end the
+		// session, nor give a baton back on it. It expires.
+		return
+	}
 	c.tell(keeper.SessionOrder(h))
 	c.tell(keeper.AccessOrder(h.Access))
 	c.tellRelease(h)

@@ -91,6 +91,7 @@ type keeper struct {
 	h      *zookeeper.Handoff // what ending ballot's session takes; nil: unknown
 	demote *DemoteHook        // the on-demote hook to run if ballot dies; nil: none
 	bye    bool               // ballot said "bye": it read the exit and lives on
+	share  *sharing           // the pipes of a shared session (keepershare.go); nil: not told one
 	logOut *os.File           // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
@@ -128,6 +129,7 @@ func Main(args []string, cfg Config) int {
 	syscall.CloseOnExec(3)
 	syscall.CloseOnExec(4)
 	syscall.CloseOnExec(5)
+	closeOnExecShared()
 	status := os.NewFile(3, "status")
 	// Non-blocking, so that obey waits for orders in Go's poller without
 	// taking them in (ordersReader).
@@ -288,8 +290,15 @@ func (k *keeper) obey(control *os.File) {
 			// Runs side by side: whichever keeper ended the session first
 			// would let a successor start beside another's tree. The
 			// session expires instead.
+			// A shared session is still closed by the last keeper
+			// done with it: this one may be, once its tree is reaped.
 			k.mu.Lock()
-			k.h, k.demote = nil, nil
+			if k.h != nil && k.h.Shared {
+				k.h = k.h.SessionOnly()
+			} else {
+				k.h = nil
+			}
+			k.demote = nil
 			k.mu.Unlock()
 		case orderRelease:
 			k.mu.Lock()

@@ -59,16 +59,32 @@ func (k *keeper) afterBallot(idle bool) {
 	k.mu.Lock()
 	h, hook := k.h, k.demote
 	k.mu.Unlock()
-	if h != nil && idle {
+	if h != nil && (idle || h.Shared) {
+		// Shared: the session is closed only once every keeper is done,
+		// so this job's successor is woken by the release itself.
 		w := *h
 		w.Withdraw = true
 		h = &w
 	}
+	if h != nil && h.Shared {
+		if k.share = newSharing(); k.share == nil {
+			h = nil // told shared without the pipes: leave the session to expire
+		}
+	}
 	if hook == nil {
-		if h != nil {
+		switch {
+		case h == nil:
+		case h.Shared:
+			k.cfg.StampRelease(h)
+			k.endShared(h)
+		default:
 			k.cfg.StampRelease(h)
 			_ = h.EndSession(h.Timeout())
 		}
+		return
+	}
+	if h != nil && h.Shared {
+		k.demoteShared(h, hook)
 		return
 	}
 
@@ -114,6 +130,38 @@ func (k *keeper) afterBallot(idle bool) {
 		}
 	}
 	_ = h.EndSession(h.Timeout())
+}
+
+// demoteShared is afterBallot's hook and release on a shared session:
+// kept alive by touches on its turns (keepershare.go), not on a
+// connection of its own, which the other keepers' connects would take.
+func (k *keeper) demoteShared(h *zookeeper.Handoff, hook *DemoteHook) {
+	log := k.cfg.NewLogger(k.logOut, hook.LogFormat).With("keeper_pid", os.Getpid())
+	err := k.share.touch(h)
+	switch {
+	case errors.Is(err, zookeeper.ErrSessionLost):
+		log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
+		k.share.done()
+		k.runDemote(log, hook)
+		return
+	case err != nil:
+		log.Warn("ballot died while leading and the keeper cannot resume its session: running the on-demote hook anyway, best effort",
+			"error", err)
+	default:
+		log.Info("ballot died while leading: running the on-demote hook, holding the baton until it ends")
+	}
+	stop := make(chan struct{})
+	alive := make(chan bool, 1)
+	go func() { alive <- k.touchShared(h, stop) }()
+	k.runDemote(log, hook)
+	close(stop)
+	if !<-alive {
+		log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends")
+		k.share.done()
+		return
+	}
+	k.cfg.StampRelease(h)
+	k.endShared(h)
 }
 
 // runDemote runs the on-demote hook as ballot would: its own process

@@ -20,7 +20,7 @@ package keeper
 //   control, ballot → keeper:
 //     signal N                        signal the whole tree (9: until all is gone)
 //     deadline KILL BACKSTOP          boot-clock ns; 0 0: none
-//     session ID PASSWD TIMEOUT_MS SERVERS .    hex, hex, ms, a,b,c
+//     session ID PASSWD TIMEOUT_MS SERVERS [shared] .   hex, hex, ms, a,b,c
 //     access TLS NAME CA CHAIN KEY DIGEST .     (AccessOrder)
 //     release PROPOSAL PATH VERSION DATA BATON .   DATA hex
 //     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (DemoteOrder)
@@ -69,6 +69,10 @@ const (
 // endMark ends the orders that may be cut short.
 const endMark = "."
 
+// sharedMark, last in a session order, says the session is shared
+// (Handoff.Shared): the keeper has its pipes (keepershare.go).
+const sharedMark = "shared"
+
 // keeperOrder is one line of the control pipe, read.
 type keeperOrder struct {
 	kind     string
@@ -95,7 +99,11 @@ func DeadlineOrder(d KillTimes) string {
 func SessionOrder(h *zookeeper.Handoff) string {
 	// The id as unsigned: a member with myid 128 or more hands out ids
 	// with the top bit set.
-	return fmt.Sprintf("%s %x %x %d %s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), endMark)
+	shared := ""
+	if h.Shared {
+		shared = " " + sharedMark
+	}
+	return fmt.Sprintf("%s %x %x %d %s%s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), shared, endMark)
 }
 
 func ReleaseOrder(h *zookeeper.Handoff) string {
@@ -172,8 +180,11 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 		backstop, err2 := strconv.ParseInt(args[1], 10, 64)
 		o.deadline = KillTimes{Kill: bootclock.Time(kill), Backstop: bootclock.Time(backstop)}
 		return o, err1 == nil && err2 == nil
-	case o.kind == orderSession && len(args) == 4:
-		o.handoff = parseSession(args)
+	case o.kind == orderSession && (len(args) == 4 || len(args) == 5 && args[4] == sharedMark):
+		o.handoff = parseSession(args[:4])
+		if o.handoff != nil {
+			o.handoff.Shared = len(args) == 5
+		}
 		return o, o.handoff != nil
 	case o.kind == orderAccess && len(args) == 6:
 		o.access, ok = parseAccess(args)

@@ -25,6 +25,8 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 	}
 	session := &zookeeper.Handoff{SessionID: 0x7fedcba987654321, Passwd: []byte{0, 1, 0xfe, 0xff}, TimeoutMs: 4007,
 		Servers: []string{"10.0.0.1:2181", "[fe80::1]:2182", "zk3.example.com:2181"}}
+	shared := session.SessionOnly()
+	shared.Shared = true
 	release := &zookeeper.Handoff{Proposal: "/ballot/x/_c_ab-proposal-0000000012", ReleasePath: "/ballot/x/handover",
 		ReleaseVersion: 2147483647, ReleaseData: []byte(`{"state":"released"}`), Baton: "/ballot/x/baton"}
 	for _, tc := range []struct {
@@ -36,6 +38,7 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		{DeadlineOrder(KillTimes{}), keeperOrder{kind: orderDeadline}},
 		{DeadlineOrder(KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}), keeperOrder{kind: orderDeadline, deadline: KillTimes{Kill: 1<<62 + 1, Backstop: 1<<62 + 7}}},
 		{SessionOrder(session), keeperOrder{kind: orderSession, handoff: session}},
+		{SessionOrder(shared), keeperOrder{kind: orderSession, handoff: shared}},
 		{ReleaseOrder(release), keeperOrder{kind: orderRelease, handoff: release}},
 		{orderForget, keeperOrder{kind: orderForget}},
 		{AccessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
@@ -69,7 +72,7 @@ func TestKeeperIgnoresBrokenOrders(t *testing.T) {
 	for _, line := range []string{
 		"", " ", "signal", "signal 0", "signal -9", "signal x", "signal 9 9",
 		"deadline", "deadline 1", "deadline x 1", "deadline 1 y", "deadline 1 2 3",
-		"session 12 zz 2000 a:1 .", "session 12 00 x a:1 .", "session 12 00 2000 .", "session 12 00 2000 a:1", "session -12 00 2000 a:1 .",
+		"session 12 zz 2000 a:1 .", "session 12 00 x a:1 .", "session 12 00 2000 .", "session 12 00 2000 a:1", "session -12 00 2000 a:1 .", "session 12 00 2000 a:1 shard .", "session 12 00 2000 a:1 shared x .",
 		"release /p /r v 00 /b .", "release /p /r 1 zz /b .", "release /p /r 1 00 .", "release /p /r 1 00 /b",
 		"access tls - - - - .", "access ssl - - - - - .", "access plain zz - - - - .", "access plain - - - - -",
 		"demote human plain 10 zz 00 .", "demote human maybe 10 74727565 00 .", "demote human plain 10  00 .", "demote human plain 10 74727565 00",

@@ -75,7 +75,14 @@ type Session struct {
 	watches map[string]*pendingWatch // existsWatch's, by path
 
 	writes writes // its elections' quorum writes, gathered (writes.go)
+
+	shared atomic.Bool // its keepers share it (ShareKeepers)
 }
+
+// ShareKeepers says the session serves several elections (run crontab),
+// each with keepers of its own: its handoffs are Shared. Before the
+// first keeper is told one.
+func (s *Session) ShareKeepers() { s.shared.Store(true) }
 
 // DialSession connects and waits up to wait for a session, then logs in
 // with the credentials, if any; it gives up with ErrStopped as soon as
@@ -212,7 +219,8 @@ func (s *Session) Handoff() *Handoff {
 	if s.id == 0 || s.pwFor != s.id || s.IsLost() {
 		return nil
 	}
-	return &Handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds())}
+	return &Handoff{Servers: s.servers, Access: s.wire, SessionID: s.id, Passwd: s.passwd, TimeoutMs: int32(s.timeout.Milliseconds()),
+		Shared: s.shared.Load()}
 }
 
 func (s *Session) ID() int64 {

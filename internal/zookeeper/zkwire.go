@@ -106,6 +106,24 @@ type Handoff struct {
 	// with the close; a once key's running node would, as seen by a
 	// successor woken first, skip that key's retry.
 	Withdraw bool
+
+	// Shared: the session serves several elections (run crontab), each
+	// with keepers of its own. Each keeper withdraws its own proposal
+	// with its release (its successor must not wait for the others), and
+	// the session is closed only by the last keeper done with it: one
+	// closing it earlier would drop a baton whose keeper has not yet
+	// released it (the on-demote hook still running). The keepers take
+	// turns on it (internal/keeper, keepershare.go): a connect to a
+	// session makes the server drop the session's other connection.
+	// Only for elections without a once key (Withdraw).
+	Shared bool
+}
+
+// SessionOnly is h without its release: what a keeper that holds no
+// baton (a run beside another, the session's own keeper) needs to close
+// a shared session once every keeper is done.
+func (h *Handoff) SessionOnly() *Handoff {
+	return &Handoff{Servers: h.Servers, Access: h.Access, SessionID: h.SessionID, Passwd: h.Passwd, TimeoutMs: h.TimeoutMs, Shared: h.Shared}
 }
 
 // Timeout is the session timeout the server negotiated.
@@ -169,6 +187,55 @@ func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, 
 		errs = append(errs, errors.New("no server left to try"))
 	}
 	return nil, 0, errors.Join(errs...)
+}
+
+// EndShared gives the baton back, if h holds it, on a session other
+// keepers share (Shared), trying the next server if one fails midway,
+// as EndSession; then, if last says every other keeper is done with the
+// session, closes it. The caller holds the session's turn. A release
+// whose answer was lost is safe to send again: the first one's commit
+// deleted the proposal (Withdraw), which the second's first operation
+// needs, so it fails as a whole and changes nothing.
+func (h *Handoff) EndShared(timeout time.Duration, last func() bool) error {
+	deadline := time.Now().Add(timeout)
+	released := h.ReleasePath == "" || h.Proposal == ""
+	var errs []error
+	from := 0
+	for range h.Servers {
+		s, at, err := h.Resume(deadline, from)
+		if err != nil {
+			if errors.Is(err, ErrSessionLost) {
+				return err
+			}
+			return errors.Join(append(errs, err)...)
+		}
+		if !released {
+			_, err = s.release(h, deadline)
+			released = err == nil
+		}
+		if err == nil && last() {
+			err = s.closeSession(deadline)
+		}
+		s.Close()
+		if err == nil || errors.Is(err, ErrSessionLost) {
+			return err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[at], err))
+		from = at + 1
+	}
+	return errors.Join(errs...)
+}
+
+// Touch connects to the session and drops the connection: the connect
+// itself touches the session at the server, as a ping would, so a
+// keeper that holds the session's turn only this long keeps it alive
+// for the others too (keepershare.go). ErrSessionLost: it is gone.
+func (h *Handoff) Touch(deadline time.Time) error {
+	s, _, err := h.Resume(deadline, 0)
+	if err == nil {
+		s.Close()
+	}
+	return err
 }
 
 // WireSession is ballot's session resumed on one connection.
@@ -269,6 +336,13 @@ func (s *WireSession) Finish(h *Handoff, deadline time.Time) error {
 			return err
 		}
 	}
+	return s.closeSession(deadline)
+}
+
+// closeSession ends the session: the server deletes its ephemeral nodes
+// and drops its connections. Closed already (by another keeper of a
+// shared session), it cannot be resumed: Resume says ErrSessionLost.
+func (s *WireSession) closeSession(deadline time.Time) error {
 	code, _, err := s.call(wireOpCloseSession, nil, deadline)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("close-session refused: error code %d", code)

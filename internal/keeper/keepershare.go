@@ -1,0 +1,167 @@
+package keeper
+
+// One session, several keepers (run crontab: each running job has its
+// own, Handoff.Shared). Once ballot is dead they must not end the session
+// under one another, nor use it at once: a connect to a session makes
+// ZooKeeper drop that session's other connection (ZooKeeperServer.
+// processConnectRequest closes it, CLIENT_RECONNECT; on another member
+// the session moves and the old connection's requests fail), so two
+// keepers resuming it together would take it from each other in turn.
+//
+// ballot makes two pipes once per process and gives both ends of each to
+// every keeper (fds 6 to 9, SharedFiles), and no file is left behind:
+//   - the turn: one byte in a pipe. A keeper reads it before it connects
+//     to the session, and writes it back once it has dropped the
+//     connection: one keeper on the session at a time;
+//   - done: nobody writes it. Each keeper closes its write end once it
+//     has given its baton back (or died: the kernel closes it), and so
+//     did ballot, dying. The keeper that then reads EOF on it, holding
+//     the turn, is the last: it closes the session. The last to close
+//     its end sees EOF; two that close theirs together may both see it,
+//     and the second to connect finds the session gone (ErrSessionLost).
+// A keeper that dies holding the turn costs the others only their wait
+// (the session's timeout): the session then expires, the batons not
+// given back are dropped, and the successors wait W for them.
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"ballot/internal/zookeeper"
+)
+
+// The pipes' fds in the keeper, after status (3), control (4), stderr (5).
+const (
+	fdTurn     = 6 // the turn's read end
+	fdTurnBack = 7 // its write end
+	fdDone     = 8 // done's read end
+	fdDoneW    = 9 // done's write end, closed once this keeper is done
+)
+
+// SharedFiles is how many files ballot passes after the first three
+// (ExtraFiles): the turn's read and write ends, done's read and write ends.
+const SharedFiles = 4
+
+// sharing is this keeper's side of the pipes.
+type sharing struct {
+	turn     *os.File
+	doneOnce sync.Once
+}
+
+// closeOnExecShared keeps the pipes from the command and the hooks: a
+// command holding done's write end would keep the session open until
+// its expiry.
+func closeOnExecShared() {
+	for fd := fdTurn; fd <= fdDoneW; fd++ {
+		syscall.CloseOnExec(fd)
+	}
+}
+
+// newSharing takes up the pipes once ballot is dead, if the keeper was
+// told the session is shared (ballot says so only to keepers it gave
+// them to); nil if they are not pipes.
+func newSharing() *sharing {
+	for fd := fdTurn; fd <= fdDoneW; fd++ {
+		var st syscall.Stat_t
+		if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+			return nil
+		}
+	}
+	// Non-blocking, so that a read waits in Go's poller with a deadline;
+	// not before ballot is dead: its next keeper's start (exec's Fd) would
+	// set them blocking again, as they are one file for all.
+	_ = syscall.SetNonblock(fdTurn, true)
+	_ = syscall.SetNonblock(fdDone, true)
+	return &sharing{turn: os.NewFile(fdTurn, "turn")}
+}
+
+// touch checks, on its turn, that the session lives, touching it.
+func (s *sharing) touch(h *zookeeper.Handoff) error {
+	deadline := time.Now().Add(h.Timeout())
+	if !s.take(deadline) {
+		return errors.New("another keeper holds the session's turn")
+	}
+	defer s.give()
+	return h.Touch(deadline)
+}
+
+// take waits for the turn until deadline; false: another keeper holds
+// it still (or died with it).
+func (s *sharing) take(deadline time.Time) bool {
+	_ = s.turn.SetReadDeadline(deadline)
+	var b [1]byte
+	n, _ := s.turn.Read(b[:])
+	return n == 1
+}
+
+// give hands the turn on.
+func (s *sharing) give() { _, _ = syscall.Write(fdTurnBack, []byte{1}) }
+
+// done closes this keeper's write end of done: it will not use the
+// session again but to close it.
+func (s *sharing) done() { s.doneOnce.Do(func() { _ = syscall.Close(fdDoneW) }) }
+
+// last reports that every other keeper, and ballot, closed their ends of
+// done (after this one's own, done).
+func (s *sharing) last() bool {
+	s.done()
+	var b [1]byte
+	for {
+		n, err := syscall.Read(fdDone, b[:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil: // EAGAIN: a write end is open
+			return false
+		}
+		return n == 0
+	}
+}
+
+// endShared gives h's baton back, if it holds one, and closes the
+// session if this keeper is the last one done with it. Its own tree is
+// reaped and its on-demote hook has ended by now.
+func (k *keeper) endShared(h *zookeeper.Handoff) {
+	s := k.share
+	defer s.done()
+	if !s.take(time.Now().Add(h.Timeout())) {
+		return
+	}
+	defer s.give()
+	_ = h.EndShared(h.Timeout(), s.last)
+}
+
+// touchShared keeps the session alive while the on-demote hook runs, the
+// other keepers' turns in between: every third of the session timeout a
+// connect (Touch) on its turn. It returns false once the session is lost
+// (expired, or not to be had within the session timeout of the last
+// touch: the session may be gone).
+func (k *keeper) touchShared(h *zookeeper.Handoff, stop <-chan struct{}) bool {
+	t := h.Timeout()
+	tick := time.NewTicker(t / 3)
+	defer tick.Stop()
+	touched := time.Now()
+	for {
+		select {
+		case <-stop:
+			return true
+		case <-tick.C:
+		}
+		deadline := touched.Add(t)
+		if !k.share.take(deadline) {
+			return false
+		}
+		sent := time.Now()
+		err := h.Touch(deadline)
+		k.share.give()
+		switch {
+		case err == nil:
+			touched = sent
+		case errors.Is(err, zookeeper.ErrSessionLost) || !time.Now().Before(deadline):
+			return false
+		}
+	}
+}
