@@ -62,9 +62,10 @@ func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, erro
 		Keeper:   r.takeSpare(),
 	}
 	if beside {
-		// --overlap allow: no keeper ends the session while another's
-		// tree may live (cronallow.go).
-		spec.Handoff, spec.Demote = nil, nil
+		// --overlap allow: no keeper gives the baton back while another's
+		// tree may live (cronallow.go); a shared session's is closed by
+		// the last keeper done, which this one may be.
+		spec.Handoff, spec.Demote = sessionOnly(spec.Handoff), nil
 	}
 	cmd, err := startChild(r.log, spec)
 	if err != nil {

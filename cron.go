@@ -306,6 +306,9 @@ func (cl *cronLeader) keepIdle() {
 		return
 	}
 	k, err := cl.v.startIdleKeeper()
+	if k == nil && err == nil {
+		return // a shared session's jobs keep none (keeperidle.go)
+	}
 	if err != nil {
 		if !cl.idleFailed {
 			r.log.Warn("cannot start a keeper between runs; should ballot die now, the baton goes with its session", "error", err)

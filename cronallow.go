@@ -10,7 +10,10 @@ package main
 // The keeper of each run kills its tree should ballot die; but a keeper
 // that then ended ballot's session would let a successor start while
 // another keeper may still be reaping its tree. So while two runs or more
-// go, no keeper knows the session (orderForget): it expires, T later.
+// go, no keeper knows the session (orderForget): it expires, T later. A
+// session shared by several jobs (run crontab) stays known, without the
+// release: the last keeper done with it closes it, after every keeper's
+// tree is reaped (internal/keeper/keepershare.go).
 
 import (
 	"sync"
