@@ -20,11 +20,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/keeper"
 )
 
 var ballotBin string // path of the built binary
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == keeper.Arg {
+		// The keeper of a child started by a test in this process
+		// (startChild runs its own executable).
+		os.Exit(keeperMain(os.Args[2:]))
+	}
 	if mode := os.Getenv("BALLOT_TEST_CHILD"); mode != "" {
 		os.Exit(testChildMain(mode, os.Args[1:]))
 	}
@@ -105,6 +112,8 @@ func testChildMain(mode string, args []string) int {
 		}
 	}
 	switch mode {
+	case "sharedkeepers":
+		return sharedKeepersMain(args)
 	case "tick":
 		if len(args) > 1 && args[1] == "grandchild" {
 			gc := exec.Command(os.Args[0], args[0])
