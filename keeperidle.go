@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"ballot/internal/keeper"
@@ -38,19 +39,68 @@ func sessionOnly(h *zookeeper.Handoff) *zookeeper.Handoff {
 }
 
 // startSessionKeeper starts the one idle keeper of a session shared by
-// several jobs (run crontab), which holds no baton: should ballot die
-// between runs, it closes the session once every running job's keeper
-// has given its baton back (or at once, none running), so that the
-// batons of the jobs at rest are dropped then rather than at the
-// session's expiry (their successors wait W, not T + W). The jobs keep
-// no keeper of their own between runs (startIdleKeeper): 20 jobs at rest
-// cost ballot and this one keeper.
+// several jobs (run crontab). The jobs keep no keeper of their own
+// between runs (startIdleKeeper): each at rest has this one hold its
+// release instead, so 20 jobs at rest cost ballot and one keeper. Should
+// ballot die, it gives back the batons it holds and closes the session
+// once every running job's keeper has given its own back (or at once,
+// none running). The caller stops it (stop) when the session ends.
 func startSessionKeeper(s *zookeeper.Session) (*idleKeeper, error) {
 	h := s.Handoff()
 	if h == nil || !h.Shared {
 		return nil, fmt.Errorf("no shared session to keep")
 	}
-	return startIdle(h.SessionOnly(), nil, false)
+	k, err := startIdle(h.SessionOnly(), nil, false)
+	if err != nil {
+		return nil, err
+	}
+	k.session = h.SessionID
+	sessionKeepers.Lock()
+	defer sessionKeepers.Unlock()
+	old := sessionKeepers.k
+	sessionKeepers.k = k
+	if old != nil {
+		go old.stop() // a session before this one: its keeper holds nothing of this one's
+	}
+	return k, nil
+}
+
+// sessionKeepers is the process's shared session's keeper.
+var sessionKeepers struct {
+	sync.Mutex
+	k *idleKeeper
+}
+
+// hold has the session's keeper hold h's release for a job at rest; it
+// returns what stands for that keeper between its runs (idleKeeper.held),
+// nil if there is none to hold it.
+func hold(h *zookeeper.Handoff) *idleKeeper {
+	sessionKeepers.Lock()
+	defer sessionKeepers.Unlock()
+	sk := sessionKeepers.k
+	if sk == nil || sk.session != h.SessionID || !sk.alive() || !sk.c.tell(keeper.HoldOrder(h)) {
+		return nil
+	}
+	return &idleKeeper{held: h.Baton, by: sk}
+}
+
+// unhold takes the release back from the session's keeper, before the
+// job's run starts or its leadership ends: the keeper reads it before it
+// acts on ballot's death (EOF comes after every line written). One that
+// does not take the order (stopped: its pipe full) is killed and waited
+// for, so that it can never give that baton back while the run goes on.
+func (k *idleKeeper) unhold() {
+	sessionKeepers.Lock()
+	defer sessionKeepers.Unlock()
+	sk := k.by
+	if !sk.alive() || sk.c.tell(keeper.UnholdOrder(k.held)) {
+		return
+	}
+	_ = sk.c.keeper.Process.Kill()
+	<-sk.done
+	if sessionKeepers.k == sk {
+		sessionKeepers.k = nil
+	}
 }
 
 // idleKeeper is ballot's side.
@@ -62,18 +112,30 @@ type idleKeeper struct {
 	// With --wrap-child-logs: the read ends of the pipes that will be the
 	// command's stdout and stderr.
 	wrapped []*os.File
+	session int64 // the session's own keeper (startSessionKeeper): its id
+
+	// held, not "": this is no keeper but a job at rest's release, of
+	// this baton, held by the session's keeper by (hold). alive is false
+	// (no command runs on it) and stop takes the release back.
+	held string
+	by   *idleKeeper
 }
 
 // startIdleKeeper starts an idle keeper that knows h (the session and
 // the release) and demote (nil: none); wrap: the command it may run will
 // have its output wrapped into log lines.
 //
-// A job of a shared session (h.Shared) gets none (nil, nil): one per
-// job at rest would be a keeper per job; the session's own
-// (startSessionKeeper) stands in.
+// A job of a shared session (h.Shared) gets none: one per job at rest
+// would be a keeper per job. The session's own keeper holds its release
+// (hold); (nil, nil) if there is none. Only a job with an on-demote
+// hook, which the keeper must run before it gives the baton back, gets a
+// keeper of its own.
 func startIdleKeeper(h *zookeeper.Handoff, demote *keeper.DemoteHook, wrap bool) (*idleKeeper, error) {
-	if h != nil && h.Shared {
-		return nil, nil
+	if h != nil && h.Shared && demote == nil {
+		if h.ReleasePath == "" {
+			return nil, nil
+		}
+		return hold(h), nil
 	}
 	return startIdle(h, demote, wrap)
 }
@@ -132,6 +194,10 @@ func (k *idleKeeper) stop() {
 	if k == nil {
 		return
 	}
+	if k.held != "" {
+		k.unhold()
+		return
+	}
 	k.c.bye()
 	select {
 	case <-k.done:
@@ -147,6 +213,9 @@ func (k *idleKeeper) stop() {
 
 // alive reports that the keeper still waits for orders.
 func (k *idleKeeper) alive() bool {
+	if k.held != "" {
+		return false // no command runs on a held release
+	}
 	select {
 	case <-k.done:
 		return false

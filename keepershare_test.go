@@ -35,18 +35,20 @@ const (
 )
 
 // sharedKeepersMain is the helper (testChildMain's "sharedkeepers"):
-// SERVERS ROOT DIR N RUNNING. For each election i < N under ROOT: its
+// SERVERS ROOT DIR N RUNNING UNHELD. For each election i < N under ROOT: its
 // proposal, baton and leader node (ephemeral) and handover record,
 // taken; if i < RUNNING, a command ticking into DIR/tick-i behind a
 // keeper told the shared session and the release (election 1's command
 // ignores SIGTERM; election 0 has an on-demote hook that writes
-// DIR/hook); the others rest between runs. It prints "ready", then waits
-// to be killed.
+// DIR/hook); the others rest between runs, their releases held by the
+// session's own keeper, but for election UNHELD's, taken back (as
+// before a run). It prints "ready", then waits to be killed.
 func sharedKeepersMain(args []string) int {
 	os.Unsetenv("BALLOT_TEST_CHILD") // the keepers' commands get their own
 	servers, root, dir := strings.Split(args[0], ","), args[1], args[2]
 	n, _ := strconv.Atoi(args[3])
 	running, _ := strconv.Atoi(args[4])
+	unheld, _ := strconv.Atoi(args[5])
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "sharedkeepers:", err); return 3 }
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: servers, ZooKeeperACL: aclOpen})
@@ -81,15 +83,24 @@ func sharedKeepersMain(args []string) int {
 				return fail(err)
 			}
 		}
-		if i >= running {
-			continue
-		}
 		h := s.Handoff()
 		if h == nil || !h.Shared {
 			return fail(fmt.Errorf("handoff %+v: want a shared session's", h))
 		}
 		h.ReleasePath, h.ReleaseVersion, h.ReleaseData = base+"/handover", 0, released
 		h.Proposal, h.Baton = base+"/proposal", base+"/baton"
+		if i >= running {
+			// At rest: no keeper of its own, its release held by the
+			// session's keeper (as cron.go's keepIdle does).
+			k, err := startIdleKeeper(h, nil, false)
+			if err != nil || k == nil || k.held == "" {
+				return fail(fmt.Errorf("election %d at rest: %+v, %v; want its release held", i, k, err))
+			}
+			if i == unheld {
+				k.stop() // as before a run's start: taken back
+			}
+			continue
+		}
 		mode := "tick"
 		if i == 1 {
 			mode = "stubborn"
@@ -125,13 +136,13 @@ func sharedKeepersMain(args []string) int {
 // expired (T after the last keeper's connect, the last release's).
 func TestSharedKeepersEndTheSessionLast(t *testing.T) {
 	t.Parallel()
-	const n = 3
+	const n, running = 4, 3
 	zkc := sharedZK(t)
 	dir := t.TempDir()
 	root := fmt.Sprintf("/sharedkeepers-%d", time.Now().UnixNano())
-	helper := startSharedKeepers(t, zkc, root, dir, n, n)
+	helper := startSharedKeepers(t, zkc, root, dir, n, running, -1)
 	tickFile := func(i int) string { return filepath.Join(dir, fmt.Sprintf("tick-%d", i)) }
-	for i := range n {
+	for i := range running {
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // a hang, not a measure
 			if b, _ := os.ReadFile(tickFile(i)); len(b) > 0 {
 				break
@@ -142,7 +153,7 @@ func TestSharedKeepersEndTheSessionLast(t *testing.T) {
 		}
 	}
 	conn := zkConnect(t, zkc.Servers(), sharedKeepersT)
-	_, closedSeen := killSharedKeepers(t, conn, helper, root, n)
+	killed, closedSeen := killSharedKeepers(t, conn, helper, root, n)
 
 	var lastRelease time.Time
 	var lastReleaseZxid int64
@@ -161,6 +172,11 @@ func TestSharedKeepersEndTheSessionLast(t *testing.T) {
 				t.Errorf("election %d: %s outlived the release", i, nd)
 			}
 		}
+		if i >= running {
+			t.Logf("election %d, at rest: released by the session's keeper %s after the kill", i, rec.At.Sub(killed).Round(time.Microsecond))
+			lastRelease, lastReleaseZxid = later(lastRelease, rec.At), max(lastReleaseZxid, st.Mzxid)
+			continue
+		}
 		var last time.Time
 		for _, tk := range readTicks(t, tickFile(i)) {
 			if tk.After(last) {
@@ -172,10 +188,7 @@ func TestSharedKeepersEndTheSessionLast(t *testing.T) {
 				i, last.Format(time.RFC3339Nano), rec.At.Format(time.RFC3339Nano))
 		}
 		t.Logf("election %d: tree's last tick %s, released %s later (stamp)", i, last.Format("15:04:05.000000"), rec.At.Sub(last).Round(time.Microsecond))
-		if rec.At.After(lastRelease) {
-			lastRelease = rec.At
-		}
-		lastReleaseZxid = max(lastReleaseZxid, st.Mzxid)
+		lastRelease, lastReleaseZxid = later(lastRelease, rec.At), max(lastReleaseZxid, st.Mzxid)
 	}
 
 	// The hook outlasted T and its election was still released: the
@@ -220,9 +233,9 @@ func TestSharedKeepersEndTheSessionLast(t *testing.T) {
 
 // startSharedKeepers starts the helper (sharedKeepersMain) and waits
 // until its elections lead.
-func startSharedKeepers(t *testing.T, zkc *zkCluster, root, dir string, n, running int) *exec.Cmd {
+func startSharedKeepers(t *testing.T, zkc *zkCluster, root, dir string, n, running, unheld int) *exec.Cmd {
 	t.Helper()
-	helper := exec.Command(os.Args[0], strings.Join(zkc.Servers(), ","), root, dir, strconv.Itoa(n), strconv.Itoa(running))
+	helper := exec.Command(os.Args[0], strings.Join(zkc.Servers(), ","), root, dir, strconv.Itoa(n), strconv.Itoa(running), strconv.Itoa(unheld))
 	helper.Env = append(os.Environ(), "BALLOT_TEST_CHILD=sharedkeepers")
 	helper.Stderr = os.Stderr
 	out, err := helper.StdoutPipe()
@@ -271,19 +284,20 @@ func killSharedKeepers(t *testing.T, conn *zk.Conn, helper *exec.Cmd, root strin
 	return killed, time.Now()
 }
 
-// TestSharedSessionKeeperClosesAtRest: ballot leads two elections on one
-// session, both at rest between runs: no keeper of their own, only the
-// session's (startSessionKeeper). SIGKILLed, it leaves that keeper to
-// close the session at once: the batons are dropped (their records
-// still say taken: the successors wait W, not T + W) well before the
-// session could have expired, 2T/3 at the earliest after the kill (the
-// last ping, up to T/3 before it, counts from then on).
+// TestSharedSessionKeeperClosesAtRest: ballot leads three elections on one
+// session, all at rest between runs: no keeper of their own, only the
+// session's (startSessionKeeper), which holds their releases, but for
+// the last one's, taken back (unhold, as before a run). SIGKILLed, it
+// leaves that keeper to give the batons it holds back, and only those,
+// and close the session at once, well before the session could have expired: 2T/3 at the
+// earliest after the kill (the last ping, up to T/3 before it, counts
+// from then on).
 func TestSharedSessionKeeperClosesAtRest(t *testing.T) {
 	t.Parallel()
-	const n = 2
+	const n, unheld = 3, 2
 	zkc := sharedZK(t)
 	root := fmt.Sprintf("/sharedrest-%d", time.Now().UnixNano())
-	helper := startSharedKeepers(t, zkc, root, t.TempDir(), n, 0)
+	helper := startSharedKeepers(t, zkc, root, t.TempDir(), n, 0, unheld)
 	conn := zkConnect(t, zkc.Servers(), sharedKeepersT)
 	killed, ended := killSharedKeepers(t, conn, helper, root, n)
 	for i := range n {
@@ -291,14 +305,31 @@ func TestSharedSessionKeeperClosesAtRest(t *testing.T) {
 		if ok, _, _ := conn.Exists(base + "/baton"); ok {
 			t.Errorf("election %d's baton outlived the session", i)
 		}
-		if b, st, err := conn.Get(base + "/handover"); err != nil || st.Version != 0 {
-			t.Errorf("election %d's record: %s, %v: want it left as taken (nothing ran to give it back)", i, b, err)
+		var rec handoverRecord
+		b, st, err := conn.Get(base + "/handover")
+		if err == nil {
+			err = json.Unmarshal(b, &rec)
+		}
+		switch {
+		case err != nil:
+			t.Errorf("election %d's record: %v", i, err)
+		case i == unheld && (st.Version != 0 || rec.State != handoverTaken):
+			t.Errorf("election %d's record: %s: its release was taken back, want it left taken (dropped by the close)", i, b)
+		case i != unheld && (st.Version != 1 || rec.State != handoverReleased):
+			t.Errorf("election %d's record: %s: want it released by the session's keeper", i, b)
 		}
 	}
 	if !ended.Before(killed.Add(2 * sharedKeepersT / 3)) {
 		t.Errorf("the session ended %s after the kill: expired (T = %s), not closed by the session's keeper", ended.Sub(killed), sharedKeepersT)
 	}
 	t.Logf("session closed and seen %s after the kill", ended.Sub(killed).Round(time.Millisecond))
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // readTicks reads a tick file's times (testChildMain's tick lines).

@@ -92,7 +92,10 @@ type keeper struct {
 	demote *DemoteHook        // the on-demote hook to run if ballot dies; nil: none
 	bye    bool               // ballot said "bye": it read the exit and lives on
 	share  *sharing           // the pipes of a shared session (keepershare.go); nil: not told one
-	logOut *os.File           // ballot's stderr (fd 5), for the keeper's own log lines
+	// A shared session's own keeper: the releases of the jobs at rest,
+	// by baton (hold, unhold).
+	held   map[string]*zookeeper.Handoff
+	logOut *os.File // ballot's stderr (fd 5), for the keeper's own log lines
 }
 
 // Config is what the keeper takes from ballot's own code, of which it
@@ -282,6 +285,19 @@ func (k *keeper) obey(control *os.File) {
 				runs <- o.run
 				<-o.run.started
 			}
+		case orderHold:
+			// Before "bye" or EOF, like every order: a job's run starts
+			// only once its unhold is in the pipe, read before EOF.
+			k.mu.Lock()
+			if k.held == nil {
+				k.held = map[string]*zookeeper.Handoff{}
+			}
+			k.held[o.handoff.Baton] = o.handoff
+			k.mu.Unlock()
+		case orderUnhold:
+			k.mu.Lock()
+			delete(k.held, o.handoff.Baton)
+			k.mu.Unlock()
 		case orderDemote:
 			k.mu.Lock()
 			k.demote = o.demote

@@ -26,6 +26,8 @@ package keeper
 //     demote FORMAT WRAP TIMEOUT_MS ARGV ENV .     (DemoteOrder)
 //     bye                             ballot has read "exit"
 //     forget                          drop the session and the demote hook: another run's keeper may outlive this one (--overlap allow)
+//     hold PROPOSAL PATH VERSION DATA BATON .   a shared session's keeper: a job at rest's release
+//     unhold BATON                    ... taken back, before that job's run starts
 //     run GRACE_MS KILL BACKSTOP ARGV ENV .     an idle keeper: run this (hex of NUL-joined)
 //
 //   status, keeper → ballot:
@@ -64,6 +66,8 @@ const (
 	orderBye      = "bye"
 	orderRun      = "run"
 	orderForget   = "forget"
+	orderHold     = "hold"
+	orderUnhold   = "unhold"
 )
 
 // endMark ends the orders that may be cut short.
@@ -106,9 +110,18 @@ func SessionOrder(h *zookeeper.Handoff) string {
 	return fmt.Sprintf("%s %x %x %d %s%s %s", orderSession, uint64(h.SessionID), h.Passwd, h.TimeoutMs, strings.Join(h.Servers, ","), shared, endMark)
 }
 
-func ReleaseOrder(h *zookeeper.Handoff) string {
-	return fmt.Sprintf("%s %s %s %d %x %s %s", orderRelease, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
+func ReleaseOrder(h *zookeeper.Handoff) string { return releaseLine(orderRelease, h) }
+
+func releaseLine(kind string, h *zookeeper.Handoff) string {
+	return fmt.Sprintf("%s %s %s %d %x %s %s", kind, h.Proposal, h.ReleasePath, h.ReleaseVersion, h.ReleaseData, h.Baton, endMark)
 }
+
+// HoldOrder gives a shared session's own keeper (keepershare.go) the
+// release of a job at rest, keyed by its baton; UnholdOrder takes it
+// back before that job's next run starts (or its leadership ends).
+func HoldOrder(h *zookeeper.Handoff) string { return releaseLine(orderHold, h) }
+
+func UnholdOrder(baton string) string { return orderUnhold + " " + baton }
 
 // AccessOrder is how ballot reaches ZooKeeper (TLS, credentials):
 // "access TLS NAME CA CHAIN KEY DIGEST", each field hex ("-": none), the
@@ -164,7 +177,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	o.kind = f[0]
 	args := f[1:]
 	switch o.kind {
-	case orderSession, orderAccess, orderRelease, orderDemote, orderRun:
+	case orderSession, orderAccess, orderRelease, orderHold, orderDemote, orderRun:
 		if len(args) == 0 || args[len(args)-1] != endMark {
 			return o, false // cut short
 		}
@@ -189,7 +202,7 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 	case o.kind == orderAccess && len(args) == 6:
 		o.access, ok = parseAccess(args)
 		return o, ok
-	case o.kind == orderRelease && len(args) == 5:
+	case (o.kind == orderRelease || o.kind == orderHold) && len(args) == 5:
 		v, err1 := strconv.ParseInt(args[2], 10, 32)
 		data, err2 := hex.DecodeString(args[3])
 		o.handoff = &zookeeper.Handoff{Proposal: args[0], ReleasePath: args[1], ReleaseVersion: int32(v), ReleaseData: data, Baton: args[4]}
@@ -198,6 +211,9 @@ func parseOrder(line string) (o keeperOrder, ok bool) {
 		o.demote = parseDemote(args)
 		return o, o.demote != nil
 	case (o.kind == orderBye || o.kind == orderForget) && len(args) == 0:
+		return o, true
+	case o.kind == orderUnhold && len(args) == 1:
+		o.handoff = &zookeeper.Handoff{Baton: args[0]}
 		return o, true
 	case o.kind == orderRun && len(args) == 5:
 		o.run = parseRun(args)

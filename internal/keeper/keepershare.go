@@ -121,17 +121,29 @@ func (s *sharing) last() bool {
 	}
 }
 
-// endShared gives h's baton back, if it holds one, and closes the
+// endShared gives h's baton back, if it holds one, and those of the
+// jobs at rest it holds (the session's own keeper), and closes the
 // session if this keeper is the last one done with it. Its own tree is
-// reaped and its on-demote hook has ended by now.
+// reaped and its on-demote hook has ended by now; the jobs at rest run
+// nothing here (a job at rest with an on-demote hook keeps a keeper of
+// its own instead: package main's keeperidle.go).
 func (k *keeper) endShared(h *zookeeper.Handoff) {
 	s := k.share
 	defer s.done()
+	releases := []*zookeeper.Handoff{h}
+	k.mu.Lock()
+	for _, r := range k.held {
+		w := *r
+		w.Withdraw = true
+		k.cfg.StampRelease(&w)
+		releases = append(releases, &w)
+	}
+	k.mu.Unlock()
 	if !s.take(time.Now().Add(h.Timeout())) {
 		return
 	}
 	defer s.give()
-	_ = h.EndShared(h.Timeout(), s.last)
+	_ = h.EndShared(releases, h.Timeout(), s.last)
 }
 
 // touchShared keeps the session alive while the on-demote hook runs, the

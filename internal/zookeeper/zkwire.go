@@ -189,16 +189,17 @@ func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, 
 	return nil, 0, errors.Join(errs...)
 }
 
-// EndShared gives the baton back, if h holds it, on a session other
-// keepers share (Shared), trying the next server if one fails midway,
-// as EndSession; then, if last says every other keeper is done with the
-// session, closes it. The caller holds the session's turn. A release
+// EndShared gives back each baton of releases (each a Handoff's release,
+// Withdraw) on h's session, which other keepers share (Shared), trying
+// the next server if one fails midway, as EndSession; then, if last says
+// every other keeper is done with the session, closes it. The caller
+// holds the session's turn. Each release is its own multi-op: one
+// refused (its proposal gone) leaves the others to commit. A release
 // whose answer was lost is safe to send again: the first one's commit
 // deleted the proposal (Withdraw), which the second's first operation
 // needs, so it fails as a whole and changes nothing.
-func (h *Handoff) EndShared(timeout time.Duration, last func() bool) error {
+func (h *Handoff) EndShared(releases []*Handoff, timeout time.Duration, last func() bool) error {
 	deadline := time.Now().Add(timeout)
-	released := h.ReleasePath == "" || h.Proposal == ""
 	var errs []error
 	from := 0
 	for range h.Servers {
@@ -209,9 +210,13 @@ func (h *Handoff) EndShared(timeout time.Duration, last func() bool) error {
 			}
 			return errors.Join(append(errs, err)...)
 		}
-		if !released {
-			_, err = s.release(h, deadline)
-			released = err == nil
+		for len(releases) > 0 && err == nil {
+			if r := releases[0]; r.ReleasePath != "" && r.Proposal != "" {
+				_, err = s.release(r, deadline)
+			}
+			if err == nil {
+				releases = releases[1:]
+			}
 		}
 		if err == nil && last() {
 			err = s.closeSession(deadline)
