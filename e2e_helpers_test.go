@@ -27,9 +27,9 @@ import (
 var ballotBin string // path of the built binary
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == keeper.Arg {
-		// The keeper of a child started by a test in this process
-		// (startChild runs its own executable).
+	if len(os.Args) > 1 && os.Args[1] == keeper.Arg && os.Getenv("BALLOT_TEST_KEEPER") != "" {
+		// The keeper of a child started by a helper that plays ballot
+		// (startChild runs its own executable): sharedKeepersMain.
 		os.Exit(keeperMain(os.Args[2:]))
 	}
 	if mode := os.Getenv("BALLOT_TEST_CHILD"); mode != "" {

@@ -44,7 +44,8 @@ const (
 // session's own keeper, but for election UNHELD's, taken back (as
 // before a run). It prints "ready", then waits to be killed.
 func sharedKeepersMain(args []string) int {
-	os.Unsetenv("BALLOT_TEST_CHILD") // the keepers' commands get their own
+	os.Unsetenv("BALLOT_TEST_CHILD")     // the keepers' commands get their own
+	os.Setenv("BALLOT_TEST_KEEPER", "1") // this binary is their keeper (TestMain)
 	servers, root, dir := strings.Split(args[0], ","), args[1], args[2]
 	n, _ := strconv.Atoi(args[3])
 	running, _ := strconv.Atoi(args[4])
