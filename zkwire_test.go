@@ -389,3 +389,69 @@ func TestWireKeepAlive(t *testing.T) {
 		t.Errorf("keepAlive gave up without saying so:\n%s", out.String())
 	}
 }
+
+// TestWireSharedReleaseResent: a shared session's keeper gives its
+// baton back without closing the session (others' keepers may still be
+// at work), and its release sent again, as after a lost answer, changes
+// nothing: not the record it released, nor, once a successor took, the
+// successor's record and baton (the release's first operation deletes
+// the proposal, gone since the first commit). The session is closed
+// only when last says so; a second close finds it gone.
+func TestWireSharedReleaseResent(t *testing.T) {
+	t.Parallel()
+	c := sharedZK(t)
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	conn, h := sniffedSession(t, c)
+	base := fmt.Sprintf("/wshared-%d", time.Now().UnixNano())
+	mkdir(t, conn, base)
+	takeAs(t, conn, base, "taken")
+	if _, err := conn.Create(base+"/leader", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	releaseOf(h, base)
+	h.Shared, h.Withdraw = true, true
+	notLast := func() bool { return false }
+	if err := h.EndShared([]*zookeeper.Handoff{h}, 2*time.Second, notLast); err != nil {
+		t.Fatalf("the release: %v", err)
+	}
+	if b, st, err := other.Get(base + "/handover"); err != nil || string(b) != "released" || st.Version != 1 {
+		t.Fatalf("the record: %q, %v; want released", b, err)
+	}
+	for _, n := range []string{"/proposal", "/baton"} {
+		if ok, _, _ := other.Exists(base + n); ok {
+			t.Errorf("%s outlived the release", n)
+		}
+	}
+	if ok, _, _ := other.Exists(base + "/leader"); !ok {
+		t.Fatalf("the session was closed, not being the last keeper")
+	}
+
+	if err := h.EndShared([]*zookeeper.Handoff{h}, 2*time.Second, notLast); err != nil {
+		t.Fatalf("the release resent: %v", err)
+	}
+	if b, st, _ := other.Get(base + "/handover"); string(b) != "released" || st.Version != 1 {
+		t.Errorf("the resent release changed the record: %q at version %d", b, st.Version)
+	}
+
+	succ := zkConnect(t, c.Servers(), 2*time.Second)
+	if _, err := succ.Multi(&zk.CreateRequest{Path: base + "/baton", Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: base + "/handover", Data: []byte("taken by the successor"), Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	last := 0
+	if err := h.EndShared([]*zookeeper.Handoff{h}, 2*time.Second, func() bool { last++; return true }); err != nil {
+		t.Fatalf("the release resent after the successor's take, then the close: %v", err)
+	}
+	if b, st, _ := other.Get(base + "/handover"); string(b) != "taken by the successor" || st.Version != 2 {
+		t.Errorf("the successor's record: %q at version %d, want it untouched", b, st.Version)
+	}
+	if ok, st, _ := other.Exists(base + "/baton"); !ok || st.EphemeralOwner != succ.SessionID() {
+		t.Errorf("the successor's baton is gone")
+	}
+	if ok, _, _ := other.Exists(base + "/leader"); ok || last != 1 {
+		t.Errorf("the last keeper did not close the session (asked %d times)", last)
+	}
+	if err := h.EndShared(nil, 2*time.Second, func() bool { return true }); !errors.Is(err, errSessionLost) {
+		t.Errorf("closing it again: %v, want errSessionLost", err)
+	}
+}
