@@ -41,6 +41,8 @@ package keeper
 //                       by a leader with one (keeperend.go);
 //         "forget"      drop the session and the demote hook: another
 //                       run's keeper may outlive this one (--overlap allow);
+//         "hold ..."/"unhold BATON"  a shared session's idle keeper: the
+//                       releases of the jobs at rest (keepershare.go);
 //         "bye"         ballot has read "exit": the keeper may go;
 //         EOF without "bye" means ballot died (perhaps just as the command
 //         ended on its own): once the tree is reaped, the keeper resumes
@@ -50,6 +52,8 @@ package keeper
 //         and is promoted only after the hook. An expired session: the hook
 //         runs anyway, best effort.
 //   fd 5, ballot's stderr: the keeper's own log lines.
+//   fds 6 to 9, the pipes the keepers of one shared session take turns
+//         by (keepershare.go), used only once told the session is shared.
 
 import (
 	"bufio"
