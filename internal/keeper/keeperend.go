@@ -72,19 +72,10 @@ func (k *keeper) afterBallot(idle bool) {
 		}
 	}
 	if hook == nil {
-		switch {
-		case h == nil:
-		case h.Shared:
+		if h != nil {
 			k.cfg.StampRelease(h)
-			k.endShared(h)
-		default:
-			k.cfg.StampRelease(h)
-			_ = h.EndSession(h.Timeout())
+			k.endSession(h)
 		}
-		return
-	}
-	if h != nil && h.Shared {
-		k.demoteShared(h, hook)
 		return
 	}
 
@@ -95,7 +86,11 @@ func (k *keeper) afterBallot(idle bool) {
 		log.Warn("ballot died while leading; its session is unknown to the keeper: running the on-demote hook, best effort")
 	default:
 		var err error
-		s, _, err = h.Resume(time.Now().Add(h.Timeout()), 0)
+		if h.Shared {
+			err = k.share.touch(h) // no connection of its own: touchShared
+		} else {
+			s, _, err = h.Resume(time.Now().Add(h.Timeout()), 0)
+		}
 		switch {
 		case errors.Is(err, zookeeper.ErrSessionLost):
 			log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
@@ -110,9 +105,12 @@ func (k *keeper) afterBallot(idle bool) {
 
 	stop := make(chan struct{})
 	kept := make(chan *zookeeper.WireSession, 1)
-	if s != nil {
+	switch {
+	case h != nil && h.Shared:
+		go func() { k.touchShared(log, h, stop); kept <- nil }()
+	case s != nil:
 		go func() { kept <- zookeeper.KeepAlive(log, h, s, stop) }()
-	} else {
+	default:
 		kept <- nil
 	}
 	k.runDemote(log, hook)
@@ -129,39 +127,17 @@ func (k *keeper) afterBallot(idle bool) {
 			return
 		}
 	}
-	_ = h.EndSession(h.Timeout())
+	k.endSession(h)
 }
 
-// demoteShared is afterBallot's hook and release on a shared session:
-// kept alive by touches on its turns (keepershare.go), not on a
-// connection of its own, which the other keepers' connects would take.
-func (k *keeper) demoteShared(h *zookeeper.Handoff, hook *DemoteHook) {
-	log := k.cfg.NewLogger(k.logOut, hook.LogFormat).With("keeper_pid", os.Getpid())
-	err := k.share.touch(h)
-	switch {
-	case errors.Is(err, zookeeper.ErrSessionLost):
-		log.Warn("ballot died while leading and its session has expired (its baton was dropped): running the on-demote hook anyway, best effort")
-		k.share.done()
-		k.runDemote(log, hook)
-		return
-	case err != nil:
-		log.Warn("ballot died while leading and the keeper cannot resume its session: running the on-demote hook anyway, best effort",
-			"error", err)
-	default:
-		log.Info("ballot died while leading: running the on-demote hook, holding the baton until it ends")
-	}
-	stop := make(chan struct{})
-	alive := make(chan bool, 1)
-	go func() { alive <- k.touchShared(h, stop) }()
-	k.runDemote(log, hook)
-	close(stop)
-	if !<-alive {
-		log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends")
-		k.share.done()
+// endSession gives h's baton back and ends the session, or, shared,
+// leaves its end to the last keeper done with it (keepershare.go).
+func (k *keeper) endSession(h *zookeeper.Handoff) {
+	if h.Shared {
+		k.endShared(h)
 		return
 	}
-	k.cfg.StampRelease(h)
-	k.endShared(h)
+	_ = h.EndSession(h.Timeout())
 }
 
 // runDemote runs the on-demote hook as ballot would: its own process

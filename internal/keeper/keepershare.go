@@ -25,6 +25,7 @@ package keeper
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"sync"
 	"syscall"
@@ -148,10 +149,11 @@ func (k *keeper) endShared(h *zookeeper.Handoff) {
 
 // touchShared keeps the session alive while the on-demote hook runs, the
 // other keepers' turns in between: every third of the session timeout a
-// connect (Touch) on its turn. It returns false once the session is lost
+// connect (Touch) on its turn, not a connection of its own, which the
+// others' connects would take. It gives up once the session is lost
 // (expired, or not to be had within the session timeout of the last
 // touch: the session may be gone).
-func (k *keeper) touchShared(h *zookeeper.Handoff, stop <-chan struct{}) bool {
+func (k *keeper) touchShared(log *slog.Logger, h *zookeeper.Handoff, stop <-chan struct{}) {
 	t := h.Timeout()
 	tick := time.NewTicker(t / 3)
 	defer tick.Stop()
@@ -159,21 +161,23 @@ func (k *keeper) touchShared(h *zookeeper.Handoff, stop <-chan struct{}) bool {
 	for {
 		select {
 		case <-stop:
-			return true
+			return
 		case <-tick.C:
 		}
 		deadline := touched.Add(t)
-		if !k.share.take(deadline) {
-			return false
+		var err error = zookeeper.ErrSessionLost
+		if k.share.take(deadline) {
+			sent := time.Now()
+			err = h.Touch(deadline)
+			k.share.give()
+			if err == nil {
+				touched = sent
+			}
 		}
-		sent := time.Now()
-		err := h.Touch(deadline)
-		k.share.give()
-		switch {
-		case err == nil:
-			touched = sent
-		case errors.Is(err, zookeeper.ErrSessionLost) || !time.Now().Before(deadline):
-			return false
+		if errors.Is(err, zookeeper.ErrSessionLost) || err != nil && !time.Now().Before(deadline) {
+			log.Warn("the on-demote hook outlasts ballot's session, which the keeper cannot keep alive: the baton is dropped, and the next leader may be promoted before the hook ends",
+				"error", err)
+			return
 		}
 	}
 }

@@ -134,26 +134,7 @@ func (h *Handoff) Timeout() time.Duration { return time.Duration(h.TimeoutMs) * 
 // fails midway. An expired session is no error: ZooKeeper has done the
 // work (the successor waits for the dropped baton).
 func (h *Handoff) EndSession(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	var errs []error
-	from := 0
-	for range h.Servers {
-		s, at, err := h.Resume(deadline, from)
-		if err != nil {
-			if errors.Is(err, ErrSessionLost) {
-				return err
-			}
-			return errors.Join(append(errs, err)...)
-		}
-		err = s.Finish(h, deadline)
-		s.Close()
-		if err == nil || errors.Is(err, ErrSessionLost) {
-			return err
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", h.Servers[at], err))
-		from = at + 1
-	}
-	return errors.Join(errs...)
+	return h.EndShared([]*Handoff{h}, timeout, func() bool { return true })
 }
 
 // Resume connects to the session on the first server, from the index
