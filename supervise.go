@@ -144,6 +144,10 @@ func (s *supervision) await() (how outcome, over bool) {
 	}
 	t := time.NewTimer(next)
 	defer t.Stop()
+	stopping := r.stopping
+	if isClosed(r.leaving) && (s.cmd != nil || len(s.beside) > 0) {
+		stopping = r.procStop // a removed job's runs end by themselves
+	}
 	select {
 	case <-s.done:
 		if s.pastLease() {
@@ -172,7 +176,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		r.unpublishLeader(c)
 		s.stop("unhealthy", s.killBy)
 		return unhealthy, true
-	case <-r.stopping:
+	case <-stopping:
 		s.announce()
 		r.unpublishLeader(c)
 		s.each(func(cmd *child) { r.stopChild(cmd, s.killBy) })
