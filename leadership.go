@@ -85,7 +85,9 @@ func (r *runner) run() int {
 		r.ping.flush()
 		// A resignation does not wait for a keeper's own exit once it has
 		// reported its tree reaped (child.await); ballot's exit does.
-		awaitKeepers(time.Second)
+		if !r.sharedSession() { // a crontab's process waits once, for all
+			awaitKeepers(time.Second)
+		}
 		close(metricsStop)
 		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()

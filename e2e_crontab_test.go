@@ -1,0 +1,216 @@
+package main
+
+// run crontab end to end: many jobs in one process, each its own
+// election, on one session (crontabrun.go).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// crontabTest is a crontab file and its jobs' elections under base.
+type crontabTest struct {
+	t    *testing.T
+	zk   *zkCluster
+	base string
+	dir  string
+	file string
+}
+
+func newCrontab(t *testing.T, c *zkCluster) *crontabTest {
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	dir := t.TempDir()
+	return &crontabTest{t: t, zk: c, base: "/ballot/test/" + name, dir: dir, file: filepath.Join(dir, "crontab")}
+}
+
+// runs is the file job's runs append to: "scheduled-time token candidate".
+func (ct *crontabTest) runs(job string) string { return filepath.Join(ct.dir, "runs-"+job) }
+
+// line is a job whose command records each run and lasts runFor.
+func (ct *crontabTest) line(job, schedule, runFor string, opts ...string) string {
+	return strings.Join(append(append([]string{job, schedule}, opts...), selfExe(), ct.runs(job), runFor), " ")
+}
+
+// write makes the crontab file of lines, its jobs' elections seeded (a
+// first leader need not wait out a last holder's baton).
+func (ct *crontabTest) write(lines ...string) {
+	ct.t.Helper()
+	for _, l := range lines {
+		seedElection(ct.t, ct.zk.Servers(), ct.base+"/"+strings.Fields(l)[0])
+	}
+	if err := os.WriteFile(ct.file, []byte("# jobs\n"+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		ct.t.Fatal(err)
+	}
+}
+
+// start runs ballot run crontab on the file as candidate id.
+func (ct *crontabTest) start(id string, flags ...string) *ballotProc {
+	ct.t.Helper()
+	env := ballotEnv(ct.t, "BALLOT_TEST_CHILD=run")
+	args := []string{"--zookeeper-servers", ct.zk.ConnString(), "--zookeeper-base-path", ct.base,
+		"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id}
+	args = append(append(args, flags...), ct.file)
+	return startBallot(ct.t, id, env, args...)
+}
+
+// jobRuns are job's runs so far.
+func (ct *crontabTest) jobRuns(job string) []cronRun {
+	e := &cronElection{election: &election{t: ct.t}, runs: ct.runs(job)}
+	return e.readRuns()
+}
+
+// waitJobRuns waits until job has run n times.
+func (ct *crontabTest) waitJobRuns(job string, n int, timeout time.Duration) []cronRun {
+	ct.t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		if rs := ct.jobRuns(job); len(rs) >= n {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			ct.t.Fatalf("job %s: %d runs within %s, want %d", job, len(ct.jobRuns(job)), timeout, n)
+		}
+	}
+}
+
+// checkOnce fails if one of job's scheduled times ran twice.
+func (ct *crontabTest) checkOnce(job string) {
+	ct.t.Helper()
+	seen := map[string]string{}
+	for _, r := range ct.jobRuns(job) {
+		if by, dup := seen[r.scheduled]; dup {
+			ct.t.Errorf("job %s: scheduled time %s ran twice (by %s and %s)", job, r.scheduled, by, r.candidate)
+		}
+		seen[r.scheduled] = r.candidate
+	}
+}
+
+// proposals are the proposals of job's election: name → its owner session.
+func (ct *crontabTest) proposals(conn *zk.Conn, job string) map[string]int64 {
+	ct.t.Helper()
+	base := ct.base + "/" + job
+	children, _, err := conn.Children(base)
+	if err != nil {
+		ct.t.Fatalf("children %s: %v", base, err)
+	}
+	out := map[string]int64{}
+	for _, p := range sortedProposals(children) {
+		if _, st, err := conn.Exists(base + "/" + p); err == nil && st != nil {
+			out[p] = st.EphemeralOwner
+		}
+	}
+	return out
+}
+
+// TestCrontabRunsEveryJob: three every-2-seconds jobs in two ballot
+// processes: each job runs, and no job's scheduled time runs twice across
+// both; each process stands in every job's election; a SIGTERM stops
+// each process, exit 0.
+func TestCrontabRunsEveryJob(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"alpha", "beta", "gamma"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "@every 2s", "0.3s"))
+	}
+	ct.write(lines...)
+	a := ct.start("a")
+	b := ct.start("b")
+	a.WaitEvent(logEvStarting, 10*time.Second, "jobs", "3")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for _, j := range jobs {
+		// Both processes in line: 2 proposals in each job's election.
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 2; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: proposals %v, want one of each process", j, ct.proposals(conn, j))
+			}
+		}
+	}
+	// Five times each: 10 s of schedule at 2 s.
+	for _, j := range jobs {
+		ct.waitJobRuns(j, 5, 40*time.Second)
+	}
+	for _, p := range []*ballotProc{a, b} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+	for _, j := range jobs {
+		ct.checkOnce(j)
+		by := map[string]int{}
+		for _, r := range ct.jobRuns(j) {
+			by[r.candidate]++
+		}
+		t.Logf("job %s: runs by candidate %v", j, by)
+	}
+}
+
+// TestCrontabOneSession: one process, four jobs: every job's proposal is
+// owned by one session; the server counts one session for the process.
+func TestCrontabOneSession(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its sessions counted: a server of its own
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three", "four"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	before := zkSessions(t, zkc)
+	a := ct.start("a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	owners := map[int64]bool{}
+	for _, j := range jobs {
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: no proposal", j)
+			}
+		}
+		for _, owner := range ct.proposals(conn, j) {
+			owners[owner] = true
+		}
+	}
+	if len(owners) != 1 {
+		t.Errorf("the jobs' proposals are owned by %d sessions, want 1: %v", len(owners), owners)
+	}
+	// The test's own connection is one more session than before ballot.
+	if n := zkSessions(t, zkc) - before; n != 2 {
+		t.Errorf("%d new sessions on the server with ballot and the test's reader, want 2 (one for ballot)", n)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// zkSessions counts the sessions the server holds (its "cons" lists one
+// line per connection; "srvr" does not say): from mntr's
+// zk_num_alive_connections.
+func zkSessions(t *testing.T, c *zkCluster) int {
+	t.Helper()
+	s, err := zkFourLetterWord(c.Servers()[0], "mntr", 5*time.Second)
+	if err != nil {
+		t.Fatalf("mntr: %v", err)
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(l, "zk_num_alive_connections"); ok {
+			var n int
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			return n
+		}
+	}
+	t.Fatalf("mntr: no zk_num_alive_connections in %q", s)
+	return 0
+}
