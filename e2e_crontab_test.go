@@ -214,3 +214,89 @@ func zkSessions(t *testing.T, c *zkCluster) int {
 	t.Fatalf("mntr: no zk_num_alive_connections in %q", s)
 	return 0
 }
+
+// TestCrontabReload: SIGHUP with a line added, one removed, one changed
+// and one untouched. The added job runs; the removed one's run going on
+// ends by itself (not stopped), then it leaves its election; the changed
+// one stands again (a new proposal) and runs; the untouched one keeps its
+// proposal throughout.
+func TestCrontabReload(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	// A leader resigns after each run (run cron's default): only a job
+	// that does not run in the test keeps its proposal.
+	keep := ct.line("keep", "0 0 1 1 *", "0")
+	ct.write(keep,
+		ct.line("gone", "@every 2s", "3s"), // in a run most of the time
+		ct.line("change", "@every 2s", "0"))
+	a := ct.start("a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	ct.waitJobRuns("change", 1, 20*time.Second)
+	keepBefore := ct.proposals(conn, "keep")
+	changeBefore := ct.proposals(conn, "change")
+	// The removed job in a run: started, not ended (it lasts 3 s).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		started := len(a.Events(logEvCommandStarted, "job", "gone"))
+		if started > 0 && started > len(a.Events(logEvCommandEnded, "job", "gone")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job gone never ran")
+		}
+	}
+	ended := len(a.Events(logEvCommandEnded, "job", "gone"))
+	ct.write(keep,
+		ct.line("change", "@every 2s", "0.1s"), // its command changed
+		ct.line("added", "@every 2s", "0"))
+	a.Signal(syscall.SIGHUP)
+	ev := a.WaitEvent(logEvReloaded, 10*time.Second)
+	if ev["joined"] != "added" || ev["left"] != "gone" || ev["changed"] != "change" || ev["unchanged"] != "1" {
+		t.Errorf("reloaded: %v; want joined=added left=gone changed=change unchanged=1", ev)
+	}
+	if len(a.Events(logEvCommandEnded, "job", "gone")) == ended && len(ct.proposals(conn, "gone")) != 1 {
+		t.Errorf("job gone left its election while its run went on: proposals %v", ct.proposals(conn, "gone"))
+	}
+	ct.waitJobRuns("added", 1, 20*time.Second)
+	// The removed job's run ends by itself, exit 0, then it withdraws.
+	a.WaitEvent(logEvCommandEnded, 10*time.Second, "job", "gone", "exit_code", "0")
+	if st := a.Events(logEvCommandStopped, "job", "gone"); len(st) > 0 {
+		t.Errorf("the removed job's run was stopped: %v; want it run to its end", st)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(ct.proposals(conn, "gone")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job gone still in its election: %v", ct.proposals(conn, "gone"))
+		}
+	}
+	// The changed job stood again, and runs with its new line.
+	n := len(ct.jobRuns("change"))
+	ct.waitJobRuns("change", n+1, 20*time.Second)
+	changeAfter := ct.proposals(conn, "change")
+	for p := range changeAfter {
+		if _, same := changeBefore[p]; same {
+			t.Errorf("job change kept its proposal %s; want a new one with its new settings", p)
+		}
+	}
+	if keepAfter := ct.proposals(conn, "keep"); fmt.Sprint(keepAfter) != fmt.Sprint(keepBefore) {
+		t.Errorf("the untouched job's proposals changed: %v, then %v", keepBefore, keepAfter)
+	}
+	// A bad file: one line naming it, the jobs go on.
+	if err := os.WriteFile(ct.file, []byte("bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloadRefused, 10*time.Second, "level", "ERROR")
+	n = len(ct.jobRuns("added"))
+	ct.waitJobRuns("added", n+1, 20*time.Second)
+	if keepAfter := ct.proposals(conn, "keep"); fmt.Sprint(keepAfter) != fmt.Sprint(keepBefore) {
+		t.Errorf("the untouched job's proposals changed: %v, then %v", keepBefore, keepAfter)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+	for _, j := range []string{"keep", "change", "added", "gone"} {
+		ct.checkOnce(j)
+	}
+}

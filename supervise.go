@@ -145,7 +145,7 @@ func (s *supervision) await() (how outcome, over bool) {
 	t := time.NewTimer(next)
 	defer t.Stop()
 	stopping := r.stopping
-	if isClosed(r.leaving) && (s.cmd != nil || len(s.beside) > 0) {
+	if s.finishing() {
 		stopping = r.procStop // a removed job's runs end by themselves
 	}
 	select {
@@ -177,12 +177,21 @@ func (s *supervision) await() (how outcome, over bool) {
 		s.stop("unhealthy", s.killBy)
 		return unhealthy, true
 	case <-stopping:
+		if s.finishing() { // removed meanwhile: wait again, for procStop
+			return noOutcome, false
+		}
 		s.announce()
 		r.unpublishLeader(c)
 		s.each(func(cmd *child) { r.stopChild(cmd, s.killBy) })
 		return stopRequested, true
 	}
 	return noOutcome, false
+}
+
+// finishing: the job was removed (crontab's reload) while a run goes on,
+// which ends by itself unless the process stops.
+func (s *supervision) finishing() bool {
+	return isClosed(s.r.leaving) && !isClosed(s.r.procStop) && (s.cmd != nil || len(s.beside) > 0)
 }
 
 // leadershipEnded acts on the end of the leadership's context: someone
