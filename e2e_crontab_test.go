@@ -300,3 +300,103 @@ func TestCrontabReload(t *testing.T) {
 		ct.checkOnce(j)
 	}
 }
+
+// TestCrontabJobShareElectionWithRunCron: a run cron process with
+// --zookeeper-base-path <base>/<job> and a crontab process with that job
+// stand in one election: both propose there, and each scheduled time
+// runs once.
+func TestCrontabJobShareElectionWithRunCron(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	ct.write(ct.line("shared", "@every 2s", "0.3s"))
+	a := ct.start("tab")
+	env := ballotEnv(t, "BALLOT_TEST_CHILD=run")
+	b := startBallot(t, "cron", env, "--zookeeper-servers", zkc.ConnString(), "--zookeeper-base-path", ct.base+"/shared",
+		"--zookeeper-session-timeout", "2s", "run", "cron", "--candidate-id", "cron", "--schedule", "@every 2s",
+		"--", "/bin/sh", "-c", selfExe()+" "+ct.runs("shared")+" 0.3s")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, "shared")) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("proposals %v, want the crontab's and run cron's", ct.proposals(conn, "shared"))
+		}
+	}
+	// Both lead in turn (a leader resigns after each run): runs by each.
+	for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		by := map[string]int{}
+		for _, r := range ct.jobRuns("shared") {
+			by[r.candidate]++
+		}
+		if by["tab"] > 0 && by["cron"] > 0 && by["tab"]+by["cron"] >= 5 {
+			t.Logf("runs by candidate: %v", by)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs by candidate %v; want both, 5 in all", by)
+		}
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("ballot %s: exit %d after SIGTERM, want 0", a.name, code)
+	}
+	// run cron stopped during a run exits with the run's code (143).
+	b.Signal(syscall.SIGTERM)
+	if code := b.Wait(20 * time.Second); code != 0 && code != 128+int(syscall.SIGTERM) {
+		t.Errorf("ballot %s: exit %d after SIGTERM, want 0 or 143", b.name, code)
+	}
+	ct.checkOnce("shared")
+}
+
+// TestCrontabWritesAtRest: eight daily jobs in one process, two processes
+// (each job a leader and a next in line): between runs they write
+// nothing at all, counted on the server's zxid over 2T (as
+// TestWritesAtRest).
+func TestCrontabWritesAtRest(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its zxid counted: a server of its own
+	ct := newCrontab(t, zkc)
+	var lines []string
+	for i := range 8 {
+		lines = append(lines, ct.line(fmt.Sprintf("job%d", i), "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	a := ct.start("a", "--log-level", "debug")
+	for i := range 8 {
+		a.WaitEvent(logEvLeaseAtRest, 20*time.Second, "job", fmt.Sprintf("job%d", i))
+	}
+	b := ct.start("b")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for i := range 8 {
+		j := fmt.Sprintf("job%d", i)
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 2; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: proposals %v, want both processes'", j, ct.proposals(conn, j))
+			}
+		}
+	}
+	b.WaitEvent(logEvStandingBy, 20*time.Second)
+	window := 4 * time.Second // 2T at the tests' T = 2 s
+	// Settled: no write for T (the last proposals, proofs and leader
+	// nodes in), then the window.
+	for z := restZxid(t, zkc); ; {
+		time.Sleep(2 * time.Second)
+		z2 := restZxid(t, zkc)
+		if z2 == z {
+			break
+		}
+		z = z2
+	}
+	z0 := restZxid(t, zkc)
+	time.Sleep(window)
+	if d := restZxid(t, zkc) - z0; d != 0 {
+		t.Errorf("%d writes in %s with 8 daily jobs on two processes at rest, want 0", d, window)
+	}
+	for _, p := range []*ballotProc{b, a} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+}
