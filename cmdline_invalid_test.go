@@ -24,7 +24,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"no command", a(), nil, nil, a("no command given")},
 		{"only global flags", a("--debug"), nil, nil, a("no command given")},
 		{"unknown command", a("frobnicate"), nil, nil, a(`unknown command "frobnicate"`)},
-		{"run without mode", a("run"), nil, nil, a("run:", `"once" or "cron"`)},
+		{"run without mode", a("run"), nil, nil, a("run:", `"once", "cron" or "crontab"`)},
 		{"run bad mode", a("run", "twice"), nil, nil, a(`unknown mode "twice"`)},
 		{"unknown flag", a("info", "--colour"), nil, nil, a("info:", "unknown flag --colour")},
 		{"unknown global flag", a("--colour", "info"), nil, nil, a("unknown flag --colour")},
@@ -198,10 +198,10 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"leader-data literal too big in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"leader-data": "` + strings.Repeat("y", 512<<10+1) + `"}`}, a(`key "leader-data"`, "512 KiB")},
 		{"leader-data not a string in file", runOnce("--config-file", "$DIR/c.json"), nil, map[string]string{"c.json": `{"leader-data": {"port": 8080}}`}, a(`key "leader-data"`, "expected a string")},
 		{"hook flag before the command", a("--on-promote", "p", "run", "once", "--candidate-id", "c", "--", "x"), nil, nil, a("--on-promote", "after the command")},
-		{"hook flag on leader", a("leader", "--on-promote", "p"), nil, nil, a("leader:", "unknown flag --on-promote", "run once and run cron")},
+		{"hook flag on leader", a("leader", "--on-promote", "p"), nil, nil, a("leader:", "unknown flag --on-promote", "run once, run cron and run crontab only")},
 
 		// leader
-		{"leader with candidate id", a("leader", "--candidate-id", "c"), nil, nil, a("leader:", "unknown flag --candidate-id", "run once, run cron, step-down, drain and undrain")},
+		{"leader with candidate id", a("leader", "--candidate-id", "c"), nil, nil, a("leader:", "unknown flag --candidate-id", "run once, run cron, run crontab, step-down, drain and undrain only")},
 		{"leader stray arg", a("leader", "now"), nil, nil, a("leader:", `unexpected argument "now"`)},
 		{"leader with command", a("leader", "--", "ls", "-l"), nil, nil, a("leader:", "takes no command", `"ls -l"`)},
 		{"leader negative wait", a("leader", "--wait", "-1s"), nil, nil, a(`--wait "-1s"`, "negative")},
