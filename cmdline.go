@@ -312,6 +312,9 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 			continue
 		}
 		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
+			if p.name == "candidate-id" && s.Sources[p.name] == "default" && crontabChecking(s, vals) {
+				continue // --check stands for nothing: no candidate needed
+			}
 			return err
 		}
 	}
@@ -478,13 +481,13 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 }
 
 // settleCrontab checks run crontab's own parameters: where the jobs come
-// from, and --check only from the command line (from the environment or
-// a config file it would quietly turn every start into a dry run).
+// from, and --check true only from the command line (from the environment
+// or a config file it would quietly turn every start into a dry run).
 func settleCrontab(s *Settings) error {
 	if s.Command != cmdRunCrontab {
 		return nil
 	}
-	if src := s.Sources["check"]; src != "flag" && src != "default" {
+	if src := s.Sources["check"]; s.CrontabCheck && src != "flag" && src != "default" {
 		return usagef("%s %q: --check is for the command line only (it would turn every start into a dry run); remove it", paramSource(s, "check"), s.Values["check"])
 	}
 	switch {
@@ -494,4 +497,14 @@ func settleCrontab(s *Settings) error {
 		return usagef(`run crontab: no crontab FILE given, and no "jobs" in a config file; e.g. ballot run crontab --candidate-id a /etc/ballot/crontab (see ballot help run crontab)`)
 	}
 	return nil
+}
+
+// crontabChecking: run crontab --check, as the flags give it.
+func crontabChecking(s *Settings, vals map[string]*flagValue) bool {
+	v := vals["check"].vals
+	if s.Command != cmdRunCrontab || len(v) == 0 {
+		return false
+	}
+	b, err := parseBool(v[len(v)-1])
+	return err == nil && b
 }

@@ -367,9 +367,9 @@ func configJobs(set *Settings, raw []byte, now time.Time) ([]cronJob, error) {
 			return nil, err
 		}
 		if prev, dup := taken[job.Name]; dup {
-			return nil, usagef("%s: job name %q: already the name of %s; give each job its own name", where, job.Name, strings.TrimPrefix(prev, "config file "+set.ConfigFile+": "))
+			return nil, usagef("%s: job name %q: already the name of %s; give each job its own name", job.Where, job.Name, strings.TrimPrefix(prev, "config file "+set.ConfigFile+": "))
 		}
-		taken[job.Name] = where
+		taken[job.Name] = job.Where
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
