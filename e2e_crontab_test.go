@@ -53,8 +53,14 @@ func (ct *crontabTest) write(lines ...string) {
 // start runs ballot run crontab on the file as candidate id.
 func (ct *crontabTest) start(id string, flags ...string) *ballotProc {
 	ct.t.Helper()
+	return ct.startVia(ct.zk.ConnString(), id, flags...)
+}
+
+// startVia is start with ZooKeeper at servers (a proxy).
+func (ct *crontabTest) startVia(servers, id string, flags ...string) *ballotProc {
+	ct.t.Helper()
 	env := ballotEnv(ct.t, "BALLOT_TEST_CHILD=run")
-	args := []string{"--zookeeper-servers", ct.zk.ConnString(), "--zookeeper-base-path", ct.base,
+	args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", ct.base,
 		"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id}
 	args = append(append(args, flags...), ct.file)
 	return startBallot(ct.t, id, env, args...)
@@ -398,5 +404,69 @@ func TestCrontabWritesAtRest(t *testing.T) {
 		if code := p.Wait(20 * time.Second); code != 0 {
 			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
 		}
+	}
+}
+
+// TestCrontabSessionLostRejoinsOnOneSession: the process's link to
+// ZooKeeper cut until the server expired its session (every job's
+// proposal gone), then restored: every job stands again, all on one new
+// session, dialed once.
+func TestCrontabSessionLostRejoinsOnOneSession(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	proxy := newTCPProxy(t, zkc.Servers())
+	a := ct.startVia(proxy.Addr(), "a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	owners := func() map[int64]int {
+		out := map[int64]int{}
+		for _, j := range jobs {
+			for _, o := range ct.proposals(conn, j) {
+				out[o]++
+			}
+		}
+		return out
+	}
+	waitOwners := func(not int64) int64 {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			o := owners()
+			if len(o) == 1 {
+				for id, n := range o {
+					if n == len(jobs) && id != not {
+						return id
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("proposals by session %v; want one per job, all of one session (not %x)", o, not)
+			}
+		}
+	}
+	first := waitOwners(0)
+	proxy.Blackhole(true)
+	// The server expires the session T after its last ping: the
+	// proposals, ephemeral, go with it.
+	for deadline := time.Now().Add(30 * time.Second); len(owners()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cut-off session's proposals stayed: %v", owners())
+		}
+	}
+	proxy.Blackhole(false)
+	second := waitOwners(first)
+	if n := strings.Count(a.out.String(), "ZooKeeper session established"); n != 2 {
+		t.Errorf("%d sessions established; want 2, the first and one new for every job", n)
+	}
+	t.Logf("sessions %x, then %x", first, second)
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
 }
