@@ -43,6 +43,7 @@ type crontab struct {
 	ended    chan *jobRun  // a runner returned
 
 	cur     map[string]*jobRun // the file's jobs, by name, as last loaded
+	names   []string           // and in the file's order
 	live    map[*jobRun]bool   // runners not returned yet (signals go to each)
 	joined  map[string]bool    // jobs of the first load that made their proposal
 	first   int                // how many the first load had
@@ -84,6 +85,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 	setVouch := func() { rs := ct.runners(); vouchers.Store(&rs) }
 	for _, j := range jobs {
 		ct.cur[j.Name] = ct.launch(j, nil, true)
+		ct.names = append(ct.names, j.Name)
 	}
 	setVouch()
 	code, signalled := exitOK, false
@@ -236,11 +238,12 @@ func (ct *crontab) reload() {
 		ct.log.Error("reload refused: the jobs go on as they were", logEvReloadRefused.attr(), "error", err)
 		return
 	}
-	var added, removed, changed []string
+	var added, removed, changed, names []string
 	unchanged := 0
 	seen := map[string]bool{}
 	for _, j := range jobs {
 		seen[j.Name] = true
+		names = append(names, j.Name)
 		old := ct.cur[j.Name]
 		switch {
 		case old == nil:
@@ -255,14 +258,14 @@ func (ct *crontab) reload() {
 			ct.cur[j.Name] = ct.launch(j, old, false)
 		}
 	}
-	for name, old := range ct.cur {
-		if !seen[name] {
+	for _, name := range ct.names {
+		if old := ct.cur[name]; old != nil && !seen[name] {
 			removed = append(removed, name)
 			old.leave()
 			delete(ct.cur, name)
 		}
 	}
-	slices.Sort(removed)
+	ct.names = names
 	ct.log.Info("crontab reloaded", logEvReloaded.attr(), "jobs", len(jobs), "joined", strings.Join(added, ","),
 		"left", strings.Join(removed, ","), "changed", strings.Join(changed, ","), "unchanged", unchanged)
 }
