@@ -94,6 +94,9 @@ type leaseStart struct {
 	// the lease.
 	ctl  *controls
 	quit chan struct{}
+	// shared: the session serves other elections too (a crontab's jobs),
+	// which must outlive this lease's trouble (lease.endOwn).
+	shared bool
 }
 
 // takeBaton waits until the baton is free and takes it, or, handed over

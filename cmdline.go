@@ -108,6 +108,12 @@ func flagError(cmd string, err error) error {
 // strayArgs is the error for positional arguments that are not allowed.
 func strayArgs(cmd string, args []string, afterDashes bool) error {
 	hint := "(see ballot help " + cmd + ")"
+	if cmd == cmdRunCrontab {
+		if afterDashes {
+			return usagef(`%s: takes no command after "--", but got %q; each job's command is on its line of the crontab FILE %s`, cmd, strings.Join(args, " "), hint)
+		}
+		return usagef("%s: unexpected argument %q; it takes one crontab FILE %s", cmd, args[0], hint)
+	}
 	if afterDashes {
 		return usagef("%s: takes no command to run, but got %q %s", cmd, strings.Join(args, " "), hint)
 	}
@@ -118,6 +124,7 @@ func strayArgs(cmd string, args []string, afterDashes bool) error {
 	if cmd == cmdRunOnce || cmd == cmdRunCron {
 		return usagef(`%s: unexpected argument %q; put the command to run after "--" %s`, cmd, a, hint)
 	}
+
 	return usagef("%s: unexpected argument %q %s", cmd, a, hint)
 }
 
@@ -183,6 +190,19 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	}
 	pos := fs.Args()
 	dashes := sawTerminator(fs, rest, len(rest)-len(pos))
+	var crontabFile string
+	if cmd == cmdRunCrontab && len(pos) > 0 && !dashes {
+		// The FILE, and flags after it too: "run crontab FILE --check".
+		crontabFile, rest = pos[0], pos[1:]
+		if err := fs.Parse(rest); err != nil {
+			return nil, flagError(cmd, err)
+		}
+		pos = fs.Args()
+		dashes = sawTerminator(fs, rest, len(rest)-len(pos))
+		if crontabFile == "" {
+			return nil, usagef("%s: the crontab FILE is an empty string; name a file (see ballot help %s)", cmd, cmd)
+		}
+	}
 	isRun := cmd == cmdRunOnce || cmd == cmdRunCron
 	if len(pos) > 0 && (!dashes || !isRun) {
 		return nil, strayArgs(cmd, pos, dashes)
@@ -198,8 +218,12 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	if isRun && len(pos) > 0 {
 		s.Args = append([]string(nil), pos...)
 	}
+	s.CrontabFile = crontabFile
 
 	if err := resolveAll(s, vals, getenv); err != nil {
+		return nil, err
+	}
+	if err := settleCrontab(s); err != nil {
 		return nil, err
 	}
 	if err := settleZooKeeperAccess(s); err != nil {
@@ -240,15 +264,15 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 		return "", nil, completionFor(rest)
 	case "run":
 		if len(rest) == 0 {
-			return "", nil, usagef(`run: missing "once" or "cron", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
+			return "", nil, usagef(`run: missing "once", "cron" or "crontab", e.g. ballot run once --candidate-id a -- /usr/bin/myservice (see ballot help run)`)
 		}
 		switch rest[0] {
-		case "once", "cron":
+		case "once", "cron", "crontab":
 			return "run " + rest[0], rest[1:], nil
 		case "-h", "-help", "--help":
 			return "", nil, &helpRequested{text: helpText("run")}
 		}
-		return "", nil, usagef(`run: unknown mode %q; use "run once" or "run cron" (see ballot help run)`, rest[0])
+		return "", nil, usagef(`run: unknown mode %q; use "run once", "run cron" or "run crontab" (see ballot help run)`, rest[0])
 	case cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
 		cmdTrigger, cmdDrain, cmdUndrain:
 		return cmd, rest, nil
@@ -272,11 +296,25 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 	if err != nil {
 		return err
 	}
+	if raw, ok := cfg.get(configJobsKey); ok && s.Command == cmdRunCrontab {
+		s.ConfigJobs = raw
+	}
 	for _, p := range params {
 		if p.name == "config-file" || !p.scope.usedBy(s.Command) {
 			continue
 		}
+		if s.Command == cmdRunCrontab && p.name == "schedule" {
+			// Each job's schedule is its line's; a config file shared
+			// with run cron may have one, which is not for these jobs.
+			if len(vals[p.name].vals) > 0 {
+				return usagef("run crontab: --schedule %q: each job's schedule is the second field of its line in the crontab FILE; leave --schedule out", vals[p.name].vals[0])
+			}
+			continue
+		}
 		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
+			if p.name == "candidate-id" && s.Sources[p.name] == "default" && crontabChecking(s, vals) {
+				continue // --check stands for nothing: no candidate needed
+			}
 			return err
 		}
 	}
@@ -440,4 +478,33 @@ func resolve(s *Settings, p *param, flagVals []string, getenv func(string) strin
 		panic("ballot: bad default for " + p.name + ": " + err.Error())
 	}
 	return nil
+}
+
+// settleCrontab checks run crontab's own parameters: where the jobs come
+// from, and --check true only from the command line (from the environment
+// or a config file it would quietly turn every start into a dry run).
+func settleCrontab(s *Settings) error {
+	if s.Command != cmdRunCrontab {
+		return nil
+	}
+	if src := s.Sources["check"]; s.CrontabCheck && src != "flag" && src != "default" {
+		return usagef("%s %q: --check is for the command line only (it would turn every start into a dry run); remove it", paramSource(s, "check"), s.Values["check"])
+	}
+	switch {
+	case s.CrontabFile != "" && s.ConfigJobs != nil:
+		return usagef("run crontab %s: config file %s has \"jobs\" too; give the jobs one way, the FILE or the config file's \"jobs\"", s.CrontabFile, s.ConfigFile)
+	case s.CrontabFile == "" && s.ConfigJobs == nil:
+		return usagef(`run crontab: no crontab FILE given, and no "jobs" in a config file; e.g. ballot run crontab --candidate-id a /etc/ballot/crontab (see ballot help run crontab)`)
+	}
+	return nil
+}
+
+// crontabChecking: run crontab --check, as the flags give it.
+func crontabChecking(s *Settings, vals map[string]*flagValue) bool {
+	v := vals["check"].vals
+	if s.Command != cmdRunCrontab || len(v) == 0 {
+		return false
+	}
+	b, err := parseBool(v[len(v)-1])
+	return err == nil && b
 }

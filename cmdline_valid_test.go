@@ -136,7 +136,7 @@ var validDefaultCases = []validCase{
 				s.Retries != 0 || s.RetryDelay != 10*time.Second || s.Overlap != overlapSkip {
 				t.Errorf("got %+v", s)
 			}
-			if len(s.Sources) != len(params)-14 { // all but output, wait, reason, until-reboot, the five run once flags and those of info, history (2) and check
+			if len(s.Sources) != len(params)-15 { // all but output, wait, reason, until-reboot, the five run once flags, those of info, history (2) and check, and run crontab's --check
 				t.Errorf("Sources = %v", s.Sources)
 			}
 		},

@@ -56,7 +56,7 @@ const (
 // Settings is every parameter after precedence (flag > environment > config
 // file > default) has been applied and every value validated.
 type Settings struct {
-	Command    string   // "run once", "run cron", "info", "watch", "leader", "version", "help"
+	Command    string   // "run once", "run cron", "run crontab", "info", "watch", "leader", "version", "help"
 	Args       []string // the child command line (after "--"), for run commands; nil: none (hooks only)
 	ConfigFile string   // the file actually read, "" if none
 
@@ -111,6 +111,11 @@ type Settings struct {
 	Overlap            string        // run cron: a time due while the previous run goes on: skip, queue, replace, allow
 	OverlapLimit       int           // --overlap allow: at most this many runs at once
 
+	// run crontab
+	CrontabFile  string // the crontab FILE; "": the config file's "jobs"
+	CrontabCheck bool   // --check: validate and print the jobs, connect to nothing
+	ConfigJobs   []byte // the config file's "jobs" as raw JSON; nil: none
+
 	// run once / run cron: hooks, leader data, health (see hooks.go)
 	OnPromote      []string      // command line run on becoming leader, before the command
 	OnDemote       []string      // command line run on ceasing to lead, after the command is gone
@@ -163,21 +168,23 @@ type Settings struct {
 
 // Settings.Command values.
 const (
-	cmdRunOnce  = "run once"
-	cmdRunCron  = "run cron"
-	cmdInfo     = "info"
-	cmdWatch    = "watch"
-	cmdLeader   = "leader"
-	cmdStepDown = "step-down"
-	cmdPause    = "pause"
-	cmdResume   = "resume"
-	cmdDrain    = "drain"
-	cmdUndrain  = "undrain"
-	cmdTrigger  = "trigger"
-	cmdVersion  = "version"
-	cmdHelp     = "help"
-	cmdHistory  = "history"
-	cmdCheck    = "check"
+	cmdRunOnce = "run once"
+	cmdRunCron = "run cron"
+	// run crontab: many run cron jobs in one process (crontab.go).
+	cmdRunCrontab = "run crontab"
+	cmdInfo       = "info"
+	cmdWatch      = "watch"
+	cmdLeader     = "leader"
+	cmdStepDown   = "step-down"
+	cmdPause      = "pause"
+	cmdResume     = "resume"
+	cmdDrain      = "drain"
+	cmdUndrain    = "undrain"
+	cmdTrigger    = "trigger"
+	cmdVersion    = "version"
+	cmdHelp       = "help"
+	cmdHistory    = "history"
+	cmdCheck      = "check"
 	// completion prints a shell's completion script (paramdocs.go).
 	cmdCompletion = "completion"
 )
@@ -226,8 +233,8 @@ type paramScope int
 
 const (
 	scopeGlobal    paramScope = iota // every command except version and help
-	scopeRun                         // run once, run cron
-	scopeCron                        // run cron
+	scopeRun                         // run once, run cron, run crontab
+	scopeCron                        // run cron, run crontab
 	scopeOnce                        // run once
 	scopeOutput                      // info, watch, leader, history, trigger
 	scopeLeader                      // leader, step-down
@@ -237,18 +244,21 @@ const (
 	scopeInfo                        // info
 	scopeHistory                     // history
 	scopeCheck                       // check
+	scopeCrontab                     // run crontab
 )
 
 func (sc paramScope) usedBy(cmd string) bool {
 	switch sc {
 	case scopeGlobal:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdRunCrontab || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
 			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck ||
 			cmd == cmdDrain || cmd == cmdUndrain || cmd == cmdTrigger
 	case scopeRun:
-		return cmd == cmdRunOnce || cmd == cmdRunCron
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdRunCrontab
 	case scopeCron:
-		return cmd == cmdRunCron
+		return cmd == cmdRunCron || cmd == cmdRunCrontab
+	case scopeCrontab:
+		return cmd == cmdRunCrontab
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
@@ -262,7 +272,7 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeLeader:
 		return cmd == cmdLeader || cmd == cmdStepDown || cmd == cmdTrigger || cmd == cmdDrain
 	case scopeCandidate:
-		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
+		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdRunCrontab || cmd == cmdStepDown || cmd == cmdDrain || cmd == cmdUndrain
 	case scopePause:
 		return cmd == cmdPause || cmd == cmdDrain
 	case scopeDrain:
@@ -274,9 +284,11 @@ func (sc paramScope) usedBy(cmd string) bool {
 func (sc paramScope) commands() string {
 	switch sc {
 	case scopeRun:
-		return "run once and run cron"
+		return "run once, run cron and run crontab"
 	case scopeCron:
-		return "run cron"
+		return "run cron and run crontab"
+	case scopeCrontab:
+		return "run crontab"
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:
@@ -290,7 +302,7 @@ func (sc paramScope) commands() string {
 	case scopeLeader:
 		return "leader, step-down, trigger and drain"
 	case scopeCandidate:
-		return "run once, run cron, step-down, drain and undrain"
+		return "run once, run cron, run crontab, step-down, drain and undrain"
 	case scopePause:
 		return "pause and drain"
 	case scopeDrain:
@@ -300,7 +312,7 @@ func (sc paramScope) commands() string {
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
+const commandList = "run once, run cron, run crontab, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
 
 type paramKind int
 
@@ -336,6 +348,18 @@ type param struct {
 	apply func(s *Settings, v string) error
 	// secret: a usage error shows the value redacted (redactURL), never whole.
 	secret bool
+	// job: run crontab takes it on a job's line (or config "jobs" entry)
+	// too, for that job; without it a run crontab parameter is the
+	// process's alone (one session, one log, one candidate id).
+	job bool
+}
+
+// cronJob is one job of a crontab: one line of the file, or one entry of
+// the config file's "jobs".
+type cronJob struct {
+	Name  string    // the job's name: its election is <base>/<Name>
+	Where string    // "FILE:LINE" (or "CONFIG: jobs[3]") for log lines and messages
+	Set   *Settings // the job's complete settings, as run cron would have them (crontab.go)
 }
 
 // quote is v as a usage error shows it.

@@ -18,6 +18,9 @@ import (
 	"unicode"
 )
 
+// configJobsKey is the config file's key for run crontab's jobs.
+const configJobsKey = "jobs"
+
 type configFile struct {
 	path   string
 	values map[string]json.RawMessage
@@ -299,6 +302,8 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 		}
 		p := lookupParam(key)
 		switch {
+		case key == configJobsKey:
+			// run crontab's jobs (crontab.go); every other command ignores them.
 		case key == "config-file":
 			return nil, usagef("%s: unknown key %q; a config file cannot name another one, use --config-file or BALLOT_CONFIG_FILE", prefix, key)
 		case key == "once-key":

@@ -313,6 +313,28 @@ func badInputs() []badInput {
 			cfg:  `{"on-child-success": "again"}`,
 			want: []string{"config file ./ballot.json", `"on-child-success"`, `"again"`}},
 
+		// run crontab: a bad FILE starts no job (the good first job
+		// neither: every line is checked before anything connects).
+		{name: "crontab bad job name",
+			args:    []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "crontab", "--candidate-id", "c1", "{cfg}"},
+			cfgName: "jobs.tab", cfg: "ok * * * * * {touch} {marker}\nbad/name @daily {touch} {marker}\n",
+			want: []string{"{cfg}:2: job name \"bad/name\": contains '/'", "letters, digits"}},
+		{name: "crontab process flag on a line",
+			args:    []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "crontab", "--candidate-id", "c1", "{cfg}"},
+			cfgName: "jobs.tab", cfg: "ok * * * * * --zookeeper-session-timeout 3s {touch} {marker}\n",
+			want: []string{"{cfg}:1: --zookeeper-session-timeout: not per job", "command line"}},
+		{name: "crontab two jobs one name",
+			args:    []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "crontab", "--candidate-id", "c1", "{cfg}"},
+			cfgName: "jobs.tab", cfg: "ok * * * * * {touch} {marker}\n# again:\nok @hourly {touch} {marker}\n",
+			want: []string{"{cfg}:3: job name \"ok\": already the name of the job at {cfg}:1"}},
+		{name: "crontab missing FILE",
+			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "crontab", "--candidate-id", "c1", "{dir}/missing.tab"},
+			want: []string{"run crontab {dir}/missing.tab: no such file"}},
+		{name: "crontab check of a bad file",
+			args:    []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "crontab", "{cfg}", "--check"},
+			cfgName: "jobs.tab", cfg: "ok 0 25 * * * {touch} {marker}\n",
+			want: []string{"{cfg}:1: schedule \"0 25 * * *\": not a valid cron expression: hour field 25: allowed 0-23"}},
+
 		// run cron parameters.
 		{name: "cron bad timezone",
 			args: []string{"--zookeeper-servers", "{zk}", "--zookeeper-base-path", "{base}", "run", "cron",

@@ -65,6 +65,13 @@ const (
 	logEvTriggered       logEvent = "triggered"         // run cron: a run asked for by ballot trigger starts: by, requested_at
 )
 
+// run crontab's process (crontabrun.go); each job's lines are the above,
+// with job=<name>.
+const (
+	logEvReloaded      logEvent = "reloaded"       // SIGHUP: the jobs reloaded: joined, left, changed
+	logEvReloadRefused logEvent = "reload-refused" // SIGHUP: the file is bad; the jobs go on as they were
+)
+
 // logEvPhase (debug) is each change of leadership.go's phase, the state a
 // candidate is in: phase=joining|following|leading|leading-paused|
 // resigning|leadership-lost|unelected, and the one it was in.

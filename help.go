@@ -21,11 +21,11 @@ func helpFor(args []string) error {
 			"from the parameter table as --help is.\n\nUsage:\n  ballot completion bash|zsh\n\n" +
 			"  ballot completion bash > /usr/share/bash-completion/completions/ballot\n" +
 			"  ballot completion zsh > /usr/share/zsh/vendor-completions/_ballot\n"}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
+	case "run", cmdRunOnce, cmdRunCron, cmdRunCrontab, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
 		cmdTrigger, cmdDrain, cmdUndrain:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, run crontab, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -98,9 +98,14 @@ const helpExitCodes = `Exit codes:
 
 // flagHelp lists the flags of the given scopes.
 func flagHelp(b *strings.Builder, title string, scopes ...paramScope) {
+	flagHelpOf(b, title, func(p *param) bool { return slices.Contains(scopes, p.scope) })
+}
+
+// flagHelpOf lists the flags that pass keep.
+func flagHelpOf(b *strings.Builder, title string, keep func(*param) bool) {
 	fmt.Fprintf(b, "%s:\n", title)
 	for _, p := range params {
-		if !slices.Contains(scopes, p.scope) {
+		if !keep(p) {
 			continue
 		}
 		fmt.Fprintf(b, "  --%s", p.name)
@@ -128,6 +133,7 @@ const helpOverview = `ballot runs a command on only one machine of a fleet, chos
 Usage:
   ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
   ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
+  ballot [global flags] run crontab --candidate-id ID [--check] [flags] FILE
   ballot [global flags] info [--verbose] [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
@@ -147,6 +153,7 @@ Usage:
 Commands:
   run once  stand for election; run the command while leader
   run cron  stand for election; run the command on a schedule while leader
+  run crontab  every job of a crontab file in one process, each its own election
   info      print the election's current leader and candidates
   watch     print the election's leader and candidates as they change
   leader    print the current leader's published data (--leader-data)
@@ -174,6 +181,15 @@ func helpText(cmd string) string {
 		b.WriteString("\n" + helpPrecedence + "\n" + helpExitCodes)
 	case "run", cmdRunOnce, cmdRunCron:
 		writeRunHelp(&b, cmd)
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
+	case cmdRunCrontab:
+		b.WriteString(helpCrontab)
+		onLine := func(p *param) bool { return p.job && p.scope.usedBy(cmdRunCrontab) }
+		flagHelpOf(&b, "Per-job flags (every job's default here; a job's line may give its own)", onLine)
+		b.WriteString("\n")
+		flagHelpOf(&b, "Process flags (the command line only: one session, one log, one candidate)", func(p *param) bool {
+			return p.scope != scopeGlobal && p.scope.usedBy(cmdRunCrontab) && !p.job && p.name != "schedule"
+		})
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdInfo, cmdWatch:
 		if cmd == cmdInfo {
@@ -273,7 +289,8 @@ func writeRunHelp(b *strings.Builder, cmd string) {
 	case "run":
 		b.WriteString("ballot run: stand for election and run a command while this machine is leader.\n\nUsage:\n" +
 			"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n" +
-			"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n\n")
+			"  ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]\n" +
+			"  ballot [global flags] run crontab --candidate-id ID [--check] [flags] FILE\n\n")
 	case cmdRunOnce:
 		b.WriteString("ballot run once: stand for election and run the command while this machine is leader.\n\nUsage:\n" +
 			"  ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]\n\n")
@@ -290,6 +307,38 @@ func writeRunHelp(b *strings.Builder, cmd string) {
 	}
 	if cmd != cmdRunOnce {
 		b.WriteString("\n")
-		flagHelp(b, "Cron flags (run cron only)", scopeCron)
+		flagHelp(b, "Cron flags (run cron and run crontab)", scopeCron)
 	}
 }
+
+const helpCrontab = `ballot run crontab: run every job of a crontab FILE in one process. Each job is
+an election of its own, <base path>/<name>, run as run cron would run it; all of
+them share one ZooKeeper session.
+
+Usage:
+  ballot [global flags] run crontab --candidate-id ID [flags] FILE
+  ballot [global flags] run crontab --check [flags] FILE
+
+The FILE: one job a line, NAME SCHEDULE [OPTIONS] COMMAND. Blank lines and
+lines whose first non-blank character is # are ignored; a line ending in \
+goes on on the next one.
+  NAME      the job's election under the base path: letters, digits, ".", "_"
+            and "-", starting with a letter or digit, at most 64 characters,
+            unique in the file, none of ballot's own node names (baton, cron,
+            history, ...) and not starting with drain-
+  SCHEDULE  five fields (minute hour day-of-month month day-of-week, H allowed),
+            an @word (@daily, @every 30s), or in quotes any form --schedule
+            takes ("0 */30 * * * *": seconds first)
+  OPTIONS   the job's own per-job flags: --flag value or --flag=value ('...'
+            and "..." quote a value), up to "--" or the first word without "-"
+  COMMAND   the rest of the line, run by /bin/sh -c as cron runs it; unlike
+            cron, % is not special
+  # NAME   SCHEDULE    OPTIONS                    COMMAND
+  backup   0 3 * * *   --timeout 1h --retries 2   /usr/local/bin/backup --all
+  report   @daily                                 /usr/local/bin/report > /tmp/r 2>&1
+Without FILE, the jobs are the config file's "jobs" (docs/cron.md). Every
+flag below is every job's default; a job's own option wins. A bad line is one
+error naming FILE:LINE, and nothing starts. --check prints one line a job
+(name, schedule, next run, command) without connecting. SIGHUP reloads FILE.
+
+`

@@ -78,14 +78,16 @@ func (r *runner) run() int {
 	go r.metrics.loop(metricsStop, metricsDone)
 	defer func() {
 		r.dropSpare()
-		if r.sess != nil {
-			r.sess.Close()
+		if !r.sharedSession() { // a crontab's process closes the shared one
+			r.hold.close()
 		}
 		r.runEndHooks.Wait() // each bounded by --hook-timeout; killed on a second signal
 		r.ping.flush()
 		// A resignation does not wait for a keeper's own exit once it has
 		// reported its tree reaped (child.await); ballot's exit does.
-		awaitKeepers(time.Second)
+		if !r.sharedSession() { // a crontab's process waits once, for all
+			awaitKeepers(time.Second)
+		}
 		close(metricsStop)
 		<-metricsDone // ballot_up 0 is written before ballot exits
 	}()
@@ -144,7 +146,6 @@ func (r *runner) candidacy(work leaderWork) verdict {
 // join makes a proposal, in the current session or a new one. Without
 // one, the verdict says what next: exit, or run-anyway.
 func (r *runner) join() (*candidate, verdict) {
-	wait := zookeeper.ConnectWait(r.set.SessionTimeout)
 	backoff := time.Second
 	for {
 		if !r.health.Healthy() {
@@ -154,8 +155,11 @@ func (r *runner) join() (*candidate, verdict) {
 			}
 		}
 		var err error
+		if r.sess != nil && r.sharedSession() && r.sess.IsLost() {
+			r.sess = nil // lost under another job: the holder has a new one
+		}
 		if r.sess == nil {
-			r.sess, err = zookeeper.DialSession(r.log, r.zk, r.set.SessionTimeout, wait, r.stopping)
+			r.sess, err = r.hold.get(r.stopping)
 		}
 		if err == nil {
 			var c *candidate
@@ -169,6 +173,9 @@ func (r *runner) join() (*candidate, verdict) {
 				r.setCandidate(c)
 				r.publishHealth()
 				r.work.proposed(c)
+				if r.joined != nil {
+					r.joined()
+				}
 				return c, verdict{}
 			}
 			if errors.Is(err, errStopped) {
@@ -259,14 +266,14 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 		return leaseStart{}, exitWith(exitOK)
 	case errors.Is(err, errUnhealthy):
 		if !c.withdraw() {
-			r.endSession()
+			r.endSession(c)
 		}
 		r.setCandidate(nil)
 		r.log.Info("withdrew from the election while unhealthy", logEvWithdrew.attr(), "reason", "unhealthy", "proposal", c.node)
 		return leaseStart{}, rejoin()
 	case errors.Is(err, errDrained):
 		if !c.withdraw() {
-			r.endSession()
+			r.endSession(c)
 		}
 		r.setCandidate(nil)
 		r.log.Info("withdrew from the election: drained (ballot drain)", logEvWithdrew.attr(), "reason", "drained", "proposal", c.node)
@@ -278,7 +285,7 @@ func (r *runner) follow(c *candidate) (leaseStart, verdict) {
 	}
 	r.log.Info("candidacy ended", "reason", r.why(err))
 	if c.baton.maybe() {
-		r.endSession() // a baton of ours may exist: it goes with the session
+		r.endSession(c) // a baton of ours may exist: it goes with the session
 	}
 	r.dropSessionIfLost()
 	return leaseStart{}, rejoin()
@@ -304,6 +311,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 		defer r.mu.Unlock()
 		return r.current != nil
 	}
+	start.shared = r.sharedSession()
 	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
@@ -422,6 +430,7 @@ func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 	r.become(phaseResigning, change{c: c, reason: reason})
 	exiting := then.next == exitBallot
+	left := true
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
 		r.unpublishLeader(c)
 		if c.lead.ops != nil {
@@ -431,14 +440,14 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 			c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C)
 		}
 		r.demote(c, reason)
-		if !c.withdraw() && !exiting {
-			r.endSession() // or the unconfirmed proposal would stay in line
+		if left = c.withdraw(); !left && !exiting {
+			r.endSession(c) // or the unconfirmed proposal would stay in line
 		}
 	}
 	c.demoteOwed = false
 	r.setCandidate(nil)
-	if exiting {
-		r.endSession()
+	if exiting && !(r.sharedSession() && left) { // the others' session stays
+		r.endSession(c)
 	}
 	return then
 }
@@ -454,7 +463,7 @@ func (r *runner) lostLeadership(c *candidate, reason string, end leaderEnd) verd
 	c.retire()
 	// Whatever happened, this session cannot be trusted any more: a new one
 	// gives a new proposal and a new fencing token.
-	r.endSession()
+	r.endSession(c)
 	next := afterLoss(r.stopRequested(), r.set.OnConnectionLoss, end.keyClaimed)
 	switch next {
 	case lossExitsOnStop:
@@ -563,16 +572,51 @@ func (r *runner) why(err error) string {
 
 func (r *runner) dropSessionIfLost() {
 	if r.sess != nil && r.sess.IsLost() {
-		r.sess.Close()
+		r.hold.drop(r.sess)
 		r.sess = nil
 	}
 }
 
-// endSession closes the current session; the next candidacy opens a new one.
-func (r *runner) endSession() {
-	if r.sess != nil {
-		r.sess.Close()
-		r.sess = nil
+// endSession closes the current session, and c's nodes go with it; the
+// next candidacy opens a new one. A shared session (a crontab's) serves
+// other jobs' elections: only c's election ends (leaveElection).
+func (r *runner) endSession(c *candidate) {
+	if r.sess == nil {
+		return
+	}
+	if r.sharedSession() && c != nil && c.s == r.sess {
+		r.leaveElection(c)
+	} else {
+		r.hold.drop(r.sess)
+	}
+	r.sess = nil
+}
+
+// leaveElection deletes, on a shared session, what its end would have
+// deleted of c's election (candidate.leaveOwn), retried while the
+// connection comes back. Should that fail otherwise, the session ends
+// after all, the safe side: every job on it stands again. On the
+// process's stop it gives up: the process closes the session.
+func (r *runner) leaveElection(c *candidate) {
+	for try := 0; ; try++ {
+		if c.s.IsLost() {
+			r.hold.drop(c.s)
+			return
+		}
+		err := c.leaveOwn()
+		if err == nil {
+			return
+		}
+		if zookeeper.Retryable(err) && try < 10 {
+			if werr := c.s.WaitOnline(r.procStop); errors.Is(werr, zookeeper.ErrStopped) {
+				return
+			}
+			continue
+		}
+		r.log.Warn("cannot delete this job's proposal or baton on the shared session; ending the session so they go (every job stands again)",
+			"proposal", c.node, "error", err)
+		r.hold.drop(c.s)
+		return
 	}
 }
 

@@ -58,6 +58,9 @@ type lease struct {
 	// that ran out with supervision stuck end the session: under ignore
 	// nothing kills the command at the lease's end.
 	enforced bool
+	// shared: the session serves other elections too; a lease that ends
+	// its leadership itself deletes only its own nodes (endOwn).
+	shared bool
 
 	renewed  chan struct{} // pinged on every renewal
 	answered chan struct{} // pinged on every answer (room in flight)
@@ -103,6 +106,7 @@ func holdLease(c *candidate, start leaseStart, stopGrace time.Duration, busy fun
 		taken:      make(chan struct{}),
 		busy:       busy,
 		enforced:   enforced,
+		shared:     start.shared,
 		renewed:    make(chan struct{}, 1),
 		wakeRenew:  make(chan struct{}, 1),
 		answered:   make(chan struct{}, 1),
@@ -199,6 +203,12 @@ func (l *lease) renewLoop() {
 					"last_check_in_ago", time.Duration(now-bootTime(l.checkedIn.Load())).Round(time.Millisecond))
 			}
 			if l.enforced && now >= l.hardEnd() {
+				if l.shared {
+					if l.endOwn() {
+						return
+					}
+					continue // the connection is down: again next tick
+				}
 				l.c.s.MarkLost("supervision stuck past the lease's end")
 				l.c.s.Conn.Close()
 				return
@@ -230,6 +240,53 @@ func (l *lease) renewLoop() {
 		}
 		go l.renew(now)
 	}
+}
+
+// endOwn ends this leadership alone, its supervision stuck past the
+// lease's end, on a session other elections share: closing it, as a
+// lone lease does, would drop their batons too. One multi-op, fenced as
+// a renewal is (the proposal checked, the baton ours: its owner read and
+// its version with it), deletes the baton and the proposal; the other
+// elections' nodes are not touched. The command is dead by now (the
+// keeper killed it at KillAt, before hardEnd), so this is what the
+// session's end would do for this election, at the same moment: a
+// successor that sees the baton gone waits W, as after an expiry. False
+// if it must be tried again (no answer); the leadership ends either way
+// once it lands, or with the session.
+func (l *lease) endOwn() bool {
+	c := l.c
+	ok, st, err := c.s.Conn.Exists(c.batonPath())
+	if err == nil {
+		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
+		if ok && st.EphemeralOwner == c.s.ID() {
+			ops = append(ops, &zk.DeleteRequest{Path: c.batonPath(), Version: st.Version})
+		}
+		ops = append(ops, &zk.DeleteRequest{Path: c.node, Version: -1})
+		_, err = c.s.Conn.Multi(ops...)
+	}
+	switch {
+	case err == nil:
+		c.log.Warn("supervision stuck past the lease's end: this election's baton and proposal deleted; the session and the other elections on it go on", logEvLeaseExpired.attr(),
+			"proposal", c.node)
+		l.lose("supervision stuck past the lease's end: our proposal and baton deleted")
+		return true
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		// The proposal is gone already (so is our lease's fence), or the
+		// baton changed between the read and the delete: the watch or the
+		// next try sees to it.
+		if ok2, _, e := c.s.Conn.Exists(c.node); e == nil && !ok2 {
+			l.lose((&nodeLostError{"proposal"}).Error())
+			return true
+		}
+		return false
+	case zookeeper.Retryable(err):
+		return false
+	}
+	// An ACL, a deleted election path: end the session after all.
+	c.log.Warn("cannot delete this election's nodes; ending the session", "error", err)
+	c.s.MarkLost("supervision stuck past the lease's end")
+	c.s.Conn.Close()
+	return true
 }
 
 // takeHandedBaton sends the take of a baton handed over to us, the

@@ -112,6 +112,9 @@ func realMain(args []string) int {
 	}
 	log, closeLog := newMainLogger(set)
 	defer closeLog()
+	if set.Command == cmdRunCrontab && set.CrontabCheck {
+		return checkCrontab(set, os.Stdout) // connects to nothing, reads no credentials
+	}
 
 	// Certificates, keys and credentials are read before anything
 	// connects; a bad one is a usage error.
@@ -166,7 +169,7 @@ func newMainLogger(set *Settings) (log *slog.Logger, closeLog func()) {
 	}
 	var logOut io.Writer = os.Stderr
 	closeLog = func() {}
-	if set.Command == cmdRunOnce || set.Command == cmdRunCron {
+	if set.Command == cmdRunOnce || set.Command == cmdRunCron || set.Command == cmdRunCrontab {
 		// Supervision logs as it acts: it must never wait for a reader.
 		p := newLogPipe(os.Stderr)
 		closeLog = func() { p.Close(time.Second) }
@@ -192,6 +195,8 @@ func runSubcommand(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		return runWatch(set, acc, log)
 	case cmdRunOnce, cmdRunCron:
 		return startRun(set, acc, log)
+	case cmdRunCrontab:
+		return startCrontab(set, acc, log)
 	case cmdStepDown:
 		return runStepDown(set, acc, log, os.Stdout)
 	case cmdPause:
@@ -232,6 +237,17 @@ func startRun(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		r.health = newHealth(r)
 	}
 	return r.run()
+}
+
+// startCrontab is run crontab: its jobs, all checked before anything
+// starts, then the runner of them all.
+func startCrontab(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
+	jobs, err := loadCrontab(set)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
+		return exitUsage
+	}
+	return runCrontab(set, jobs, acc, log)
 }
 
 // checkRun returns the schedule of run cron, or the exit code and error of

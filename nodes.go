@@ -376,3 +376,20 @@ func parseTrigger(raw []byte, st *zk.Stat) *triggerRequest {
 	}
 	return t
 }
+
+// ballotNodeName reports whether name is, or may become, one of ballot's
+// own nodes under an election (a proposal, baton-k, drain-<id>, …): run
+// crontab refuses it as a job's name, whose election is <base>/<name>.
+func ballotNodeName(name string) bool {
+	switch name {
+	case batonName, handoverName, cronName, leaderName, onceDirName, stepDownName, pauseName,
+		releasedDirName, historyName, triggerName:
+		return true
+	}
+	for _, prefix := range []string{"_c_", drainPrefix, batonName + "-", handoverName + "-", infoClockPrefix} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -194,13 +194,13 @@ func runParams() []*param {
 				s.Quiet, err = parseBool(v)
 				return err
 			}},
-		{name: "stop-grace-period", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
+		{name: "stop-grace-period", job: true, scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
 			help: "time between SIGTERM and SIGKILL when stopping the command",
 			apply: func(s *Settings, v string) (err error) {
 				s.StopGracePeriod, err = parseDuration(v, false)
 				return err
 			}},
-		{name: "timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "0",
+		{name: "timeout", job: true, scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "0",
 			help: "stop a run of the command that lasts longer than this (SIGTERM, SIGKILL after\n" +
 				"--stop-grace-period); it counts as an error, recorded as timed out; 0: no limit",
 			apply: func(s *Settings, v string) (err error) {
@@ -213,19 +213,19 @@ func runParams() []*param {
 // hookParams: hooks, the leader node's data and health checks.
 func hookParams() []*param {
 	return []*param{
-		{name: "on-promote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+		{name: "on-promote", job: true, scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
 			help: "command line run when this candidate becomes leader, before the command",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnPromote, err = splitCommandLine(v)
 				return err
 			}},
-		{name: "on-demote", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+		{name: "on-demote", job: true, scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
 			help: "command line run when this candidate stops being leader, after the command is gone",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnDemote, err = splitCommandLine(v)
 				return err
 			}},
-		{name: "on-run-end", scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
+		{name: "on-run-end", job: true, scope: scopeRun, kind: kindCommand, arg: "COMMAND", opt: true,
 			help: "run cron, and run once with --once-key: command line run on the host that ran\n" +
 				"the job after each run or attempt, with its outcome in BALLOT_RUN_RESULT and\n" +
 				"more (docs/cron.md); beside the schedule and the lease, bounded by\n" +
@@ -234,7 +234,7 @@ func hookParams() []*param {
 				s.OnRunEnd, err = splitCommandLine(v)
 				return err
 			}},
-		{name: "ping-url", scope: scopeRun, arg: "URL", opt: true, secret: true,
+		{name: "ping-url", job: true, scope: scopeRun, arg: "URL", opt: true, secret: true,
 			help: "run cron, and run once with --once-key: healthchecks.io-style URL told of each\n" +
 				"run: URL/start, then URL/<exit code> with the output tail; a secret, never logged\n" +
 				"whole; http or https, no redirects, no proxies",
@@ -249,26 +249,26 @@ func hookParams() []*param {
 				s.PingURL = strings.TrimSpace(v)
 				return nil
 			}},
-		{name: "ping-url-file", scope: scopeRun, arg: "FILE", opt: true,
+		{name: "ping-url-file", job: true, scope: scopeRun, arg: "FILE", opt: true,
 			help: "file whose first line is the ping URL (kept out of ps and the environment);\n" +
 				"not with --ping-url",
 			apply: func(s *Settings, v string) (err error) {
 				s.PingURLFile, err = fileName(v) // read by checkPing, before anything starts
 				return err
 			}},
-		{name: "ping-ca", scope: scopeRun, arg: "FILE", opt: true, shown: "the system's CAs (SSL_CERT_FILE, SSL_CERT_DIR)",
+		{name: "ping-ca", job: true, scope: scopeRun, arg: "FILE", opt: true, shown: "the system's CAs (SSL_CERT_FILE, SSL_CERT_DIR)",
 			help: "PEM file of the CA certificates that sign an https ping URL's server",
 			apply: func(s *Settings, v string) (err error) {
 				s.PingCA, err = fileName(v)
 				return err
 			}},
-		{name: "hook-timeout", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
+		{name: "hook-timeout", job: true, scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
 			help: "a hook still running after this is killed, > 0",
 			apply: func(s *Settings, v string) (err error) {
 				s.HookTimeout, err = parseDuration(v, true)
 				return err
 			}},
-		{name: "leader-data", scope: scopeRun, arg: "DATA|@PATH", opt: true,
+		{name: "leader-data", job: true, scope: scopeRun, arg: "DATA|@PATH", opt: true,
 			help: "text published for observers (ballot leader) once leading; @PATH: the content of\n" +
 				"file PATH (at most 512 KiB); @@ for a literal leading @",
 			apply: func(s *Settings, v string) (err error) {
@@ -313,7 +313,7 @@ func hookParams() []*param {
 // preferenceParams: preferred leaders (preempt.go).
 func preferenceParams() []*param {
 	return []*param{
-		{name: "priority", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
+		{name: "priority", job: true, scope: scopeRun, kind: kindInt, arg: "N", def: "0",
 			help: fmt.Sprintf("this candidate's place in line: a higher N goes ahead of lower ones, equal N\n"+
 				"keep the order they joined in; %d to %d", -maxPriority, maxPriority),
 			apply: func(s *Settings, v string) error {
@@ -327,7 +327,7 @@ func preferenceParams() []*param {
 				s.Priority = n
 				return nil
 			}},
-		{name: "slots", scope: scopeRun, kind: kindInt, arg: "N", def: "1",
+		{name: "slots", job: true, scope: scopeRun, kind: kindInt, arg: "N", def: "1",
 			help: fmt.Sprintf("at most N candidates lead at once, each in its own slot (BALLOT_SLOT 0 … N-1)\n"+
 				"with its own fencing token; every candidate of an election must give the same N;\n"+
 				"1 to %d", maxSlots),
@@ -342,7 +342,7 @@ func preferenceParams() []*param {
 				s.Slots = n
 				return nil
 			}},
-		{name: "preempt-after", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
+		{name: "preempt-after", job: true, scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "30s",
 			help: "as leader, hand over to a candidate of higher --priority once it has stood in\n" +
 				"line, ready, this long (run cron: between runs); 0: never hand over for it",
 			apply: func(s *Settings, v string) (err error) {
@@ -436,7 +436,7 @@ func cronParams() []*param {
 				s.Schedule = v
 				return nil
 			}},
-		{name: "timezone", scope: scopeCron, arg: "ZONE", def: "UTC",
+		{name: "timezone", job: true, scope: scopeCron, arg: "ZONE", def: "UTC",
 			help: "time zone of the schedule: an IANA name such as Europe/Berlin, or Local",
 			apply: func(s *Settings, v string) error {
 				loc, err := loadLocation(v)
@@ -446,7 +446,7 @@ func cronParams() []*param {
 				s.Timezone = loc
 				return nil
 			}},
-		{name: "starting-deadline", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "auto",
+		{name: "starting-deadline", job: true, scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "auto",
 			help: "a scheduled time missed (no leader at that moment) is still run once by the next\n" +
 				"leader if it is less than this late; auto: until the next time is due, at most 1h;\n" +
 				"0: missed times are skipped and logged",
@@ -461,7 +461,7 @@ func cronParams() []*param {
 				}
 				return nil
 			}},
-		{name: "overlap", scope: scopeCron, arg: "POLICY", def: overlapSkip,
+		{name: "overlap", job: true, scope: scopeCron, arg: "POLICY", def: overlapSkip,
 			help: "a scheduled time due while the previous run is still going: skip it; queue it\n" +
 				"(it starts when the previous run ends; at most one waits, the latest); replace\n" +
 				"(the previous run is stopped with the grace period, then the new one starts); or\n" +
@@ -471,7 +471,7 @@ func cronParams() []*param {
 				return err
 			},
 			choices: []string{overlapSkip, overlapQueue, overlapReplace, overlapAllow}},
-		{name: "overlap-limit", scope: scopeCron, kind: kindInt, arg: "N", def: "4",
+		{name: "overlap-limit", job: true, scope: scopeCron, kind: kindInt, arg: "N", def: "4",
 			help: "with --overlap allow: at most N runs at once on the leader's host; a time due\n" +
 				"while N go is skipped (overlap-limit); 1 to 100",
 			apply: func(s *Settings, v string) error {
@@ -485,7 +485,7 @@ func cronParams() []*param {
 				s.OverlapLimit = n
 				return nil
 			}},
-		{name: "history-output-bytes", scope: scopeRun, kind: kindInt, arg: "N", def: "4096",
+		{name: "history-output-bytes", job: true, scope: scopeRun, kind: kindInt, arg: "N", def: "4096",
 			help: "run cron, and run once with --once-key: keep the last N bytes of each run's\n" +
 				"output (with --wrap-child-logs) in its history entry (ballot history\n" +
 				"--show-output); readable by whoever can read the election; 0 to 65536",
@@ -500,7 +500,7 @@ func cronParams() []*param {
 				s.HistoryOutputBytes = n
 				return nil
 			}},
-		{name: "retries", scope: scopeRun, kind: kindInt, arg: "N", def: "0",
+		{name: "retries", job: true, scope: scopeRun, kind: kindInt, arg: "N", def: "0",
 			help: "run cron, and run once with --once-key: attempt a failed, timed-out or lost run\n" +
 				"again, up to N more times (N+1 in all, across failovers); cron: never once the\n" +
 				"next scheduled time is due; >= 0",
@@ -517,19 +517,26 @@ func cronParams() []*param {
 				s.Retries = n
 				return nil
 			}},
-		{name: "retry-delay", scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
+		{name: "retry-delay", job: true, scope: scopeRun, kind: kindDuration, arg: "DURATION", def: "10s",
 			help: "wait before the 2nd attempt; it doubles for each further one, up to 10m\n" +
 				"(or DURATION itself, if longer); a run lost with its leader is retried at once",
 			apply: func(s *Settings, v string) (err error) {
 				s.RetryDelay, err = parseDuration(v, false)
 				return err
 			}},
-		{name: "spread", scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0s",
+		{name: "spread", job: true, scope: scopeCron, kind: kindDuration, arg: "DURATION", def: "0s",
 			help: "start each run a fixed delay in [0, DURATION) after its scheduled time, derived\n" +
 				"from the election's path: the same on every host and across restarts, so a\n" +
 				"fleet's @daily jobs do not all start at once; 0: on time; else at least 1s",
 			apply: func(s *Settings, v string) (err error) {
 				s.Spread, err = parseSpread(v)
+				return err
+			}},
+		{name: "check", scope: scopeCrontab, kind: kindBool, def: "false",
+			help: "validate the crontab FILE (or the config file's jobs) and print one line a job:\n" +
+				"name, schedule, next run (local time) and command; connects to nothing",
+			apply: func(s *Settings, v string) (err error) {
+				s.CrontabCheck, err = parseBool(v)
 				return err
 			}},
 	}

@@ -224,3 +224,49 @@ func (c *candidate) clearNotes() {
 		_ = c.s.Conn.Delete(dir+"/"+n, -1)
 	}
 }
+
+// leaveOwn deletes what the end of the session would delete of this
+// election, and nothing of another's: for a session that serves several
+// elections (a crontab's jobs). The proposal goes, and the baton and the
+// leader node if this session holds them: each one's owner is read first
+// and its version, read with it, fences its delete, so a node dropped and
+// made again by another meanwhile is left alone. A successor that finds the baton gone waits W, as after
+// the session's end. nil once neither is left.
+func (c *candidate) leaveOwn() error {
+	c.pub.stop()
+	c.retire()
+	baton := c.batonPath()
+	if slot := c.baton.lostSlot(); slot >= 0 {
+		baton = c.basePath + "/" + slotName(batonName, slot)
+	}
+	for try := 0; ; try++ {
+		var ops []any
+		if ok, _, err := c.s.Conn.Exists(c.node); err != nil {
+			return err
+		} else if ok {
+			ops = append(ops, &zk.DeleteRequest{Path: c.node, Version: -1})
+		}
+		for _, p := range []string{baton, c.leaderPath()} {
+			ok, st, err := c.s.Conn.Exists(p)
+			if err != nil {
+				return err
+			}
+			if ok && st.EphemeralOwner == c.s.ID() {
+				ops = append(ops, &zk.DeleteRequest{Path: p, Version: st.Version})
+			}
+		}
+		var err error
+		if len(ops) > 0 {
+			_, err = c.s.Conn.Multi(ops...)
+		}
+		if err == nil {
+			c.baton.givenBack()
+			c.baton.ownGone()
+			return nil
+		}
+		// Changed between the read and the delete: read again.
+		if try == 4 || !(errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
+			return err
+		}
+	}
+}

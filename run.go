@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"ballot/internal/zookeeper"
 )
@@ -19,7 +20,17 @@ type runner struct {
 	zk  *zookeeper.Access
 	log *slog.Logger
 
-	sess *zookeeper.Session
+	hold *sessionHolder     // the process's session: this runner's own, or every job's (crontab)
+	sess *zookeeper.Session // the session of the current candidacy, from hold
+
+	// leaving (crontab: a job a reload removed) is closed before stopping:
+	// a run going on is not stopped but ends by itself (its --timeout
+	// still applies), then the candidate withdraws. procStop, closed on
+	// the process's stop signal, stops that run too. nil outside crontab.
+	leaving  chan struct{}
+	procStop chan struct{}
+	// joined, if set, is told of each proposal made (crontab's READY).
+	joined func()
 
 	// stopping is closed on the first SIGTERM/SIGINT, hurry on the second.
 	stopping chan struct{}
@@ -58,26 +69,37 @@ type runner struct {
 }
 
 func newRunner(set *Settings, acc *zookeeper.Access, log *slog.Logger) *runner {
-	r := &runner{set: set, zk: acc, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: newNotifier(),
-		alarm: newWakeAlarm()}
+	r := newJobRunner(set, &sessionHolder{acc: acc, log: log, timeout: set.SessionTimeout}, log, newNotifier())
 	go r.notify.watchdog(r.vouches, r.stopping)
 	r.metrics = newMetrics(set.MetricsFile, set.BasePath, set.CandidateID, r.connected, r.lease.Load)
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
+		syscall.SIGTSTP)
+	ignoreJobControl()
+	go r.signals(sigs)
+	return r
+}
+
+// newJobRunner is a runner without the process's part (signals, systemd's
+// watchdog, metrics): run once's and run cron's, or one job's of a
+// crontab, whose process holds those for all of its jobs.
+func newJobRunner(set *Settings, hold *sessionHolder, log *slog.Logger, n *notifier) *runner {
+	r := &runner{set: set, zk: hold.acc, hold: hold, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: n,
+		alarm: newWakeAlarm()}
 	if p, err := newPinger(r); err != nil { // checked with the flags (checkPing): a file changed since
 		log.Error("cannot ping; runs are not reported to --ping-url", "error", err)
 	} else {
 		r.ping = p
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
-		syscall.SIGTSTP)
-	// A stopped ballot renews nothing while its command runs on: never stop
-	// for a terminal's job control. SIGTTIN and SIGTTOU are ignored rather
-	// than caught: with a handler, a background write to a terminal with
-	// "stty tostop" would be refused, signalled and retried forever.
-	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
-	go r.signals(sigs)
 	return r
 }
+
+// ignoreJobControl: a stopped ballot renews nothing while its command
+// runs on: never stop for a terminal's job control. SIGTTIN and SIGTTOU
+// are ignored rather than caught: with a handler, a background write to a
+// terminal with "stty tostop" would be refused, signalled and retried
+// forever.
+func ignoreJobControl() { signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU) }
 
 func (r *runner) signals(sigs <-chan os.Signal) {
 	tstpLogged := false
@@ -90,29 +112,40 @@ func (r *runner) signals(sigs <-chan os.Signal) {
 				r.log.Warn("ignoring SIGTSTP (and SIGTTIN, SIGTTOU): a stopped ballot could not stop its command in time; stop it with SIGTERM", logEvSignalIgnored.attr(), "signal", "SIGTSTP")
 			}
 		case syscall.SIGINT, syscall.SIGTERM:
-			select {
-			case <-r.stopping:
+			if isClosed(r.stopping) {
 				r.log.Info("second stop signal: killing the command now", "signal", sigName(sig))
-				select {
-				case <-r.hurry:
-				default:
-					close(r.hurry)
-				}
-			default:
+			} else {
 				r.log.Info("stop requested", "signal", sigName(sig))
 				r.notify.Stopping()
-				r.stopSig = sig
-				close(r.stopping)
 			}
+			r.stop(sig)
 		default:
-			r.mu.Lock()
-			c := r.current
-			r.mu.Unlock()
-			if c != nil {
-				r.log.Info("forwarding signal to the command", "signal", sigName(sig), "pid", c.pid)
-				c.Signal(sig)
-			}
+			r.forward(sig)
 		}
+	}
+}
+
+// stop is a stop signal: the first stops, the second hurries. Only the
+// signal goroutine calls it.
+func (r *runner) stop(sig syscall.Signal) {
+	if isClosed(r.stopping) {
+		if !isClosed(r.hurry) {
+			close(r.hurry)
+		}
+		return
+	}
+	r.stopSig = sig
+	close(r.stopping)
+}
+
+// forward passes sig on to the running command, if any.
+func (r *runner) forward(sig syscall.Signal) {
+	r.mu.Lock()
+	c := r.current
+	r.mu.Unlock()
+	if c != nil {
+		r.log.Info("forwarding signal to the command", "signal", sigName(sig), "pid", c.pid)
+		c.Signal(sig)
 	}
 }
 
@@ -135,3 +168,81 @@ func (r *runner) vouches() bool {
 	}
 	return r.connected()
 }
+
+// sessionHolder is the ZooKeeper session of a process's runners: one
+// runner's own (run once, run cron), or the one every job of a crontab
+// shares. It dials once for all: a runner that finds no live session
+// dials, the others wait for that dial and take its session, so a lost
+// session is replaced by one new session, not one per job.
+type sessionHolder struct {
+	acc     *zookeeper.Access
+	log     *slog.Logger
+	timeout time.Duration
+	// shared: several elections on the session. A candidacy that would
+	// end its session to be rid of its nodes then ends only its own
+	// election (runner.leaveElection); the process closes the session.
+	shared bool
+
+	mu     sync.Mutex // held while dialing
+	sess   *zookeeper.Session
+	closed bool
+}
+
+// get is the live session, dialed if there is none; stop gives up.
+func (h *sessionHolder) get(stop <-chan struct{}) (*zookeeper.Session, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sess != nil && !h.sess.IsLost() {
+		return h.sess, nil
+	}
+	if h.sess != nil {
+		h.sess.Close()
+		h.sess = nil
+	}
+	if h.closed {
+		return nil, errStopped
+	}
+	s, err := zookeeper.DialSession(h.log, h.acc, h.timeout, zookeeper.ConnectWait(h.timeout), stop)
+	if err == nil {
+		h.sess = s
+	}
+	return s, err
+}
+
+// drop closes s if it is still the current session: the next get dials.
+func (h *sessionHolder) drop(s *zookeeper.Session) {
+	if h == nil { // unit tests' bare runners
+		s.Close()
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sess == s {
+		h.sess = nil
+	}
+	s.Close()
+}
+
+// close ends the session for good (the process exits).
+func (h *sessionHolder) close() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.sess != nil {
+		h.sess.Close()
+		h.sess = nil
+	}
+}
+
+// current is the session now held, if any (the process's readiness).
+func (h *sessionHolder) current() *zookeeper.Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sess
+}
+
+// sharedSession: this runner's session serves other jobs' elections too.
+func (r *runner) sharedSession() bool { return r.hold != nil && r.hold.shared }

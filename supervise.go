@@ -144,6 +144,10 @@ func (s *supervision) await() (how outcome, over bool) {
 	}
 	t := time.NewTimer(next)
 	defer t.Stop()
+	stopping := r.stopping
+	if s.finishing() {
+		stopping = r.procStop // a removed job's runs end by themselves
+	}
 	select {
 	case <-s.done:
 		if s.pastLease() {
@@ -172,13 +176,22 @@ func (s *supervision) await() (how outcome, over bool) {
 		r.unpublishLeader(c)
 		s.stop("unhealthy", s.killBy)
 		return unhealthy, true
-	case <-r.stopping:
+	case <-stopping:
+		if s.finishing() { // removed meanwhile: wait again, for procStop
+			return noOutcome, false
+		}
 		s.announce()
 		r.unpublishLeader(c)
 		s.each(func(cmd *child) { r.stopChild(cmd, s.killBy) })
 		return stopRequested, true
 	}
 	return noOutcome, false
+}
+
+// finishing: the job was removed (crontab's reload) while a run goes on,
+// which ends by itself unless the process stops.
+func (s *supervision) finishing() bool {
+	return isClosed(s.r.leaving) && !isClosed(s.r.procStop) && (s.cmd != nil || len(s.beside) > 0)
 }
 
 // leadershipEnded acts on the end of the leadership's context: someone

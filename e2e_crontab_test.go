@@ -1,0 +1,472 @@
+package main
+
+// run crontab end to end: many jobs in one process, each its own
+// election, on one session (crontabrun.go).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// crontabTest is a crontab file and its jobs' elections under base.
+type crontabTest struct {
+	t    *testing.T
+	zk   *zkCluster
+	base string
+	dir  string
+	file string
+}
+
+func newCrontab(t *testing.T, c *zkCluster) *crontabTest {
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	dir := t.TempDir()
+	return &crontabTest{t: t, zk: c, base: "/ballot/test/" + name, dir: dir, file: filepath.Join(dir, "crontab")}
+}
+
+// runs is the file job's runs append to: "scheduled-time token candidate".
+func (ct *crontabTest) runs(job string) string { return filepath.Join(ct.dir, "runs-"+job) }
+
+// line is a job whose command records each run and lasts runFor.
+func (ct *crontabTest) line(job, schedule, runFor string, opts ...string) string {
+	return strings.Join(append(append([]string{job, schedule}, opts...), selfExe(), ct.runs(job), runFor), " ")
+}
+
+// write makes the crontab file of lines, its jobs' elections seeded (a
+// first leader need not wait out a last holder's baton).
+func (ct *crontabTest) write(lines ...string) {
+	ct.t.Helper()
+	for _, l := range lines {
+		seedElection(ct.t, ct.zk.Servers(), ct.base+"/"+strings.Fields(l)[0])
+	}
+	if err := os.WriteFile(ct.file, []byte("# jobs\n"+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		ct.t.Fatal(err)
+	}
+}
+
+// start runs ballot run crontab on the file as candidate id.
+func (ct *crontabTest) start(id string, flags ...string) *ballotProc {
+	ct.t.Helper()
+	return ct.startVia(ct.zk.ConnString(), id, flags...)
+}
+
+// startVia is start with ZooKeeper at servers (a proxy).
+func (ct *crontabTest) startVia(servers, id string, flags ...string) *ballotProc {
+	ct.t.Helper()
+	env := ballotEnv(ct.t, "BALLOT_TEST_CHILD=run")
+	args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", ct.base,
+		"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id}
+	args = append(append(args, flags...), ct.file)
+	return startBallot(ct.t, id, env, args...)
+}
+
+// jobRuns are job's runs so far.
+func (ct *crontabTest) jobRuns(job string) []cronRun {
+	e := &cronElection{election: &election{t: ct.t}, runs: ct.runs(job)}
+	return e.readRuns()
+}
+
+// waitJobRuns waits until job has run n times.
+func (ct *crontabTest) waitJobRuns(job string, n int, timeout time.Duration) []cronRun {
+	ct.t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		if rs := ct.jobRuns(job); len(rs) >= n {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			ct.t.Fatalf("job %s: %d runs within %s, want %d", job, len(ct.jobRuns(job)), timeout, n)
+		}
+	}
+}
+
+// checkOnce fails if one of job's scheduled times ran twice.
+func (ct *crontabTest) checkOnce(job string) {
+	ct.t.Helper()
+	seen := map[string]string{}
+	for _, r := range ct.jobRuns(job) {
+		if by, dup := seen[r.scheduled]; dup {
+			ct.t.Errorf("job %s: scheduled time %s ran twice (by %s and %s)", job, r.scheduled, by, r.candidate)
+		}
+		seen[r.scheduled] = r.candidate
+	}
+}
+
+// proposals are the proposals of job's election: name → its owner session.
+func (ct *crontabTest) proposals(conn *zk.Conn, job string) map[string]int64 {
+	ct.t.Helper()
+	base := ct.base + "/" + job
+	children, _, err := conn.Children(base)
+	if err != nil {
+		ct.t.Fatalf("children %s: %v", base, err)
+	}
+	out := map[string]int64{}
+	for _, p := range sortedProposals(children) {
+		if _, st, err := conn.Exists(base + "/" + p); err == nil && st != nil {
+			out[p] = st.EphemeralOwner
+		}
+	}
+	return out
+}
+
+// TestCrontabRunsEveryJob: three every-2-seconds jobs in two ballot
+// processes: each job runs, and no job's scheduled time runs twice across
+// both; each process stands in every job's election; a SIGTERM stops
+// each process, exit 0.
+func TestCrontabRunsEveryJob(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"alpha", "beta", "gamma"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "@every 2s", "0.3s"))
+	}
+	ct.write(lines...)
+	a := ct.start("a")
+	b := ct.start("b")
+	a.WaitEvent(logEvStarting, 10*time.Second, "jobs", "3")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for _, j := range jobs {
+		// Both processes in line: 2 proposals in each job's election.
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 2; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: proposals %v, want one of each process", j, ct.proposals(conn, j))
+			}
+		}
+	}
+	// Five times each: 10 s of schedule at 2 s.
+	for _, j := range jobs {
+		ct.waitJobRuns(j, 5, 40*time.Second)
+	}
+	for _, p := range []*ballotProc{a, b} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+	for _, j := range jobs {
+		ct.checkOnce(j)
+		by := map[string]int{}
+		for _, r := range ct.jobRuns(j) {
+			by[r.candidate]++
+		}
+		t.Logf("job %s: runs by candidate %v", j, by)
+	}
+}
+
+// TestCrontabOneSession: one process, four jobs: every job's proposal is
+// owned by one session; the server counts one session for the process.
+func TestCrontabOneSession(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its sessions counted: a server of its own
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three", "four"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	before := zkSessions(t, zkc)
+	a := ct.start("a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	owners := map[int64]bool{}
+	for _, j := range jobs {
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: no proposal", j)
+			}
+		}
+		for _, owner := range ct.proposals(conn, j) {
+			owners[owner] = true
+		}
+	}
+	if len(owners) != 1 {
+		t.Errorf("the jobs' proposals are owned by %d sessions, want 1: %v", len(owners), owners)
+	}
+	// The test's own connection is one more session than before ballot.
+	if n := zkSessions(t, zkc) - before; n != 2 {
+		t.Errorf("%d new sessions on the server with ballot and the test's reader, want 2 (one for ballot)", n)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// zkSessions counts the sessions the server holds (its "cons" lists one
+// line per connection; "srvr" does not say): from mntr's
+// zk_num_alive_connections.
+func zkSessions(t *testing.T, c *zkCluster) int {
+	t.Helper()
+	s, err := zkFourLetterWord(c.Servers()[0], "mntr", 5*time.Second)
+	if err != nil {
+		t.Fatalf("mntr: %v", err)
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(l, "zk_num_alive_connections"); ok {
+			var n int
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			return n
+		}
+	}
+	t.Fatalf("mntr: no zk_num_alive_connections in %q", s)
+	return 0
+}
+
+// TestCrontabReload: SIGHUP with a line added, one removed, one changed
+// and one untouched. The added job runs; the removed one's run going on
+// ends by itself (not stopped), then it leaves its election; the changed
+// one stands again (a new proposal) and runs; the untouched one keeps its
+// proposal throughout.
+func TestCrontabReload(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	// A leader resigns after each run (run cron's default): only a job
+	// that does not run in the test keeps its proposal.
+	keep := ct.line("keep", "0 0 1 1 *", "0")
+	ct.write(keep,
+		ct.line("gone", "@every 2s", "3s"), // in a run most of the time
+		ct.line("change", "@every 2s", "0"))
+	a := ct.start("a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	ct.waitJobRuns("change", 1, 20*time.Second)
+	keepBefore := ct.proposals(conn, "keep")
+	changeBefore := ct.proposals(conn, "change")
+	// The removed job in a run: started, not ended (it lasts 3 s).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		started := len(a.Events(logEvCommandStarted, "job", "gone"))
+		if started > 0 && started > len(a.Events(logEvCommandEnded, "job", "gone")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job gone never ran")
+		}
+	}
+	ended := len(a.Events(logEvCommandEnded, "job", "gone"))
+	ct.write(keep,
+		ct.line("change", "@every 2s", "0.1s"), // its command changed
+		ct.line("added", "@every 2s", "0"))
+	a.Signal(syscall.SIGHUP)
+	ev := a.WaitEvent(logEvReloaded, 10*time.Second)
+	if ev["joined"] != "added" || ev["left"] != "gone" || ev["changed"] != "change" || ev["unchanged"] != "1" {
+		t.Errorf("reloaded: %v; want joined=added left=gone changed=change unchanged=1", ev)
+	}
+	if len(a.Events(logEvCommandEnded, "job", "gone")) == ended && len(ct.proposals(conn, "gone")) != 1 {
+		t.Errorf("job gone left its election while its run went on: proposals %v", ct.proposals(conn, "gone"))
+	}
+	ct.waitJobRuns("added", 1, 20*time.Second)
+	// The removed job's run ends by itself, exit 0, then it withdraws.
+	a.WaitEvent(logEvCommandEnded, 10*time.Second, "job", "gone", "exit_code", "0")
+	if st := a.Events(logEvCommandStopped, "job", "gone"); len(st) > 0 {
+		t.Errorf("the removed job's run was stopped: %v; want it run to its end", st)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(ct.proposals(conn, "gone")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job gone still in its election: %v", ct.proposals(conn, "gone"))
+		}
+	}
+	// The changed job stood again, and runs with its new line.
+	n := len(ct.jobRuns("change"))
+	ct.waitJobRuns("change", n+1, 20*time.Second)
+	changeAfter := ct.proposals(conn, "change")
+	for p := range changeAfter {
+		if _, same := changeBefore[p]; same {
+			t.Errorf("job change kept its proposal %s; want a new one with its new settings", p)
+		}
+	}
+	if keepAfter := ct.proposals(conn, "keep"); fmt.Sprint(keepAfter) != fmt.Sprint(keepBefore) {
+		t.Errorf("the untouched job's proposals changed: %v, then %v", keepBefore, keepAfter)
+	}
+	// A bad file: one line naming it, the jobs go on.
+	if err := os.WriteFile(ct.file, []byte("bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloadRefused, 10*time.Second, "level", "ERROR")
+	n = len(ct.jobRuns("added"))
+	ct.waitJobRuns("added", n+1, 20*time.Second)
+	if keepAfter := ct.proposals(conn, "keep"); fmt.Sprint(keepAfter) != fmt.Sprint(keepBefore) {
+		t.Errorf("the untouched job's proposals changed: %v, then %v", keepBefore, keepAfter)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+	for _, j := range []string{"keep", "change", "added", "gone"} {
+		ct.checkOnce(j)
+	}
+}
+
+// TestCrontabJobShareElectionWithRunCron: a run cron process with
+// --zookeeper-base-path <base>/<job> and a crontab process with that job
+// stand in one election: both propose there, and each scheduled time
+// runs once.
+func TestCrontabJobShareElectionWithRunCron(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	ct.write(ct.line("shared", "@every 2s", "0.3s"))
+	a := ct.start("tab")
+	env := ballotEnv(t, "BALLOT_TEST_CHILD=run")
+	b := startBallot(t, "cron", env, "--zookeeper-servers", zkc.ConnString(), "--zookeeper-base-path", ct.base+"/shared",
+		"--zookeeper-session-timeout", "2s", "run", "cron", "--candidate-id", "cron", "--schedule", "@every 2s",
+		"--", "/bin/sh", "-c", selfExe()+" "+ct.runs("shared")+" 0.3s")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, "shared")) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("proposals %v, want the crontab's and run cron's", ct.proposals(conn, "shared"))
+		}
+	}
+	// Both lead in turn (a leader resigns after each run): runs by each.
+	for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		by := map[string]int{}
+		for _, r := range ct.jobRuns("shared") {
+			by[r.candidate]++
+		}
+		if by["tab"] > 0 && by["cron"] > 0 && by["tab"]+by["cron"] >= 5 {
+			t.Logf("runs by candidate: %v", by)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs by candidate %v; want both, 5 in all", by)
+		}
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("ballot %s: exit %d after SIGTERM, want 0", a.name, code)
+	}
+	// run cron stopped during a run exits with the run's code (143).
+	b.Signal(syscall.SIGTERM)
+	if code := b.Wait(20 * time.Second); code != 0 && code != 128+int(syscall.SIGTERM) {
+		t.Errorf("ballot %s: exit %d after SIGTERM, want 0 or 143", b.name, code)
+	}
+	ct.checkOnce("shared")
+}
+
+// TestCrontabWritesAtRest: eight daily jobs in one process, two processes
+// (each job a leader and a next in line): between runs they write
+// nothing at all, counted on the server's zxid over 2T (as
+// TestWritesAtRest).
+func TestCrontabWritesAtRest(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its zxid counted: a server of its own
+	ct := newCrontab(t, zkc)
+	var lines []string
+	for i := range 8 {
+		lines = append(lines, ct.line(fmt.Sprintf("job%d", i), "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	a := ct.start("a", "--log-level", "debug")
+	for i := range 8 {
+		a.WaitEvent(logEvLeaseAtRest, 20*time.Second, "job", fmt.Sprintf("job%d", i))
+	}
+	b := ct.start("b")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for i := range 8 {
+		j := fmt.Sprintf("job%d", i)
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 2; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: proposals %v, want both processes'", j, ct.proposals(conn, j))
+			}
+		}
+	}
+	b.WaitEvent(logEvStandingBy, 20*time.Second)
+	window := 4 * time.Second // 2T at the tests' T = 2 s
+	// Settled: no write for T (the last proposals, proofs and leader
+	// nodes in), then the window.
+	for z := restZxid(t, zkc); ; {
+		time.Sleep(2 * time.Second)
+		z2 := restZxid(t, zkc)
+		if z2 == z {
+			break
+		}
+		z = z2
+	}
+	z0 := restZxid(t, zkc)
+	time.Sleep(window)
+	if d := restZxid(t, zkc) - z0; d != 0 {
+		t.Errorf("%d writes in %s with 8 daily jobs on two processes at rest, want 0", d, window)
+	}
+	for _, p := range []*ballotProc{b, a} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+}
+
+// TestCrontabSessionLostRejoinsOnOneSession: the process's link to
+// ZooKeeper cut until the server expired its session (every job's
+// proposal gone), then restored: every job stands again, all on one new
+// session, dialed once.
+func TestCrontabSessionLostRejoinsOnOneSession(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	proxy := newTCPProxy(t, zkc.Servers())
+	a := ct.startVia(proxy.Addr(), "a")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	owners := func() map[int64]int {
+		out := map[int64]int{}
+		for _, j := range jobs {
+			for _, o := range ct.proposals(conn, j) {
+				out[o]++
+			}
+		}
+		return out
+	}
+	waitOwners := func(not int64) int64 {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			o := owners()
+			if len(o) == 1 {
+				for id, n := range o {
+					if n == len(jobs) && id != not {
+						return id
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("proposals by session %v; want one per job, all of one session (not %x)", o, not)
+			}
+		}
+	}
+	first := waitOwners(0)
+	proxy.Blackhole(true)
+	// The server expires the session T after its last ping: the
+	// proposals, ephemeral, go with it.
+	for deadline := time.Now().Add(30 * time.Second); len(owners()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cut-off session's proposals stayed: %v", owners())
+		}
+	}
+	proxy.Blackhole(false)
+	second := waitOwners(first)
+	if n := strings.Count(a.out.String(), "ZooKeeper session established"); n != 2 {
+		t.Errorf("%d sessions established; want 2, the first and one new for every job", n)
+	}
+	t.Logf("sessions %x, then %x", first, second)
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+// Several elections on one session (a crontab's jobs): one election's
+// trouble ends that election alone, against a real ZooKeeper.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestSharedSessionStuckSupervisionEndsOnlyItsElection: two leases on
+// one session; the second's supervision never checks in while its
+// command "runs". Past that lease's end it deletes its own baton and
+// proposal (lease.endOwn), and nothing else: the session lives, the
+// first election's baton is still the session's and its renewals go on,
+// answered and vouching.
+func TestSharedSessionStuckSupervisionEndsOnlyItsElection(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	var ps []*inProcess
+	for _, e := range []string{"/calm", "/stuck"} {
+		seedElection(t, zkc.Servers(), root+e)
+		ps = append(ps, newInProcess(t, zkc, root+e))
+	}
+	s := ps[0].session()
+	var cs []*candidate
+	var ls []*lease
+	for i, p := range ps {
+		c := p.join(s, fmt.Sprintf("leader-%d", i))
+		if _, err := c.readElection(); err != nil {
+			t.Fatal(err)
+		}
+		start, err := c.takeBaton(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start.shared = true
+		busy := func() bool { return i == 1 } // the second "runs" a command nobody supervises
+		l := holdLease(c, start, 0, busy, true)
+		t.Cleanup(l.Stop)
+		cs, ls = append(cs, c), append(ls, l)
+	}
+	// Its end is at most W = 3T/4 after its take; the loop notices at its
+	// next tick (T/8). 4T is ample on a busy machine and short of nothing.
+	T := s.Timeout()
+	select {
+	case <-ls[1].gone:
+	case <-time.After(4 * T):
+		t.Fatalf("the stuck lease did not end within 4T (%s)", 4*T)
+	}
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	for _, p := range []string{cs[1].node, cs[1].batonPath()} {
+		if ok, _, err := conn.Exists(p); err != nil || ok {
+			t.Errorf("%s: exists %v (%v); want deleted by the stuck lease", p, ok, err)
+		}
+	}
+	if s.IsLost() {
+		t.Fatalf("the shared session was ended (%s); want it kept for the other election", s.LostReason())
+	}
+	_, st, err := conn.Get(cs[0].batonPath())
+	if err != nil || st.EphemeralOwner != s.ID() {
+		t.Fatalf("the other election's baton: %v, %+v; want held by the shared session", err, st)
+	}
+	from := st.Version
+	for deadline := time.Now().Add(4 * T); ; time.Sleep(10 * time.Millisecond) {
+		_, st, err := conn.Get(cs[0].batonPath())
+		if err == nil && st.Version >= from+3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other election's renewals stopped (baton %+v, %v)", st, err)
+		}
+	}
+	if isClosed(ls[0].gone) || !ls[0].Fresh() {
+		t.Errorf("the other election's lease: gone %v (%s), fresh %v; want held and fresh", isClosed(ls[0].gone), ls[0].GoneWhy(), ls[0].Fresh())
+	}
+}
+
+// TestSharedSessionLeaveOwnTakesOnlyItsNodes: leaveOwn deletes what the
+// session's end would of its own election (proposal, baton, leader node)
+// and nothing of another election on the same session, nor a baton
+// another session holds.
+func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	var ps []*inProcess
+	for _, e := range []string{"/stays", "/leaves", "/other"} {
+		seedElection(t, zkc.Servers(), root+e)
+		ps = append(ps, newInProcess(t, zkc, root+e))
+	}
+	s := ps[0].session()
+	var cs []*candidate
+	for i, p := range ps[:2] {
+		c := p.join(s, fmt.Sprintf("leader-%d", i))
+		if _, err := c.readElection(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.takeBaton(nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	// Another session leads the third election; our candidate there is
+	// second in line.
+	other := ps[2].join(ps[2].session(), "elsewhere")
+	if _, err := other.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.takeBaton(nil); err != nil {
+		t.Fatal(err)
+	}
+	behind := ps[2].join(s, "behind")
+
+	for _, c := range []*candidate{cs[1], behind} {
+		if err := c.leaveOwn(); err != nil {
+			t.Fatalf("leaveOwn %s: %v", c.basePath, err)
+		}
+	}
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	exists := func(p string) bool {
+		t.Helper()
+		ok, _, err := conn.Exists(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, p := range []string{cs[1].node, cs[1].batonPath(), cs[1].leaderPath(), behind.node} {
+		if exists(p) {
+			t.Errorf("%s: still there; want deleted by leaveOwn", p)
+		}
+	}
+	for _, p := range []string{cs[0].node, cs[0].batonPath(), cs[0].leaderPath(), other.node, other.batonPath()} {
+		if !exists(p) {
+			t.Errorf("%s: deleted; want untouched (another election, or another session's)", p)
+		}
+	}
+	if s.IsLost() {
+		t.Errorf("the shared session ended: %s", s.LostReason())
+	}
+}
