@@ -21,11 +21,11 @@ func helpFor(args []string) error {
 			"from the parameter table as --help is.\n\nUsage:\n  ballot completion bash|zsh\n\n" +
 			"  ballot completion bash > /usr/share/bash-completion/completions/ballot\n" +
 			"  ballot completion zsh > /usr/share/zsh/vendor-completions/_ballot\n"}
-	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
+	case "run", cmdRunOnce, cmdRunCron, cmdInfo, cmdJobs, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
 		cmdTrigger, cmdDrain, cmdUndrain:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, info, jobs, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -129,6 +129,7 @@ Usage:
   ballot [global flags] run once --candidate-id ID [flags] [-- command [args...]]
   ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
   ballot [global flags] info [--verbose] [--output human|json]
+  ballot [global flags] jobs [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
   ballot [global flags] history [--limit N] [--show-output] [--output human|json]
@@ -148,6 +149,7 @@ Commands:
   run once  stand for election; run the command while leader
   run cron  stand for election; run the command on a schedule while leader
   info      print the election's current leader and candidates
+  jobs      print every election under the base path (a crontab's jobs), one line each
   watch     print the election's leader and candidates as they change
   leader    print the current leader's published data (--leader-data)
   history   print the runs of run cron and of --once-key jobs, newest first
@@ -185,6 +187,16 @@ func helpText(cmd string) string {
 			b.WriteString("Usage:\n  ballot [global flags] watch [--output human|json]\n\n")
 			flagHelp(&b, "Flags", scopeOutput)
 		}
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdJobs:
+		b.WriteString("ballot jobs: print every election one level under the base path (the jobs of a\n" +
+			"crontab, each at <base path>/<job>), one line each, sorted by name: its leader,\n" +
+			"its last run (how it ended, when), its next run; then how many leaderships each\n" +
+			"host holds. 80 columns. Exit 1 when there is no election under the base path.\n\n" +
+			"--output json: an array, one object per job (the leader with its fencing token,\n" +
+			"the last history entry, the next run, the candidates in line).\n\n" +
+			"Usage:\n  ballot [global flags] jobs [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdLeader:
 		b.WriteString("ballot leader: print the current leader's published data (--leader-data of its\n" +
