@@ -8,7 +8,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 )
@@ -191,7 +190,7 @@ func jobsFooter(jobs []jobEntry) []string {
 	for id := range leads {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
+	sortStrings(ids)
 	lines, line := []string{}, head+"; leaderships:"
 	for i, id := range ids {
 		word := fmt.Sprintf(" %s %d", clip(id, 40), leads[id])
