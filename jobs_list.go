@@ -63,9 +63,9 @@ func jobLeaderText(j jobEntry) string {
 		}
 	}
 	if len(j.Marks) == 0 {
-		return id
+		return clip(id, jobsColLeader)
 	}
-	marks := " [" + strings.Join(j.Marks, ",") + "]"
+	marks := " [" + strings.ReplaceAll(strings.Join(j.Marks, ","), markStepping, "step-down") + "]"
 	return clip(clip(id, max(jobsColLeader-len(marks), 2))+marks, jobsColLeader)
 }
 
