@@ -5,6 +5,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -180,4 +182,91 @@ func TestJobsEmptyBase(t *testing.T) {
 			t.Errorf("jobs %v at %s: exit %d, %q; want exit 1, %q", tc.args, tc.base, code, out, tc.want)
 		}
 	}
+}
+
+// TestJobsListMany: 200 elections, each a copy of a real run cron
+// election's nodes (its line, baton, records and history), all listed.
+// The time `ballot jobs` takes is logged, a figure for docs/operating.md,
+// not a bound (the box is shared).
+func TestJobsListMany(t *testing.T) {
+	t.Parallel()
+	c := sharedZK(t)
+	base := "/ballot/test/" + t.Name()
+	const T, n = 2 * time.Second, 200
+	for _, id := range []string{"a", "b"} {
+		startBallot(t, id, ballotEnv(t), "--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", base+"/job-000",
+			"--zookeeper-session-timeout", T.String(), "run", "cron", "--candidate-id", id, "--schedule", "*/2 * * * * *",
+			"--", "true")
+	}
+	// Runs every 2s, a leader within T: three runs within 5T.
+	waitHistory(t, c, base+"/job-000", 5*T, "three runs", func(items []*historyItem) bool {
+		return len(items) >= 3 && items[0].State == "ended"
+	})
+	conn := basicZKConn(t, c)
+	type node struct {
+		rel       string
+		data      []byte
+		ephemeral bool
+	}
+	var tree []node
+	var walk func(rel string)
+	walk = func(rel string) {
+		names, _, err := conn.Children(base + "/job-000" + rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			data, st, err := conn.Get(base + "/job-000" + rel + "/" + name)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // a run's moment
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree = append(tree, node{rel + "/" + name, data, st.EphemeralOwner != 0})
+			walk(rel + "/" + name)
+		}
+	}
+	record, _, err := conn.Get(base + "/job-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk("")
+	acl := zk.WorldACL(zk.PermAll)
+	for i := 1; i < n; i++ {
+		job := fmt.Sprintf("%s/job-%03d", base, i)
+		ops := []any{&zk.CreateRequest{Path: job, Data: record, Acl: acl}}
+		for _, nd := range tree {
+			var flags int32
+			if nd.ephemeral {
+				flags = zk.FlagEphemeral
+			}
+			ops = append(ops, &zk.CreateRequest{Path: job + nd.rel, Data: nd.data, Acl: acl, Flags: flags})
+		}
+		if _, err := conn.Multi(ops...); err != nil {
+			t.Fatalf("copy the election to %s: %v", job, err)
+		}
+	}
+
+	start := time.Now()
+	out, code := reader(t, c.ConnString(), base, "jobs")
+	human := time.Since(start)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) < n+2 {
+		t.Fatalf("jobs over %d elections: exit %d, %d lines:\n%s", n, code, len(lines), out)
+	}
+	for i, l := range lines[1 : n+1] {
+		if !strings.HasPrefix(l, fmt.Sprintf("job-%03d ", i)) || utf8.RuneCountInString(l) > summaryWidth {
+			t.Errorf("line %d: %q", i+1, l)
+		}
+	}
+	start = time.Now()
+	raw, code := reader(t, c.ConnString(), base, "jobs", "--output", "json")
+	inJSON := time.Since(start)
+	var jobs []jobEntry
+	if err := json.Unmarshal([]byte(raw), &jobs); err != nil || code != 0 || len(jobs) != n {
+		t.Fatalf("jobs --output json: exit %d, %d jobs, %v", code, len(jobs), err)
+	}
+	t.Logf("ballot jobs over %d elections (%d nodes each): %s; --output json (%d bytes): %s",
+		n, len(tree)+1, human.Round(time.Millisecond), len(raw), inJSON.Round(time.Millisecond))
 }
