@@ -78,9 +78,10 @@ const helpExitCodes = `Exit codes:
          stopped (SIGTERM/SIGINT) while the command runs, the command's code (143
          if it died of the SIGTERM)
   128+N  run: the command died of signal N (137: SIGKILL)
-  1      info: there is no leader; leader: no leader has acknowledged (within
-         --wait); step-down: no leader, --candidate-id does not lead, nobody else
-         in line, or nobody else leads within --wait
+  1      info: there is no leader; jobs: no election under the base path; leader:
+         no leader has acknowledged (within --wait); step-down: no leader,
+         --candidate-id does not lead, nobody else in line, or nobody else leads
+         within --wait
   2      usage or config error, including a certificate, key or auth file that
          cannot be read or parsed (check: 3 instead); run: a --slots that differs
          from that of a candidate already in line
@@ -91,7 +92,7 @@ const helpExitCodes = `Exit codes:
   125    ballot failed: election failure under --on-election-failure exit,
          leadership lost under --on-connection-loss exit or during a --once-key
          run, a run stopped by --timeout whose command exited 0 anyway, /proc not
-         mounted, or info, watch, leader or history could not read ZooKeeper
+         mounted, or info, jobs, watch, leader or history could not read ZooKeeper
   126    the command is not executable
   127    the command was not found
 `
