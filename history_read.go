@@ -149,10 +149,7 @@ func runHistory(set *Settings, acc *zookeeper.Access, log *slog.Logger, w io.Wri
 		rep.Notes = append(rep.Notes, "no runs recorded")
 	}
 	if set.Output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(w, rep); err != nil {
 			fmt.Fprintln(os.Stderr, "ballot: history: "+err.Error())
 			return exitFailure
 		}

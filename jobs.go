@@ -7,7 +7,6 @@ package main
 // jobs_list.go's.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -230,10 +229,7 @@ func runJobs(set *Settings, acc *zookeeper.Access, log *slog.Logger, w io.Writer
 		jobs[i] = buildJob(r.name, base, r.s, now)
 	}
 	if set.Output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(jobs); err != nil {
+		if err := writeJSON(w, jobs); err != nil {
 			fmt.Fprintln(os.Stderr, "ballot: jobs: "+err.Error())
 			return exitFailure
 		}
