@@ -108,11 +108,20 @@ func TestJobsList(t *testing.T) {
 		t.Errorf("footer %q, want %q", lines[4], want)
 	}
 
-	// --output json: the same jobs, with full values.
-	raw, code := reader(t, c.ConnString(), base, "jobs", "--output", "json")
+	// --output json: the same jobs, with full values; read, as above,
+	// until no run is going on.
+	var raw string
 	var jobs []jobEntry
-	if err := json.Unmarshal([]byte(raw), &jobs); err != nil || code != 0 {
-		t.Fatalf("jobs --output json: exit %d, %v\n%s", code, err, raw)
+	for deadline := time.Now().Add(wait); ; {
+		var code int
+		raw, code = reader(t, c.ConnString(), base, "jobs", "--output", "json")
+		if err := json.Unmarshal([]byte(raw), &jobs); err != nil || code != 0 {
+			t.Fatalf("jobs --output json: exit %d, %v\n%s", code, err, raw)
+		}
+		if !slices.ContainsFunc(jobs, func(j jobEntry) bool { return j.Last != nil && j.Last.State == "running" }) ||
+			time.Now().After(deadline) {
+			break
+		}
 	}
 	var names []string
 	for _, j := range jobs {
