@@ -70,7 +70,8 @@ func (s *electionSnapshot) holdsElection() bool {
 }
 
 // eachJob calls read(i) for i in [0, n), jobsInFlight at once, and is
-// the first error.
+// the error of the first i that failed (one line, not one per job when
+// the session is gone).
 func eachJob(n int, read func(i int) error) error {
 	errs := make([]error, n)
 	sem := make(chan struct{}, jobsInFlight)
@@ -84,7 +85,12 @@ func eachJob(n int, read func(i int) error) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // electionAt lists path's children and says whether path holds an
