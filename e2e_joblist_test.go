@@ -191,6 +191,12 @@ func TestJobsEmptyBase(t *testing.T) {
 			t.Errorf("jobs %v at %s: exit %d, %q; want exit 1, %q", tc.args, tc.base, code, out, tc.want)
 		}
 	}
+	// No ZooKeeper: one line on stderr, exit 125.
+	r := basicRun(t, ballotEnv(t), t.TempDir(), 20*time.Second, "--zookeeper-servers", basicDeadPort(t),
+		"--zookeeper-base-path", base, "--zookeeper-session-timeout", "2s", "jobs")
+	if lines := basicLines(r.stderr); r.code != exitFailure || r.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "ballot: jobs: ") {
+		t.Errorf("jobs without ZooKeeper: exit %d, stdout %q, stderr %q; want 125 and one line", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestJobsListMany: 200 elections, each a copy of a real run cron
