@@ -88,7 +88,10 @@ func readElectionWith(set *Settings, acc *zookeeper.Access, log *slog.Logger, mo
 		}
 		return err
 	})
-	return s, now, err
+	if err != nil {
+		return nil, now, err
+	}
+	return s, now, nil
 }
 
 // readWith runs read in a reader's session and is the time it ended on
