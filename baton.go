@@ -31,7 +31,6 @@ package main
 // (release.go).
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -254,9 +253,7 @@ func (c *candidate) readElection() (*electionSeen, error) {
 	e := &electionSeen{version: st.Version, ours: len(raw) == 0}
 	if len(raw) > 0 {
 		// Ours only if it holds nothing else: other data is left alone.
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.DisallowUnknownFields()
-		e.ours = d.Decode(&e.rec) == nil
+		e.rec, e.ours = parseElectionRecord(raw)
 	}
 	c.election = e
 	return e, nil

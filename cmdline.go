@@ -274,7 +274,7 @@ func parseCommandName(args []string) (cmd string, rest []string, err error) {
 		}
 		return "", nil, usagef(`run: unknown mode %q; use "run once", "run cron" or "run crontab" (see ballot help run)`, rest[0])
 	case cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
-		cmdTrigger, cmdDrain, cmdUndrain:
+		cmdTrigger, cmdDrain, cmdUndrain, cmdJobs:
 		return cmd, rest, nil
 	}
 	return "", nil, usagef("unknown command %q; use one of %s (see ballot help)", cmd, commandList)

@@ -82,6 +82,9 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"history output bytes not a number", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--history-output-bytes", "lots", "--", "x"), nil, nil, a(`--history-output-bytes "lots"`, "whole number")},
 		{"on-run-end empty", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--on-run-end", "", "--", "x"), nil, nil, a("--on-run-end", "empty")},
 		{"show-output not a bool", a("history", "--show-output=maybe"), nil, nil, a("--show-output", "maybe")},
+		{"jobs unknown flag", a("jobs", "--all"), nil, nil, a("jobs:", "unknown flag --all")},
+		{"jobs bad output env", a("jobs"), map[string]string{"BALLOT_OUTPUT": "yaml"}, nil, a(`environment BALLOT_OUTPUT "yaml"`, "human, json")},
+		{"jobs stray argument", a("jobs", "backup"), nil, nil, a("jobs:", `"backup"`)},
 		{"ping url env not a URL", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--", "x"), map[string]string{"BALLOT_PING_URL": "hc-ping.com/secret-uuid"}, nil, a(`environment BALLOT_PING_URL "…"`, "https:// or http://")},
 		{"ping ca empty", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--ping-ca", "", "--", "x"), nil, nil, a(`--ping-ca ""`, "must name a file")},
 		{"negative retries", a("run", "cron", "--candidate-id", "c", "--schedule", "@daily", "--retries", "-1", "--", "x"), nil, nil, a(`--retries "-1"`, "negative")},
@@ -211,7 +214,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"wait on info", a("info", "--wait", "1s"), nil, nil, a("info:", "unknown flag --wait", "leader, step-down, trigger and drain only")},
 		{"wait on run", runOnce("--wait", "1s"), nil, nil, a("run once:", "--wait", "leader, step-down, trigger and drain only")},
 		{"wait before the command", a("--wait", "1s", "leader"), nil, nil, a("--wait", "after the command", "leader, step-down, trigger and drain only")},
-		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader, history and trigger")},
+		{"output on run names leader", runOnce("--output", "json"), nil, nil, a("--output", "info, watch, leader, history, trigger and jobs")},
 		{"help unknown topic lists leader", a("help", "leaders"), nil, nil, a(`"leaders"`, "leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 		{"unknown command lists leader", a("lead"), nil, nil, a(`"lead"`, "watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version")},
 

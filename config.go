@@ -185,6 +185,7 @@ const (
 	cmdHelp       = "help"
 	cmdHistory    = "history"
 	cmdCheck      = "check"
+	cmdJobs       = "jobs"
 	// completion prints a shell's completion script (paramdocs.go).
 	cmdCompletion = "completion"
 )
@@ -236,7 +237,7 @@ const (
 	scopeRun                         // run once, run cron, run crontab
 	scopeCron                        // run cron, run crontab
 	scopeOnce                        // run once
-	scopeOutput                      // info, watch, leader, history, trigger
+	scopeOutput                      // info, watch, leader, history, trigger, jobs
 	scopeLeader                      // leader, step-down
 	scopeCandidate                   // run once, run cron, step-down
 	scopePause                       // pause
@@ -252,7 +253,7 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeGlobal:
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdRunCrontab || cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader ||
 			cmd == cmdStepDown || cmd == cmdPause || cmd == cmdResume || cmd == cmdHistory || cmd == cmdCheck ||
-			cmd == cmdDrain || cmd == cmdUndrain || cmd == cmdTrigger
+			cmd == cmdDrain || cmd == cmdUndrain || cmd == cmdTrigger || cmd == cmdJobs
 	case scopeRun:
 		return cmd == cmdRunOnce || cmd == cmdRunCron || cmd == cmdRunCrontab
 	case scopeCron:
@@ -262,7 +263,7 @@ func (sc paramScope) usedBy(cmd string) bool {
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
-		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory || cmd == cmdTrigger
+		return cmd == cmdInfo || cmd == cmdWatch || cmd == cmdLeader || cmd == cmdHistory || cmd == cmdTrigger || cmd == cmdJobs
 	case scopeInfo:
 		return cmd == cmdInfo
 	case scopeHistory:
@@ -292,7 +293,7 @@ func (sc paramScope) commands() string {
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:
-		return "info, watch, leader, history and trigger"
+		return "info, watch, leader, history, trigger and jobs"
 	case scopeInfo:
 		return "info"
 	case scopeHistory:
@@ -312,7 +313,7 @@ func (sc paramScope) commands() string {
 }
 
 // commandList names the commands in messages.
-const commandList = "run once, run cron, run crontab, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
+const commandList = "run once, run cron, run crontab, info, jobs, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, help, completion"
 
 type paramKind int
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -136,6 +137,7 @@ func TestReadersNeverWrite(t *testing.T) {
 	}{
 		{"missing", "/typo1/deep/x", false},
 		{"existing", e.base, true},
+		{"parent", path.Dir(e.base), true}, // the election is a job of it (ballot jobs)
 	} {
 		global := []string{"--zookeeper-servers", c.ConnString(), "--zookeeper-base-path", tc.base, "--zookeeper-session-timeout", "2s"}
 		for _, r := range []struct {
@@ -151,6 +153,8 @@ func TestReadersNeverWrite(t *testing.T) {
 			{"leader-wait", []string{"leader", "--wait", "1s"}, 1, "no leader"},
 			{"history", []string{"history"}, 0, "does not exist"},
 			{"check", []string{"check", "--max-age", "26h"}, exitUnknown, "UNKNOWN"},
+			{"jobs", []string{"jobs"}, 1, "does not exist"},
+			{"jobs-json", []string{"jobs", "--output", "json"}, 1, "[]"},
 		} {
 			t.Run(tc.name+"/"+r.name, func(t *testing.T) {
 				before := zkTree(t, conn, "/")

@@ -21,11 +21,11 @@ func helpFor(args []string) error {
 			"from the parameter table as --help is.\n\nUsage:\n  ballot completion bash|zsh\n\n" +
 			"  ballot completion bash > /usr/share/bash-completion/completions/ballot\n" +
 			"  ballot completion zsh > /usr/share/zsh/vendor-completions/_ballot\n"}
-	case "run", cmdRunOnce, cmdRunCron, cmdRunCrontab, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
+	case "run", cmdRunOnce, cmdRunCron, cmdRunCrontab, cmdInfo, cmdJobs, cmdWatch, cmdLeader, cmdHistory, cmdCheck, cmdStepDown, cmdPause, cmdResume, cmdVersion,
 		cmdTrigger, cmdDrain, cmdUndrain:
 		return &helpRequested{text: helpText(topic)}
 	}
-	return usagef("help: unknown command %q; use one of run once, run cron, run crontab, info, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
+	return usagef("help: unknown command %q; use one of run once, run cron, run crontab, info, jobs, watch, leader, history, check, step-down, pause, resume, trigger, drain, undrain, version, completion, or --man for the man page (see ballot help)", topic)
 }
 
 const helpGlobalShort = `Global flags (see ballot help): --config-file, --zookeeper-servers,
@@ -78,9 +78,10 @@ const helpExitCodes = `Exit codes:
          stopped (SIGTERM/SIGINT) while the command runs, the command's code (143
          if it died of the SIGTERM)
   128+N  run: the command died of signal N (137: SIGKILL)
-  1      info: there is no leader; leader: no leader has acknowledged (within
-         --wait); step-down: no leader, --candidate-id does not lead, nobody else
-         in line, or nobody else leads within --wait
+  1      info: there is no leader; jobs: no election under the base path; leader:
+         no leader has acknowledged (within --wait); step-down: no leader,
+         --candidate-id does not lead, nobody else in line, or nobody else leads
+         within --wait
   2      usage or config error, including a certificate, key or auth file that
          cannot be read or parsed (check: 3 instead); run: a --slots that differs
          from that of a candidate already in line
@@ -91,7 +92,7 @@ const helpExitCodes = `Exit codes:
   125    ballot failed: election failure under --on-election-failure exit,
          leadership lost under --on-connection-loss exit or during a --once-key
          run, a run stopped by --timeout whose command exited 0 anyway, /proc not
-         mounted, or info, watch, leader or history could not read ZooKeeper
+         mounted, or info, jobs, watch, leader or history could not read ZooKeeper
   126    the command is not executable
   127    the command was not found
 `
@@ -135,6 +136,7 @@ Usage:
   ballot [global flags] run cron --candidate-id ID --schedule EXPR [flags] [-- command [args...]]
   ballot [global flags] run crontab --candidate-id ID [--check] [flags] FILE
   ballot [global flags] info [--verbose] [--output human|json]
+  ballot [global flags] jobs [--output human|json]
   ballot [global flags] watch [--output human|json]
   ballot [global flags] leader [--wait DURATION] [--output human|json]
   ballot [global flags] history [--limit N] [--show-output] [--output human|json]
@@ -155,6 +157,7 @@ Commands:
   run cron  stand for election; run the command on a schedule while leader
   run crontab  every job of a crontab file in one process, each its own election
   info      print the election's current leader and candidates
+  jobs      print every election under the base path (a crontab's jobs), one line each
   watch     print the election's leader and candidates as they change
   leader    print the current leader's published data (--leader-data)
   history   print the runs of run cron and of --once-key jobs, newest first
@@ -201,6 +204,16 @@ func helpText(cmd string) string {
 			b.WriteString("Usage:\n  ballot [global flags] watch [--output human|json]\n\n")
 			flagHelp(&b, "Flags", scopeOutput)
 		}
+		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
+	case cmdJobs:
+		b.WriteString("ballot jobs: print every election one level under the base path (the jobs of a\n" +
+			"crontab, each at <base path>/<job>), one line each, sorted by name: its leader,\n" +
+			"its last run (how it ended, when), its next run; then how many leaderships each\n" +
+			"host holds. 80 columns. Exit 1 when there is no election under the base path.\n\n" +
+			"--output json: an array, one object per job (the leader with its fencing token,\n" +
+			"the last history entry, the next run, the candidates in line).\n\n" +
+			"Usage:\n  ballot [global flags] jobs [--output human|json]\n\n")
+		flagHelp(&b, "Flags", scopeOutput)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpPrecedence)
 	case cmdLeader:
 		b.WriteString("ballot leader: print the current leader's published data (--leader-data of its\n" +

@@ -80,41 +80,55 @@ type historyReport struct {
 // the same session, within the connect wait: info, history and check all
 // read this way, and fail with the same words.
 func readElectionWith(set *Settings, acc *zookeeper.Access, log *slog.Logger, more func(*zk.Conn, *electionSnapshot) error) (*electionSnapshot, time.Time, error) {
-	conn, err := zookeeper.DialReader(acc, set.SessionTimeout, log, nil, nil)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	type result struct {
-		s   *electionSnapshot
-		now time.Time
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := readElection(conn, set.BasePath)
+	var s *electionSnapshot
+	now, err := readWith(set, acc, log, "the election "+set.BasePath, func(conn *zk.Conn, _ func()) (err error) {
+		s, err = readElection(conn, set.BasePath)
 		if err == nil && s.exists && more != nil {
 			err = more(conn, s)
 		}
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		done <- result{s: s, now: readClock()}
-	}()
+		return err
+	})
+	if err != nil {
+		return nil, now, err
+	}
+	return s, now, nil
+}
+
+// readWith runs read in a reader's session and is the time it ended on
+// this host's clock. read fails with "no answer" once the connect wait
+// passes with no answer: from its start, or from its last call of alive
+// (a reader of many elections calls it as each is read). Its error says
+// what could not be read.
+func readWith(set *Settings, acc *zookeeper.Access, log *slog.Logger, what string, read func(conn *zk.Conn, alive func()) error) (time.Time, error) {
+	conn, err := zookeeper.DialReader(acc, set.SessionTimeout, log, nil, nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	done, answered := make(chan error, 1), make(chan struct{}, 1)
+	go func() { done <- read(conn, func() { ping(answered) }) }()
 	wait := zookeeper.ConnectWait(set.SessionTimeout)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(wait):
-		r.err = fmt.Errorf("no answer within %s", wait)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case err = <-done:
+		case <-answered:
+			if !timer.Stop() {
+				<-timer.C // go.mod's go 1.22: a fired timer keeps its value
+			}
+			timer.Reset(wait)
+			continue
+		case <-timer.C:
+			err = fmt.Errorf("no answer within %s", wait)
+		}
+		if err != nil {
+			go conn.Close()
+			return time.Time{}, fmt.Errorf("cannot read %s from ZooKeeper %s: %v", what, strings.Join(set.ZooKeeperServers, ","), err)
+		}
+		now := readClock()
+		conn.Close()
+		return now, nil
 	}
-	if r.err != nil {
-		go conn.Close()
-		return nil, time.Time{}, fmt.Errorf("cannot read the election %s from ZooKeeper %s: %v",
-			set.BasePath, strings.Join(set.ZooKeeperServers, ","), r.err)
-	}
-	conn.Close()
-	return r.s, r.now, nil
 }
 
 // runHistory is `ballot history`: 0, or 125 when ZooKeeper cannot be read.
@@ -138,10 +152,7 @@ func runHistory(set *Settings, acc *zookeeper.Access, log *slog.Logger, w io.Wri
 		rep.Notes = append(rep.Notes, "no runs recorded")
 	}
 	if set.Output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(w, rep); err != nil {
 			fmt.Fprintln(os.Stderr, "ballot: history: "+err.Error())
 			return exitFailure
 		}

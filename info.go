@@ -19,6 +19,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"ballot/internal/zookeeper"
 )
 
@@ -377,12 +379,22 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 // runInfo is `ballot info`: 0 when there is a leader, 1 when there is none,
 // 125 when ZooKeeper cannot be read.
 func runInfo(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
-	s, now, err := readElectionWith(set, acc, log, nil)
+	jobs := 0
+	s, now, err := readElectionWith(set, acc, log, func(conn *zk.Conn, s *electionSnapshot) (err error) {
+		if !s.holdsElection() && len(s.others) > 0 { // a crontab's base path?
+			jobs, err = countJobs(conn, set.BasePath, othersNames(s))
+		}
+		return err
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ballot: info: "+err.Error())
 		return exitFailure
 	}
 	inf := buildInfo(set.BasePath, set.ZooKeeperServers, s, now)
+	if inf.Jobs = jobs; jobs > 0 {
+		inf.Notes = append(inf.Notes, fmt.Sprintf("%s holds no election itself, but %s one level down: ballot jobs lists them",
+			set.BasePath, countOf(jobs, "election")))
+	}
 	if set.Output != "json" {
 		writeInfoSummary(os.Stdout, inf)
 		if set.Verbose {

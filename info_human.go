@@ -331,11 +331,16 @@ func rawKVs(n *infoRawNode) []kv {
 
 func writeInfo(w io.Writer, format string, inf *infoElection) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(inf)
+		return writeJSON(w, inf)
 	}
 	writeInfoHuman(w, inf)
 	return nil
+}
+
+// writeJSON is a reader's --output json: indented, "<" and ">" as they are.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

@@ -31,6 +31,10 @@ type infoElection struct {
 	// a run asked for and not yet taken by a leader.
 	Drained []drainRecord  `json:"drained,omitempty"`
 	Trigger *triggerRecord `json:"trigger,omitempty"`
+
+	// Jobs: the path holds no election itself but this many one level
+	// down (a crontab's jobs): ballot jobs lists them.
+	Jobs int `json:"jobs,omitempty"`
 }
 
 // infoACL is one entry of the base path's ACL; perms as ZooKeeper's

@@ -28,6 +28,9 @@ func writeInfoSummary(w io.Writer, inf *infoElection) {
 		return
 	}
 	row("leader", summaryLeader(inf))
+	if inf.Jobs > 0 {
+		row("jobs", countOf(inf.Jobs, "election")+" one level down, none here: ballot jobs lists them")
+	}
 	writeSummaryLine(row, inf)
 	writeSummaryBatons(row, inf)
 	writeSummaryRuns(row, inf)

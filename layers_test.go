@@ -67,7 +67,7 @@ var layers = []struct {
 	// Read-only commands, on the election's snapshot; below the lease and
 	// the runner, so nothing of a leadership is in their reach.
 	{"readers", []string{
-		"info.go", "info_model.go", "info_summary.go", "info_human.go", "watch.go", "watch_events.go",
+		"info.go", "info_model.go", "info_summary.go", "info_human.go", "jobs.go", "jobs_list.go", "watch.go", "watch_events.go",
 		"history_read.go", "check.go",
 	}},
 	// How long a leader may still act, and why a leadership ended.

@@ -213,6 +213,8 @@ func runSubcommand(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		return runLeader(set, acc, log, os.Stdout)
 	case cmdHistory:
 		return runHistory(set, acc, log, os.Stdout)
+	case cmdJobs:
+		return runJobs(set, acc, log, os.Stdout)
 	case cmdCheck:
 		return runCheck(set, acc, log, os.Stdout)
 	}

@@ -21,6 +21,7 @@ package main
 //	                                  its command gone (release.go)
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -181,6 +182,14 @@ type electionRecord struct {
 	// BatonWaitMs is the longest W any leader of this election has used:
 	// a successor that finds the handover record deleted waits that long.
 	BatonWaitMs int64 `json:"batonWaitMs"`
+}
+
+// parseElectionRecord reads the election path's data; ok only if it is
+// ballot's record and nothing else (other data is another tool's).
+func parseElectionRecord(raw []byte) (rec electionRecord, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	return rec, d.Decode(&rec) == nil
 }
 
 // leaderRecord is the data of the leader node.

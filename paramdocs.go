@@ -12,7 +12,7 @@ import (
 )
 
 // docCommands are the commands that take flags, in help order.
-var docCommands = []string{cmdRunOnce, cmdRunCron, cmdInfo, cmdWatch, cmdLeader, cmdHistory, cmdCheck,
+var docCommands = []string{cmdRunOnce, cmdRunCron, cmdInfo, cmdJobs, cmdWatch, cmdLeader, cmdHistory, cmdCheck,
 	cmdStepDown, cmdPause, cmdResume, cmdTrigger, cmdDrain, cmdUndrain}
 
 // completionShells are the shells ballot completion writes for.
@@ -199,7 +199,7 @@ func completionScript(shell string) string {
 
 // commandWordList is the first words of the commands.
 func commandWordList() string {
-	return "run info watch leader history check step-down pause resume version help completion"
+	return "run info jobs watch leader history check step-down pause resume version help completion"
 }
 
 func bashCompletion() string {

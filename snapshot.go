@@ -220,10 +220,9 @@ func readSnapshot(src snapshotSource) (*electionSnapshot, error) {
 	return s, nil
 }
 
-// readElection reads base and all its children without watches, and the
-// base path's ACL and the once keys' records.
-func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
-	s, err := readSnapshot(snapshotSource{
+// readSource reads base's children once each, without watches.
+func readSource(conn *zk.Conn, base string) snapshotSource {
+	return snapshotSource{
 		children: func() ([]string, bool, error) {
 			children, _, err := conn.Children(base)
 			if errors.Is(err, zk.ErrNoNode) {
@@ -238,7 +237,13 @@ func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
 			}
 			return newSnapNode(name, raw, stat), nil
 		},
-	})
+	}
+}
+
+// readElection reads base and all its children without watches, and the
+// base path's ACL and the once keys' records.
+func readElection(conn *zk.Conn, base string) (*electionSnapshot, error) {
+	s, err := readSnapshot(readSource(conn, base))
 	if err != nil || !s.exists {
 		return s, err
 	}
