@@ -1,0 +1,286 @@
+package main
+
+// What ballot used of flag, text/tabwriter and os/user, written out: each
+// package was linked for one small use and cost the binary 8 to 32 KB
+// (issue 35, BENCHMARKS.md "Where the bytes go"). Each does exactly what
+// the standard package did on any input; stdlite_test.go checks them
+// against it.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ---------------------------------------------------------------------------
+// flag: a FlagSet with ContinueOnError, its output discarded and no usage.
+
+// flagSetter is a flag's value: flag.Value with flag's IsBoolFlag.
+type flagSetter interface {
+	Set(string) error
+	IsBoolFlag() bool
+}
+
+// errFlagHelp is flag.ErrHelp: -h or -help given and not defined.
+var errFlagHelp = errors.New("flag: help requested")
+
+type flagSet struct {
+	formal map[string]flagSetter
+	args   []string
+}
+
+func newFlags() *flagSet { return &flagSet{formal: map[string]flagSetter{}} }
+
+// Var defines a flag; it panics as flag's does on a bad or repeated name.
+func (f *flagSet) Var(v flagSetter, name string) {
+	if strings.HasPrefix(name, "-") || strings.Contains(name, "=") {
+		panic(fmt.Sprintf("flag %q begins with - or contains =", name))
+	}
+	if _, dup := f.formal[name]; dup {
+		panic("flag redefined: " + name)
+	}
+	f.formal[name] = v
+}
+
+func (f *flagSet) Lookup(name string) flagSetter { return f.formal[name] }
+
+// Args is what Parse left: the arguments after the flags.
+func (f *flagSet) Args() []string { return f.args }
+
+// Parse is flag.FlagSet.Parse: flags up to the first non-flag argument
+// or "--" (swallowed); -name and --name alike, a value after "=" or in
+// the next argument, a bool flag's only after "=".
+func (f *flagSet) Parse(args []string) error {
+	f.args = args
+	for len(f.args) > 0 {
+		s := f.args[0]
+		if len(s) < 2 || s[0] != '-' {
+			return nil
+		}
+		minuses := 1
+		if s[1] == '-' {
+			minuses++
+			if len(s) == 2 {
+				f.args = f.args[1:]
+				return nil
+			}
+		}
+		name := s[minuses:]
+		if len(name) == 0 || name[0] == '-' || name[0] == '=' {
+			return fmt.Errorf("bad flag syntax: %s", s)
+		}
+		f.args = f.args[1:]
+		value, hasValue := "", false
+		if i := strings.IndexByte(name[1:], '='); i >= 0 {
+			name, value, hasValue = name[:i+1], name[i+2:], true
+		}
+		v, ok := f.formal[name]
+		if !ok {
+			if name == "help" || name == "h" {
+				return errFlagHelp
+			}
+			return fmt.Errorf("flag provided but not defined: -%s", name)
+		}
+		if v.IsBoolFlag() {
+			if !hasValue {
+				if err := v.Set("true"); err != nil {
+					return fmt.Errorf("invalid boolean flag %s: %v", name, err)
+				}
+			} else if err := v.Set(value); err != nil {
+				return fmt.Errorf("invalid boolean value %q for -%s: %v", value, name, err)
+			}
+			continue
+		}
+		if !hasValue && len(f.args) > 0 {
+			value, hasValue, f.args = f.args[0], true, f.args[1:]
+		}
+		if !hasValue {
+			return fmt.Errorf("flag needs an argument: -%s", name)
+		}
+		if err := v.Set(value); err != nil {
+			return fmt.Errorf("invalid value %q for flag -%s: %v", value, name, err)
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// text/tabwriter: NewWriter(w, 0, 0, 2, ' ', 0), written text, Flush.
+
+type alignCell struct{ size, width int } // bytes in buf, width in runes
+
+type aligner struct {
+	out     []byte
+	buf     []byte // the cells' text, terminators dropped
+	pos     int    // buf[pos:] is not yet counted in cell.width
+	cell    alignCell
+	escaped bool // inside text between two 0xff bytes (tabwriter.Escape)
+	lines   [][]alignCell
+	widths  []int
+}
+
+// alignColumns is what text/tabwriter writes for text with minwidth 0,
+// padding 2 and padchar ' ', no flags: cells end at '\t' or '\v', lines at
+// '\n' or '\f' ('\f' and a line of one cell end all column blocks), a
+// column block is the run of lines that have that column, and each cell
+// in it is padded with spaces to the widest (in runes) plus 2.
+func alignColumns(text string) string {
+	a := &aligner{lines: [][]alignCell{nil}}
+	n := 0
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		if a.escaped {
+			if ch == 0xff {
+				a.add(text[n : i+1])
+				n = i + 1
+				a.endEscape()
+			}
+			continue
+		}
+		switch ch {
+		case '\t', '\v', '\n', '\f':
+			a.add(text[n:i])
+			a.updateWidth()
+			n = i + 1
+			line := &a.lines[len(a.lines)-1]
+			*line = append(*line, a.cell)
+			a.cell = alignCell{}
+			if ch == '\n' || ch == '\f' {
+				cells := len(*line)
+				a.lines = append(a.lines, nil)
+				if ch == '\f' || cells == 1 {
+					a.flush()
+				}
+			}
+		case 0xff:
+			a.add(text[n:i])
+			a.updateWidth()
+			n = i
+			a.escaped = true
+		}
+	}
+	a.add(text[n:])
+	if a.cell.size > 0 {
+		if a.escaped {
+			a.endEscape()
+		}
+		a.lines[len(a.lines)-1] = append(a.lines[len(a.lines)-1], a.cell)
+		a.cell = alignCell{}
+	}
+	a.flush()
+	return string(a.out)
+}
+
+func (a *aligner) add(s string) {
+	a.buf = append(a.buf, s...)
+	a.cell.size += len(s)
+}
+
+func (a *aligner) updateWidth() {
+	a.cell.width += utf8.RuneCount(a.buf[a.pos:])
+	a.pos = len(a.buf)
+}
+
+// endEscape: the escaped text counts but its two 0xff bytes do not.
+func (a *aligner) endEscape() {
+	a.updateWidth()
+	a.cell.width -= 2
+	a.escaped = false
+}
+
+func (a *aligner) flush() {
+	a.format(0, 0, len(a.lines))
+	a.buf, a.pos, a.cell, a.escaped = a.buf[:0], 0, alignCell{}, false
+	a.lines, a.widths = [][]alignCell{nil}, a.widths[:0]
+}
+
+// format is tabwriter's: the widths of column len(a.widths) block by
+// block, each block's lines formatted with the columns to its right.
+func (a *aligner) format(pos, line0, line1 int) int {
+	column := len(a.widths)
+	for this := line0; this < line1; this++ {
+		if column >= len(a.lines[this])-1 {
+			continue
+		}
+		pos = a.writeLines(pos, line0, this)
+		line0 = this
+		width := 0
+		for ; this < line1; this++ {
+			line := a.lines[this]
+			if column >= len(line)-1 {
+				break
+			}
+			width = max(width, line[column].width+2)
+		}
+		a.widths = append(a.widths, width)
+		pos = a.format(pos, line0, this)
+		a.widths = a.widths[:len(a.widths)-1]
+		line0 = this
+	}
+	return a.writeLines(pos, line0, line1)
+}
+
+func (a *aligner) writeLines(pos, line0, line1 int) int {
+	for i := line0; i < line1; i++ {
+		for j, c := range a.lines[i] {
+			a.out = append(a.out, a.buf[pos:pos+c.size]...)
+			pos += c.size
+			if j < len(a.widths) {
+				a.out = append(a.out, strings.Repeat(" ", a.widths[j]-c.width)...)
+			}
+		}
+		if i+1 == len(a.lines) {
+			a.out = append(a.out, a.buf[pos:pos+a.cell.size]...)
+			pos += a.cell.size
+		} else {
+			a.out = append(a.out, '\n')
+		}
+	}
+	return pos
+}
+
+// ---------------------------------------------------------------------------
+// os/user: Current().Username, as without cgo.
+
+// userName is the name of the user ballot runs as, found as os/user's
+// Current finds it without cgo: the first /etc/passwd row of the uid, else
+// $USER provided $HOME is set too; ok false when neither.
+func userName() (name string, ok bool) {
+	uid := strconv.Itoa(os.Getuid())
+	if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		if name, ok := passwdName(string(b), uid); ok {
+			return name, true
+		}
+	}
+	if u := os.Getenv("USER"); u != "" && os.Getenv("HOME") != "" {
+		return u, true
+	}
+	return "", false
+}
+
+// passwdName is the name in the first row of passwd for uid, read as
+// os/user reads it: rows trimmed, comments and short rows skipped, no
+// name starting with + or -, a numeric gid.
+func passwdName(passwd, uid string) (string, bool) {
+	for _, l := range strings.Split(passwd, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || l[0] == '#' || !strings.Contains(l, ":"+uid+":") || strings.Count(l, ":") < 6 {
+			continue
+		}
+		f := strings.SplitN(l, ":", 7)
+		if f[2] != uid || f[0] == "" || f[0][0] == '+' || f[0][0] == '-' {
+			continue
+		}
+		if _, err := strconv.Atoi(f[2]); err != nil {
+			continue
+		}
+		if _, err := strconv.Atoi(f[3]); err != nil {
+			continue
+		}
+		return f[0], true
+	}
+	return "", false
+}
