@@ -9,6 +9,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -283,4 +284,324 @@ func passwdName(passwd, uid string) (string, bool) {
 		return f[0], true
 	}
 	return "", false
+}
+
+// ---------------------------------------------------------------------------
+// net/url: Parse, for --ping-url and its redaction. Only a build without
+// TLS uses parseURLLite (url_notls.go): with TLS, crypto/x509 links net/url
+// anyway, and url_tls.go takes url.Parse's answer.
+
+// liteURL is what ballot reads of a url.URL, under the same names.
+type liteURL struct {
+	Scheme, Opaque, Host, Path, RawPath, RawQuery, Fragment string
+	User                                                    *struct{} // non-nil: a userinfo@
+}
+
+// url's escaping modes (net/url's encoding).
+const (
+	escPath = iota
+	escHost
+	escZone
+	escUser
+	escFragment
+)
+
+// parseURLLite is url.Parse: the same URLs refused, the same parts.
+func parseURLLite(raw string) (*liteURL, error) {
+	rest, frag, _ := strings.Cut(raw, "#")
+	u, err := parseURLNoFragment(rest)
+	if err != nil {
+		return nil, err
+	}
+	if frag != "" {
+		if u.Fragment, err = urlUnescape(frag, escFragment); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func parseURLNoFragment(raw string) (*liteURL, error) {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < ' ' || raw[i] == 0x7f {
+			return nil, errors.New("net/url: invalid control character in URL")
+		}
+	}
+	u := &liteURL{}
+	if raw == "*" {
+		u.Path = "*"
+		return u, nil
+	}
+	rest := raw
+	for i := 0; i < len(raw); i++ { // the scheme: [a-zA-Z][a-zA-Z0-9+.-]*:
+		c := raw[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			continue
+		}
+		if ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') && i > 0 {
+			continue
+		}
+		if c == ':' {
+			if i == 0 {
+				return nil, errors.New("missing protocol scheme")
+			}
+			u.Scheme, rest = strings.ToLower(raw[:i]), raw[i+1:]
+		}
+		break
+	}
+	if strings.HasSuffix(rest, "?") && strings.Count(rest, "?") == 1 {
+		rest = rest[:len(rest)-1]
+	} else {
+		rest, u.RawQuery, _ = strings.Cut(rest, "?")
+	}
+	if !strings.HasPrefix(rest, "/") {
+		if u.Scheme != "" {
+			u.Opaque = rest
+			return u, nil
+		}
+		if segment, _, _ := strings.Cut(rest, "/"); strings.Contains(segment, ":") {
+			return nil, errors.New("first path segment in URL cannot contain colon")
+		}
+	}
+	if (u.Scheme != "" || !strings.HasPrefix(rest, "///")) && strings.HasPrefix(rest, "//") {
+		authority := rest[2:]
+		rest = ""
+		if i := strings.Index(authority, "/"); i >= 0 {
+			authority, rest = authority[:i], authority[i:]
+		}
+		hostPart := authority
+		if i := strings.LastIndex(authority, "@"); i >= 0 {
+			hostPart = authority[i+1:]
+		}
+		var err error
+		if u.Host, err = urlHost(u.Scheme, hostPart); err != nil {
+			return nil, err
+		}
+		if i := strings.LastIndex(authority, "@"); i >= 0 {
+			if err := urlUserinfo(authority[:i]); err != nil {
+				return nil, err
+			}
+			u.User = &struct{}{}
+		}
+	}
+	path, err := urlUnescape(rest, escPath)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = path
+	if urlEscapePath(path) != rest {
+		u.RawPath = rest
+	}
+	return u, nil
+}
+
+// urlUserinfo checks a userinfo as url's parseAuthority does.
+func urlUserinfo(s string) error {
+	for _, r := range s {
+		if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || strings.ContainsRune("-._:~!$&'()*+,;=%@", r) {
+			continue
+		}
+		return errors.New("net/url: invalid userinfo")
+	}
+	name, password, _ := strings.Cut(s, ":")
+	if _, err := urlUnescape(name, escUser); err != nil {
+		return err
+	}
+	_, err := urlUnescape(password, escUser)
+	return err
+}
+
+// urlHost is url's parseHost: host[:port], or [IPv6 literal][:port].
+func urlHost(scheme, host string) (string, error) {
+	if open := strings.LastIndex(host, "["); open > 0 {
+		return "", errors.New("invalid IP-literal")
+	} else if open == 0 {
+		end := strings.LastIndex(host, "]")
+		if end < 0 {
+			return "", errors.New("missing ']' in host")
+		}
+		colonPort := host[end+1:]
+		if !validURLPort(colonPort) {
+			return "", errors.New("invalid port after host")
+		}
+		colonPort, err := urlUnescape(colonPort, escHost)
+		if err != nil {
+			return "", err
+		}
+		name := host[1:end]
+		var addr string
+		if zone := strings.Index(name, "%25"); zone >= 0 {
+			h, err := urlUnescape(name[:zone], escHost)
+			if err != nil {
+				return "", err
+			}
+			z, err := urlUnescape(name[zone:], escZone)
+			if err != nil {
+				return "", err
+			}
+			addr = h + z
+		} else if addr, err = urlUnescape(name, escHost); err != nil {
+			return "", err
+		}
+		ip, err := netip.ParseAddr(addr)
+		if err != nil {
+			return "", err
+		}
+		if ip.Is4() {
+			return "", errors.New("invalid IP-literal")
+		}
+		return "[" + addr + "]" + colonPort, nil
+	} else if i := strings.Index(host, ":"); i != -1 {
+		last := strings.LastIndex(host, ":")
+		if last != i && (scheme != "http" && scheme != "https" || !urlStrictColons()) {
+			i = last
+		}
+		if !validURLPort(host[i:]) {
+			return "", errors.New("invalid port after host")
+		}
+	}
+	return urlUnescape(host, escHost)
+}
+
+// urlStrictColons is GODEBUG urlstrictcolons as net/url reads it: "0",
+// the default for go.mod's go 1.22, unless GODEBUG's last setting of it
+// says otherwise.
+func urlStrictColons() bool {
+	v := "0"
+	for _, kv := range strings.Split(os.Getenv("GODEBUG"), ",") {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == "urlstrictcolons" {
+			v = val
+		}
+	}
+	return v != "0"
+}
+
+// validURLPort: "" or ":" and digits.
+func validURLPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	if port[0] != ':' {
+		return false
+	}
+	for _, b := range port[1:] {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unHex(c byte) byte { return 9*(c>>6) + (c & 15) }
+
+// urlUnescape is url's unescape for the modes above ('+' stays '+').
+func urlUnescape(s string, mode int) (string, error) {
+	n := 0
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '%':
+			n++
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return "", errors.New("invalid URL escape")
+			}
+			if mode == escHost && unHex(s[i+1]) < 8 && s[i:i+3] != "%25" {
+				return "", errors.New("invalid URL escape")
+			}
+			if v := unHex(s[i+1])<<4 | unHex(s[i+2]); mode == escZone && s[i:i+3] != "%25" && v != ' ' && urlShouldEscape(v, escHost) {
+				return "", errors.New("invalid URL escape")
+			}
+			i += 3
+		default:
+			if (mode == escHost || mode == escZone) && s[i] < 0x80 && urlShouldEscape(s[i], mode) {
+				return "", errors.New("invalid character in host name")
+			}
+			i++
+		}
+	}
+	if n == 0 {
+		return s, nil
+	}
+	var t strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			t.WriteByte(unHex(s[i+1])<<4 | unHex(s[i+2]))
+			i += 2
+		} else {
+			t.WriteByte(s[i])
+		}
+	}
+	return t.String(), nil
+}
+
+// urlShouldEscape is net/url's shouldEscape for the path and the host.
+func urlShouldEscape(c byte, mode int) bool {
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.~", c) >= 0 {
+		return false
+	}
+	if (mode == escHost || mode == escZone) && strings.IndexByte("!$&'()*+,;=:[]<>\"", c) >= 0 {
+		return false
+	}
+	if mode == escPath && strings.IndexByte("$&+,/:;=@", c) >= 0 {
+		return false
+	}
+	return true
+}
+
+// urlEscapePath is url's escape(s, encodePath).
+func urlEscapePath(s string) string {
+	var t strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; urlShouldEscape(c, escPath) {
+			t.WriteByte('%')
+			t.WriteByte("0123456789ABCDEF"[c>>4])
+			t.WriteByte("0123456789ABCDEF"[c&15])
+		} else {
+			t.WriteByte(c)
+		}
+	}
+	return t.String()
+}
+
+// EscapedPath is url.URL's: RawPath when it is a valid escaping of Path.
+func (u *liteURL) EscapedPath() string {
+	if u.RawPath != "" {
+		valid := true
+		for i := 0; i < len(u.RawPath); i++ {
+			if c := u.RawPath[i]; !strings.ContainsRune("!$&'()*+,;=:@[]%", rune(c)) && urlShouldEscape(c, escPath) {
+				valid = false
+			}
+		}
+		if p, err := urlUnescape(u.RawPath, escPath); valid && err == nil && p == u.Path {
+			return u.RawPath
+		}
+	}
+	if u.Path == "*" {
+		return "*"
+	}
+	return urlEscapePath(u.Path)
+}
+
+// Hostname and Port are url.URL's: Host split at a valid ":port", the
+// brackets of an IPv6 literal taken off.
+func (u *liteURL) Hostname() string {
+	host, _ := splitURLHostPort(u.Host)
+	return host
+}
+
+func (u *liteURL) Port() string {
+	_, port := splitURLHostPort(u.Host)
+	return port
+}
+
+func splitURLHostPort(hostPort string) (host, port string) {
+	host = hostPort
+	if colon := strings.LastIndexByte(host, ':'); colon != -1 && validURLPort(host[colon:]) {
+		host, port = host[:colon], host[colon+1:]
+	}
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	return host, port
 }

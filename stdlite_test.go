@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/url"
 	"os/user"
 	"strings"
 	"testing"
@@ -200,6 +202,74 @@ func TestPasswdName(t *testing.T) {
 		got, ok := passwdName(c.passwd, c.uid)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("uid %s in %q: got %q, %v; want %q", c.uid, c.passwd, got, ok, c.want)
+		}
+	}
+}
+
+// urlParts is what ballot reads of a parsed URL, or the refusal.
+func urlParts(scheme, opaque, host, path, rawPath, query, frag string, user bool, hostname, port, escPath string, err error) string {
+	if err != nil {
+		return "refused"
+	}
+	return strings.Join([]string{scheme, opaque, host, path, rawPath, query, frag, fmt.Sprint(user), hostname, port, escPath}, " | ")
+}
+
+// checkURLLite compares parseURLLite with url.Parse on s.
+func checkURLLite(t *testing.T, s string) {
+	t.Helper()
+	var std, ours string
+	if u, err := url.Parse(s); err != nil {
+		std = urlParts("", "", "", "", "", "", "", false, "", "", "", err)
+	} else {
+		std = urlParts(u.Scheme, u.Opaque, u.Host, u.Path, u.RawPath, u.RawQuery, u.Fragment, u.User != nil, u.Hostname(), u.Port(), u.EscapedPath(), nil)
+	}
+	if u, err := parseURLLite(s); err != nil {
+		ours = urlParts("", "", "", "", "", "", "", false, "", "", "", err)
+	} else {
+		ours = urlParts(u.Scheme, u.Opaque, u.Host, u.Path, u.RawPath, u.RawQuery, u.Fragment, u.User != nil, u.Hostname(), u.Port(), u.EscapedPath(), nil)
+	}
+	if std != ours {
+		t.Errorf("%q:\n net/url:      %s\n parseURLLite: %s", s, std, ours)
+	}
+}
+
+// TestURLLiteAsNetURL: the build without TLS parses --ping-url as
+// net/url does: the same URLs refused, the same parts, host name, port
+// and escaped path; with GODEBUG's urlstrictcolons off (go.mod's default)
+// and on.
+func TestURLLiteAsNetURL(t *testing.T) {
+	cases := []string{
+		"https://hc-ping.com/0f2c-11aa", "http://127.0.0.1:8080/ping/abc?create=1", "HTTPS://Host.Example/P",
+		"https://hc-ping.com/uuid#frag", "https://hc-ping.com/uuid#", "https://hc-ping.com/uuid#%zz", "https://h/#%41",
+		"https://user:pw@host/x", "https://user@host/x", "https://@host/x", "https://u%zz@host/", "https://u:p%2@host/",
+		"https://us er@host/", "https://a@b@host/", "https://[::1]:9/x", "https://[::1]/x", "https://[::1]:x/",
+		"https://[fe80::1%25en0]:80/", "https://[fe80::1%25%65n0]/", "https://[fe80::1%en0]/", "https://[1.2.3.4]/",
+		"https://[::1", "https://x[::1]/", "https://[::1]]/", "https://host:/", "https://host:65536/", "https://host:-1/",
+		"https://host:80:90/", "http://a:1,b:2/", "ftp://a:1,b:2/", "https://ho%41st/", "https://ho%2fst/", "https://ho%25st/",
+		"https://h st/", "https://h<st/", "https://h\"st/", "https://hé/", "https://h%C3%A9/", "https://h/%zz", "https://h/a%2Fb",
+		"https://h/a b", "https://h/ü", "https://h/a%20b", "https://h/a+b?c=d+e", "https://h/p?", "https://h/p??", "https://h?q",
+		"https:", "https:/", "https://", "https:///p", "https:opaque", "https:opaque/x?y", "//host/p", "///p", "/p", "p",
+		"a:b", "1http://h/", ":foo", "*", "", " ", "https://h/\x7f", "https://h/\x01", "h ttp://h/", "http//h", "https://h/*",
+		"https://h/%2a", "https://h/[x]", "https://h/a;b,c$d", "https://h/'q'", "https://h:8080", "https://h:8080?x#y",
+		"https://xn--bcher-kva.example/", "https://HOST:443/", "https://h/%", "https://h/%4", "https://[::1]%41/",
+	}
+	for _, s := range cases {
+		checkURLLite(t, s)
+	}
+	pieces := []string{"https://", "http://", "ftp:", "h", "host", ":", ":80", "@", "/", "/p", "?", "?q=1", "#", "#f",
+		"%", "%2", "%41", "%2f", "%25", "[", "]", "::1", "1.2.3.4", " ", "é", "\x7f", "+", ";", "*", "u:p@", "a", "-", "."}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		checkURLLite(t, b.String())
+	}
+	for _, godebug := range []string{"urlstrictcolons=1", "urlstrictcolons=0", "urlstrictcolons=1,urlstrictcolons=0", "x=1,urlstrictcolons=", "urlstrictcolons=0,urlstrictcolons=2"} {
+		t.Setenv("GODEBUG", godebug)
+		for _, s := range []string{"http://a:1:2/", "https://a:1,b:2/", "ftp://a:1:2/", "https://a:1/", "https://a::/"} {
+			checkURLLite(t, s)
 		}
 	}
 }
