@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/url"
@@ -270,6 +271,28 @@ func TestURLLiteAsNetURL(t *testing.T) {
 		t.Setenv("GODEBUG", godebug)
 		for _, s := range []string{"http://a:1:2/", "https://a:1,b:2/", "ftp://a:1:2/", "https://a:1/", "https://a::/"} {
 			checkURLLite(t, s)
+		}
+	}
+}
+
+// TestSpreadHashIsFNV1a: spreadHash's loop is hash/fnv's New64a.
+func TestSpreadHashIsFNV1a(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 2000 {
+		b := make([]byte, i%70)
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		h := fnv.New64a()
+		h.Write(b)
+		x := h.Sum64()
+		x ^= x >> 30
+		x *= 0xbf58476d1ce4e5b9
+		x ^= x >> 27
+		x *= 0x94d049bb133111eb
+		x ^= x >> 31
+		if got := spreadHash(string(b)); got != x {
+			t.Fatalf("%q: spreadHash %x, FNV-1a then the finaliser %x", b, got, x)
 		}
 	}
 }
