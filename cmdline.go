@@ -5,9 +5,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -40,13 +38,11 @@ func (v *flagValue) IsBoolFlag() bool { return v != nil && v.isBool }
 
 // newFlagSet returns a FlagSet for cmd ("" for the flags before the command)
 // with the global flags and cmd's own, all recording into vals.
-func newFlagSet(cmd string, vals map[string]*flagValue) *flag.FlagSet {
-	fs := flag.NewFlagSet("ballot "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+func newFlagSet(cmd string, vals map[string]*flagValue) *flagSet {
+	fs := newFlags()
 	for _, p := range params {
 		if p.scope == scopeGlobal || (cmd != "" && p.scope.usedBy(cmd)) {
-			fs.Var(vals[p.name], p.name, p.help)
+			fs.Var(vals[p.name], p.name)
 		}
 	}
 	return fs
@@ -56,7 +52,7 @@ func newFlagSet(cmd string, vals map[string]*flagValue) *flag.FlagSet {
 // flag package swallows) rather than at a positional argument. consumed is
 // how many of args the parse used. A "--" given as a flag's value
 // (--candidate-id --) is not a terminator.
-func sawTerminator(fs *flag.FlagSet, args []string, consumed int) bool {
+func sawTerminator(fs *flagSet, args []string, consumed int) bool {
 	for i := 0; i < consumed; {
 		s := args[i]
 		if s == "--" {
@@ -67,11 +63,9 @@ func sawTerminator(fs *flag.FlagSet, args []string, consumed int) bool {
 			i++
 			continue
 		}
-		if f := fs.Lookup(name); f != nil {
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-				i++
-				continue
-			}
+		if f := fs.Lookup(name); f != nil && f.IsBoolFlag() {
+			i++
+			continue
 		}
 		i += 2
 	}
@@ -158,7 +152,7 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 	// Global flags before the command.
 	gfs := newFlagSet("", vals)
 	if err := gfs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, errFlagHelp) {
 			return nil, &helpRequested{text: helpText("")}
 		}
 		return nil, flagError("", err)
@@ -183,7 +177,7 @@ func parseArgs(args []string, getenv func(string) string, cmdSeen *string) (*Set
 		fs = newFlagSet("", vals)
 	}
 	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, errFlagHelp) {
 			return nil, &helpRequested{text: helpText(cmd)}
 		}
 		return nil, flagError(cmd, err)

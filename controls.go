@@ -20,7 +20,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/user"
 	"sync"
 	"time"
 
@@ -266,8 +265,8 @@ func clearStepDown(zs *zookeeper.Session, f *proposalFacts) {
 func operator() string {
 	host, _ := os.Hostname()
 	name := "unknown"
-	if u, err := user.Current(); err == nil {
-		name = u.Username
+	if u, ok := userName(); ok {
+		name = u
 	}
 	return name + "@" + host
 }

@@ -7,7 +7,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,7 +26,9 @@ func parserFlags(cmd string) []string {
 		vals[p.name] = &flagValue{isBool: p.kind == kindBool}
 	}
 	var out []string
-	newFlagSet(cmd, vals).VisitAll(func(f *flag.Flag) { out = append(out, f.Name) })
+	for name := range newFlagSet(cmd, vals).formal {
+		out = append(out, name)
+	}
 	sort.Strings(out)
 	return out
 }

@@ -6,11 +6,13 @@ package main
 // over as every build does, digest credentials and ACLs included.
 
 import (
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBuildWithoutTLS(t *testing.T) {
@@ -53,5 +55,19 @@ func TestBuildWithoutTLS(t *testing.T) {
 	// then a SIGKILL of the leader's ballot, after which its keeper gives
 	// the baton back (the keeper's client, too, has no TLS).
 	c := startZK(t, 1)
+
+	// An http ping URL, parsed without net/url (stdlite.go's parseURLLite):
+	// sent to its host and port, its path escaped as net/url would.
+	recv := &pingReceiver{}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	p := startProc(t, "ping", exec.Command(bin, runArgs(c.Servers(), "/notls/ping", "a", "--once-key", "k",
+		"--ping-url", srv.URL+"/a b/x%2Fy?create=1", "--", "true")...), ballotEnv(t))
+	if code := p.Wait(20 * time.Second); code != 0 {
+		t.Fatalf("run once with --ping-url: exit %d, want 0", code)
+	}
+	if got := recv.requests(); len(got) != 2 || got[0] != "POST /a%20b/x/y/start?create=1 " || got[1] != "POST /a%20b/x/y/0?create=1 " {
+		t.Errorf("the receiver got %q", got)
+	}
 	keeperReleases(t, bin, global(c.ConnString(), "/notls/e", "--zookeeper-auth-file", writeAuthFile(t, "fleet:secret")))
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -175,13 +174,11 @@ func writeHistoryHuman(w io.Writer, rep *historyReport) {
 		return
 	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tRUN\tCANDIDATE\tTOKEN\tENDED\tEXIT\tTOOK\tNOTE")
+	fmt.Fprintln(&b, "STARTED\tRUN\tCANDIDATE\tTOKEN\tENDED\tEXIT\tTOOK\tNOTE")
 	for _, it := range rep.Entries {
-		fmt.Fprintln(tw, strings.Join(historyColumns(it), "\t"))
+		fmt.Fprintln(&b, strings.Join(historyColumns(it), "\t"))
 	}
-	_ = tw.Flush()
-	for _, l := range strings.SplitAfter(b.String(), "\n") {
+	for _, l := range strings.SplitAfter(alignColumns(b.String()), "\n") {
 		if l != "" {
 			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
 		}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -42,7 +41,7 @@ type pingMsg struct {
 
 // pinger sends the pings of a run, in order, from one goroutine.
 type pinger struct {
-	u      *url.URL
+	u      *webURL
 	shown  string // the URL as logs show it (redactURL)
 	tls    *pingTLSConfig
 	done   chan struct{} // closed once the queue is closed and empty
@@ -55,8 +54,8 @@ type pinger struct {
 
 // parsePingURL checks a ping URL: http or https (https only in a build
 // with TLS), a host, no user or fragment.
-func parsePingURL(v string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(v))
+func parsePingURL(v string) (*webURL, error) {
+	u, err := parseWebURL(strings.TrimSpace(v))
 	switch {
 	case err != nil:
 		return nil, errors.New("not a URL; use one such as https://hc-ping.com/<uuid>")
@@ -186,7 +185,7 @@ func (p *pinger) flush() {
 
 // pingPost POSTs body to u and returns the response's status code, all
 // within timeout: HTTP/1.1, one request per connection.
-func pingPost(u *url.URL, body []byte, tc *pingTLSConfig, timeout time.Duration) (int, error) {
+func pingPost(u *webURL, body []byte, tc *pingTLSConfig, timeout time.Duration) (int, error) {
 	deadline := time.Now().Add(timeout)
 	port := u.Port()
 	if port == "" {

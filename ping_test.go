@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +47,7 @@ func TestPingPost(t *testing.T) {
 	recv := &pingReceiver{}
 	plain := httptest.NewServer(recv)
 	defer plain.Close()
-	u, _ := url.Parse(plain.URL + "/ping/abc?create=1")
+	u, _ := parseWebURL(plain.URL + "/ping/abc?create=1")
 	code, err := pingPost(u, []byte("last line\n"), nil, 5*time.Second)
 	if err != nil || code != 200 {
 		t.Fatalf("http: %d %v", code, err)
@@ -78,7 +77,7 @@ func TestPingPost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, _ := url.Parse(secure.URL + "/uuid/0")
+	su, _ := parseWebURL(secure.URL + "/uuid/0")
 	if code, err := pingPost(su, []byte("fine"), tc, 5*time.Second); err != nil || code != 200 {
 		t.Errorf("https with --ping-ca: %d %v", code, err)
 	}
@@ -92,7 +91,7 @@ func TestPingPost(t *testing.T) {
 
 	// Nothing listens: an error, within the timeout.
 	dead := httptest.NewServer(recv)
-	du, _ := url.Parse(dead.URL + "/x")
+	du, _ := parseWebURL(dead.URL + "/x")
 	dead.Close()
 	if _, err := pingPost(du, nil, nil, 5*time.Second); err == nil {
 		t.Errorf("a closed port answered")

@@ -7,7 +7,6 @@ package main
 // with a password, or a password flag.
 
 import (
-	"net/url"
 	"regexp"
 	"strings"
 )
@@ -28,7 +27,7 @@ func redactValue(v string) string {
 // redactURL is a ping URL as ballot shows it: scheme and host only, the
 // path (the secret: a check's uuid or a project's ping key) cut.
 func redactURL(v string) string {
-	u, err := url.Parse(strings.TrimSpace(v))
+	u, err := parseWebURL(strings.TrimSpace(v))
 	if err != nil || u.Host == "" || strings.ContainsAny(u.Host, "@") {
 		return "…"
 	}
