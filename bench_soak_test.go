@@ -29,6 +29,12 @@ package main
 // now hold it just over a second (1.1s: no back-off, a handover about
 // every 1.2 s).
 //
+// BENCH_SOAK_HEAPPROF=DIR, with BENCH_BALLOT a profiling build (make
+// build TAGS=ballot_pprof, heapprof.go), has each ballot write its heap
+// profile into DIR at each checkpoint (SIGWINCH; a release build ignores
+// it): go tool pprof -base of two checkpoints' profiles of one process
+// shows what the handovers between them kept.
+//
 // Goroutines and heap are read off each candidate's debug log: the line
 // of its last candidacy's start (phase joining) says them (transition.go,
 // runtimeAttrs). The candidates log to files, not to the benchmark's
@@ -127,6 +133,9 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 		args = append(args, "--log-level", "debug", "--", b.checker, stamps, hold)
 		c.cmd = exec.Command(b.bin, args...)
 		c.cmd.Dir, c.cmd.Env = b.home, b.env("stamp")
+		if dir := os.Getenv("BENCH_SOAK_HEAPPROF"); dir != "" {
+			c.cmd.Env = append(c.cmd.Env, "BALLOT_HEAPPROF="+dir)
+		}
 		c.cmd.Stdout, c.cmd.Stderr = log, log
 		c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := c.cmd.Start(); err != nil {
@@ -304,6 +313,9 @@ func benchSoakSample(b *benchEnv, base string, ids []string, cands map[string]*b
 		}
 		c.threads = benchSoakThreads(c.ballotPid)
 		c.goroutines, c.heapInuse, c.heapLive = benchSoakRuntime(c.logPath)
+		if os.Getenv("BENCH_SOAK_HEAPPROF") != "" {
+			_ = syscall.Kill(c.ballotPid, syscall.SIGWINCH)
+		}
 		p.cands = append(p.cands, c)
 	}
 	return p
