@@ -313,12 +313,29 @@ func benchSoakSample(b *benchEnv, base string, ids []string, cands map[string]*b
 		}
 		c.threads = benchSoakThreads(c.ballotPid)
 		c.goroutines, c.heapInuse, c.heapLive = benchSoakRuntime(c.logPath)
-		if os.Getenv("BENCH_SOAK_HEAPPROF") != "" {
-			_ = syscall.Kill(c.ballotPid, syscall.SIGWINCH)
+		if dir := os.Getenv("BENCH_SOAK_HEAPPROF"); dir != "" {
+			benchSoakHeapProfile(dir, c.ballotPid)
 		}
 		p.cands = append(p.cands, c)
 	}
 	return p
+}
+
+// benchSoakHeapProfile has a profiling build (heapprof.go) write its next
+// heap profile, and waits until it is whole: the handovers wait too, and
+// the last one is not cut short by the candidates' stop.
+func benchSoakHeapProfile(dir string, pid int) {
+	had, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("heap-%d-*.pprof", pid)))
+	want := filepath.Join(dir, fmt.Sprintf("heap-%d-%04d.pprof", pid, len(had)+1))
+	if syscall.Kill(pid, syscall.SIGWINCH) != nil {
+		return
+	}
+	// Exact profiling slows a collection; a release build writes none.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(want); err == nil {
+			return
+		}
+	}
 }
 
 func benchSoakThreads(pid int) int {

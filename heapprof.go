@@ -35,10 +35,12 @@ func init() {
 			<-sigs
 			runtime.GC()
 			runtime.GC()
+			// Whole or not at all: the soak waits for the name.
 			path := filepath.Join(dir, fmt.Sprintf("heap-%d-%04d.pprof", os.Getpid(), seq))
-			if f, err := os.Create(path); err == nil {
+			if f, err := os.Create(path + ".tmp"); err == nil {
 				_ = pprof.Lookup("heap").WriteTo(f, 0)
 				f.Close()
+				_ = os.Rename(path+".tmp", path)
 			}
 		}
 	}()
