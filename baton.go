@@ -265,8 +265,11 @@ type droppedWait struct {
 	until bootTime
 	// The note of the record's holder watched for (noteSubject), and its
 	// watch: set once per holder, it fires when the note is written.
+	// noted: that note was seen, read or its creation's event; once
+	// written it stays true (release.go), so it is not read again.
 	noteFor string
 	note    <-chan zk.Event
+	noted   bool
 }
 
 // waitOutDrop waits, once the baton is seen gone, for whatever the
@@ -278,6 +281,19 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		return false, c.retryAfter(err, stop)
 	}
 	if held {
+		// A holder whose proposal is gone (an operator deleted it) ends
+		// its session once its note is written: look for the note while
+		// it still holds the baton, so that the baton's end finds it
+		// known (its creation's event comes first: ZooKeeper's order),
+		// one read fewer after it. Not while its proposal is in line: a
+		// watch on a note that never comes would stay (issue 37).
+		if who := noteSubject(h); who != "" && c.slots == 1 {
+			if inLine, _, err := c.s.Conn.Exists(who); err == nil && !inLine {
+				if _, err := c.holderEnded(h, drop); err != nil {
+					return false, c.retryAfter(err, stop)
+				}
+			}
+		}
 		return false, c.waitHeld(announced, stop)
 	}
 	if ended, err := c.holderEnded(h, drop); err != nil {
@@ -324,16 +340,29 @@ func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error
 		return false, nil
 	}
 	note := releasedPath(c.basePath, path.Base(who))
-	if drop.noteFor == note && !fired(drop.note) {
-		ok, _, err := c.s.Conn.Exists(note)
-		return ok, err
+	if drop.noteFor == note {
+		if drop.noted {
+			return true, nil
+		}
+		select {
+		case ev, ok := <-drop.note:
+			if ok && ev.Type == zk.EventNodeCreated {
+				drop.noted = true
+				return true, nil
+			}
+			// Ended otherwise (the session's watches lost): arm it again.
+		default:
+			ok, _, err := c.s.Conn.Exists(note)
+			drop.noted = ok
+			return ok, err
+		}
 	}
 	// Not watched yet, or the watch fired (a watch fires once): arm it.
 	ok, _, ev, err := c.s.Conn.ExistsW(note)
 	if err != nil {
 		return false, err
 	}
-	drop.noteFor, drop.note = note, ev
+	drop.noteFor, drop.note, drop.noted = note, ev, ok
 	return ok, nil
 }
 
@@ -490,16 +519,6 @@ func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Eve
 		return errStopped
 	}
 	return nil
-}
-
-// fired reports a watch that has fired (its channel then closes).
-func fired(w <-chan zk.Event) bool {
-	select {
-	case <-w:
-		return true
-	default:
-		return false
-	}
 }
 
 func (c *candidate) batonHolder() (held bool, owner int64, err error) {

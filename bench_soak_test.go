@@ -29,6 +29,12 @@ package main
 // now hold it just over a second (1.1s: no back-off, a handover about
 // every 1.2 s).
 //
+// BENCH_SOAK_HEAPPROF=DIR, with BENCH_BALLOT a profiling build (make
+// build TAGS=ballot_pprof, heapprof.go), has each ballot write its heap
+// profile into DIR at each checkpoint (SIGWINCH; a release build ignores
+// it): go tool pprof -base of two checkpoints' profiles of one process
+// shows what the handovers between them kept.
+//
 // Goroutines and heap are read off each candidate's debug log: the line
 // of its last candidacy's start (phase joining) says them (transition.go,
 // runtimeAttrs). The candidates log to files, not to the benchmark's
@@ -127,6 +133,9 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 		args = append(args, "--log-level", "debug", "--", b.checker, stamps, hold)
 		c.cmd = exec.Command(b.bin, args...)
 		c.cmd.Dir, c.cmd.Env = b.home, b.env("stamp")
+		if dir := os.Getenv("BENCH_SOAK_HEAPPROF"); dir != "" {
+			c.cmd.Env = append(c.cmd.Env, "BALLOT_HEAPPROF="+dir)
+		}
 		c.cmd.Stdout, c.cmd.Stderr = log, log
 		c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := c.cmd.Start(); err != nil {
@@ -146,6 +155,10 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 		})
 		time.Sleep(100 * time.Millisecond) // s1 leads first
 	}
+	// What the benchmark last did, for a stall's report: which of the
+	// two sides lost the handover (issue 37: a stall at 12,933 handovers
+	// whose logs could not tell).
+	var lastStart, lastAsked string
 	stop := func() {
 		for _, id := range ids {
 			_ = cands[id].cmd.Process.Signal(syscall.SIGTERM)
@@ -169,6 +182,7 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 				}
 			}
 		}
+		logs = append(logs, "--- the benchmark: last START read: "+lastStart+"; last step-down asked: "+lastAsked+"; "+benchSoakControls(b.conn, e.base))
 		for _, id := range ids {
 			logs = append(logs, fmt.Sprintf("--- %s:\n%s", id, benchTail(benchSoakTail(cands[id].logPath, 1<<16), 15)))
 		}
@@ -190,6 +204,7 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 		if err != nil {
 			fail("soak: after %d handovers: %v", max(starts-1, 0), err)
 		}
+		lastStart = fmt.Sprintf("%s (start %d, %s)", cand, starts+1, time.Now().UTC().Format(time.RFC3339Nano))
 		if starts == 0 {
 			t0 = time.Now()
 			r.negotiated = benchSoakNegotiated(cands[cand].logPath)
@@ -205,9 +220,11 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 		if reelect != "" {
 			continue // the command ends by itself
 		}
-		if err := benchSoakStepDown(b.conn, e.base, cand, stuck); err != nil {
+		asked, err := benchSoakStepDown(b.conn, e.base, cand, stuck)
+		if err != nil {
 			fail("soak: after %d handovers: %v", starts-1, err)
 		}
+		lastAsked = fmt.Sprintf("%s (%s)", asked, time.Now().UTC().Format(time.RFC3339Nano))
 	}
 	stop()
 	return r
@@ -216,33 +233,55 @@ func benchSoak(t *testing.T, b *benchEnv) benchSoakResult {
 // benchSoakStepDown asks candidate cand, whose command has started, to
 // hand over, as ballot step-down does: <base>/step-down names its
 // proposal, the lowest in line.
-func benchSoakStepDown(conn *zk.Conn, base, cand string, within time.Duration) error {
+// It returns the proposal it named and how (created or set).
+func benchSoakStepDown(conn *zk.Conn, base, cand string, within time.Duration) (string, error) {
 	deadline := time.Now().Add(within)
 	for {
 		s, err := readElection(conn, base)
 		if err == nil {
 			if l := s.lowestProposal(); l != nil && l.data != nil && l.data.CandidateID == cand {
 				rec, _ := json.Marshal(stepDownRecord{Proposal: base + "/" + l.name, CandidateID: cand, By: "bench", At: time.Now().UTC()})
-				p := base + "/" + stepDownName
+				p, how := base+"/"+stepDownName, "created"
 				_, err = conn.Create(p, rec, 0, zk.WorldACL(zk.PermAll))
 				if errors.Is(err, zk.ErrNodeExists) {
+					how = "set"
 					_, err = conn.Set(p, rec, -1)
 				}
 				if err == nil {
-					return nil
+					return l.name + " " + how, nil
 				}
 			}
 		}
 		// ErrNoNode: the last leader cleared its own request between
 		// the create and the set; try again.
 		if err != nil && !zookeeper.Retryable(err) && !errors.Is(err, zk.ErrNoNode) {
-			return err
+			return "", err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s started its command but does not lead in ZooKeeper within %s (%v)", cand, within, err)
+			return "", fmt.Errorf("%s started its command but does not lead in ZooKeeper within %s (%v)", cand, within, err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// benchSoakControls says what a stall's report needs of the election:
+// the line's first proposal and whose it is, and the step-down node.
+func benchSoakControls(conn *zk.Conn, base string) string {
+	out := "lowest proposal: "
+	if s, err := readElection(conn, base); err != nil {
+		out += err.Error()
+	} else if l := s.lowestProposal(); l == nil {
+		out += "none"
+	} else if l.data != nil {
+		out += l.name + " (" + l.data.CandidateID + ", " + l.data.State + ")"
+	} else {
+		out += l.name
+	}
+	raw, st, err := conn.Get(base + "/" + stepDownName)
+	if err != nil {
+		return out + "; step-down: " + err.Error()
+	}
+	return fmt.Sprintf("%s; step-down (version %d, mtime %s): %s", out, st.Version, time.UnixMilli(st.Mtime).UTC().Format(time.RFC3339Nano), raw)
 }
 
 // benchSoakStampTail reads the stamp file as it grows.
@@ -304,9 +343,29 @@ func benchSoakSample(b *benchEnv, base string, ids []string, cands map[string]*b
 		}
 		c.threads = benchSoakThreads(c.ballotPid)
 		c.goroutines, c.heapInuse, c.heapLive = benchSoakRuntime(c.logPath)
+		if dir := os.Getenv("BENCH_SOAK_HEAPPROF"); dir != "" {
+			benchSoakHeapProfile(dir, c.ballotPid)
+		}
 		p.cands = append(p.cands, c)
 	}
 	return p
+}
+
+// benchSoakHeapProfile has a profiling build (heapprof.go) write its next
+// heap profile, and waits until it is whole: the handovers wait too, and
+// the last one is not cut short by the candidates' stop.
+func benchSoakHeapProfile(dir string, pid int) {
+	had, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("heap-%d-*.pprof", pid)))
+	want := filepath.Join(dir, fmt.Sprintf("heap-%d-%04d.pprof", pid, len(had)+1))
+	if syscall.Kill(pid, syscall.SIGWINCH) != nil {
+		return
+	}
+	// Exact profiling slows a collection; a release build writes none.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(want); err == nil {
+			return
+		}
+	}
 }
 
 func benchSoakThreads(pid int) int {

@@ -213,7 +213,7 @@ func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) 
 		// must be ready (standBy) before the new leader's command ends.
 		// Only the third watches the lowest too: no herd.
 		f.lowest, f.lowestGone = line[0], nil
-		ok, _, w, err := c.s.Conn.ExistsW(c.basePath + "/" + f.lowest)
+		ok, w, err := c.s.WatchNode(c.basePath + "/" + f.lowest)
 		if err != nil || !ok {
 			f.lowest = ""
 			return pred, nil, nil // gone already (or unknown): list the line again
@@ -232,8 +232,7 @@ func (f *followWatches) watchAhead(line []string, me int, stop <-chan struct{}) 
 func (f *followWatches) watchPredecessor(pred string, me int) (exists bool, watch <-chan zk.Event, err error) {
 	c := f.c
 	if me != 1 {
-		exists, _, watch, err = c.s.Conn.ExistsW(pred)
-		return exists, watch, err
+		return c.s.WatchNode(pred)
 	}
 	raw, _, watch, err := c.s.Conn.GetW(pred)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -270,7 +269,7 @@ func (f *followWatches) wait(pred string, watch <-chan zk.Event, me int, firstAm
 		case ev := <-f.lowestGone:
 			if ev.Type == zk.EventNodeDataChanged {
 				// The leader's state changed: watch it again, and wait on.
-				if ok, _, w, err := c.s.Conn.ExistsW(c.basePath + "/" + f.lowest); err == nil && ok {
+				if ok, w, err := c.s.WatchNode(c.basePath + "/" + f.lowest); err == nil && ok {
 					f.lowestGone = w
 					continue
 				}

@@ -316,3 +316,84 @@ func TestReleasedNoteIsForItsRecordOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestReleasedNoteWatchedWhileTheBatonIsHeld: the successor of a leader
+// whose proposal an operator deleted finds the baton still held (the
+// leader stops its command first); it watches for the leader's note
+// meanwhile, so that once the baton goes the note is known without a
+// read: its creation's event comes before the baton's delete (the note is
+// written before the session ends, and ZooKeeper sends a session its
+// events in the order of the changes). Once seen, a note stays trusted
+// (what it says stays true) even if deleted since, and still only for the
+// proposal the record names.
+func TestReleasedNoteWatchedWhileTheBatonIsHeld(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	other := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer other.Close()
+	base := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), base)
+	p := newInProcess(t, zkc, base)
+	leaderSession := p.session()
+	a := p.join(leaderSession, "a")
+	if _, err := a.takeBaton(nil); err != nil {
+		t.Fatal(err)
+	}
+	s := p.join(p.session(), "s")
+	if err := other.Delete(a.node, -1); err != nil { // the operator's delete
+		t.Fatal(err)
+	}
+	h, err := s.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, wait, err := s.droppedTake(h)
+	if err != nil || dropped == "" {
+		t.Fatalf("a's take, its proposal deleted, is not a dropped take to s: %q, %v", dropped, err)
+	}
+	var drop droppedWait
+	announced := ""
+	stop := make(chan struct{})
+	defer close(stop)
+	type result struct {
+		free bool
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		free, err := s.waitOutDrop(h, dropped, wait, &drop, &announced, stop)
+		done <- result{free, err}
+	}()
+	// s waits on the held baton, the note's watch armed: one watch on the
+	// note (besides the baton's).
+	note := releasedPath(base, path.Base(a.node))
+	T := leaderSession.Timeout()
+	for deadline := time.Now().Add(T); pendingWatchers(t, s.s.Conn, note) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s did not watch for a's note within T = %s while a holds the baton", T)
+		}
+	}
+	if ok, err := a.leaveReleasedNote(a.baton.version); !ok || err != nil {
+		t.Fatalf("note: written %v, %v", ok, err)
+	}
+	leaderSession.Close() // the baton goes with a's session
+	select {
+	case r := <-done:
+		if r.free || r.err != nil {
+			t.Fatalf("the held wait ended with free %v, %v; want the record read again", r.free, r.err)
+		}
+	case <-time.After(T):
+		t.Fatalf("the baton went with a's session, but s still waits after T = %s", T)
+	}
+	// Gone since: what the note said stays true, and the event told it.
+	if err := other.Delete(note, -1); err != nil {
+		t.Fatal(err)
+	}
+	if ended, err := s.holderEnded(h, &drop); !ended || err != nil {
+		t.Errorf("a's note, seen written while a held the baton: ended %v, %v; want trusted", ended, err)
+	}
+	h.rec.Proposal = base + "/_c_00000000000000000000000000000000-proposal-0000000099"
+	if ended, err := s.holderEnded(h, &drop); ended || err != nil {
+		t.Errorf("a's note was trusted for another proposal's take: ended %v, %v", ended, err)
+	}
+}

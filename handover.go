@@ -226,7 +226,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	if !h.parsed || h.rec.State != handoverHanded || c.handedToUs(h) || h.rec.Successor == "" {
 		return false, nil
 	}
-	ok, _, gone, err := c.s.Conn.ExistsW(h.rec.Successor)
+	ok, gone, err := c.s.WatchNode(h.rec.Successor)
 	if err != nil {
 		return true, c.retryAfter(err, stop)
 	}

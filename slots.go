@@ -220,7 +220,7 @@ func (w *slotWatches) watch(names []string) error {
 		if armed {
 			continue
 		}
-		ok, _, ev, err := w.c.s.Conn.ExistsW(w.c.basePath + "/" + n)
+		ok, ev, err := w.c.s.WatchNode(w.c.basePath + "/" + n)
 		if err != nil {
 			return err
 		}

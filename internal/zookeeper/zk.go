@@ -290,6 +290,23 @@ func (s *Session) ExistsWatch(path string) (exists bool, fired <-chan struct{}, 
 	return exists, ch, nil
 }
 
+// WatchNode watches a node that should exist until it changes or goes
+// (a data watch: getData). A node already gone leaves no watch: ExistsW
+// on a missing node arms a watch for its creation, which for a proposal
+// (a name never used again) never comes, and go-zookeeper and the server
+// keep that watch for the session's life (issue 37: a few a hundred
+// handovers, when a proposal went between a listing and its watch).
+func (s *Session) WatchNode(path string) (exists bool, ev <-chan zk.Event, err error) {
+	_, _, ev, err = s.Conn.GetW(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	return true, ev, nil
+}
+
 // WaitOnline waits for the next connection state change; used after a
 // request failed because the connection is down.
 func (s *Session) WaitOnline(stop <-chan struct{}) error {
