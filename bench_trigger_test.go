@@ -2,7 +2,7 @@
 
 package main
 
-// 15. ballot trigger (issue 32 item 1): how soon a triggered run starts.
+// 17. ballot trigger (issue 32 item 1): how soon a triggered run starts.
 // The target: within 100 ms plus one round trip of the request.
 
 import (
