@@ -224,6 +224,7 @@ func TestBench(t *testing.T) {
 	t.Run("soak", func(t *testing.T) { rep.set("soak", benchSoak(t, b).section()) })
 	t.Run("bounds", func(t *testing.T) { rep.set("bounds", benchBounds(t, b)) })
 	t.Run("random", func(t *testing.T) { rep.set("random", benchRandomFaults(t, b)) })
+	t.Run("crontab", func(t *testing.T) { rep.set("crontab", benchCrontabSection(benchCrontab(t, b))) })
 	t.Run("trigger", func(t *testing.T) {
 		s := benchTrigger(t, b, 20).section()
 		t.Logf("trigger:\n%s", s)

@@ -2,7 +2,7 @@
 
 package main
 
-// 15. ballot trigger (issue 32 item 1): how soon a triggered run starts.
+// 17. ballot trigger (issue 32 item 1): how soon a triggered run starts.
 // The target: within 100 ms plus one round trip of the request.
 
 import (
@@ -61,7 +61,7 @@ func benchTrigger(t *testing.T, b *benchEnv, reps int) benchTriggerResult {
 
 func (r benchTriggerResult) section() string {
 	var s strings.Builder
-	s.WriteString("## 15. ballot trigger: a run now\n\n")
+	s.WriteString("## 17. ballot trigger: a run now\n\n")
 	fmt.Fprintf(&s, "One `run cron` candidate (T = %s, a schedule that never comes, a 100 ms command), its lease at rest; "+
 		"`ballot trigger --wait` from another process. From the request as the trigger stamped it just before its create "+
 		"to the command's first instruction: the create's round trip, the leader's watch, the lease taken again (one quorum write), "+
