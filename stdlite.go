@@ -1,8 +1,8 @@
 package main
 
 // What ballot used of flag, text/tabwriter, os/user and net/url, written
-// out: each package was linked for one small use and cost the binary 8 to
-// 32 KB (issue 35, BENCHMARKS.md "Where the bytes go"). Each does exactly
+// out: each package was linked for one small use and cost the binary 3 to
+// 27 KB (issue 35, BENCHMARKS.md "Where the bytes go"). Each does exactly
 // what the standard package did on any input; stdlite_test.go checks them
 // against it (and spreadHash's FNV-1a against hash/fnv).
 

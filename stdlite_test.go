@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/url"
+	"os/exec"
 	"os/user"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -293,6 +295,29 @@ func TestSpreadHashIsFNV1a(t *testing.T) {
 		x ^= x >> 31
 		if got := spreadHash(string(b)); got != x {
 			t.Fatalf("%q: spreadHash %x, FNV-1a then the finaliser %x", b, got, x)
+		}
+	}
+}
+
+// TestStdliteKeepsPackagesOut: the packages stdlite.go replaced stay out
+// of both builds (a new use would bring their bytes back; use stdlite.go's
+// instead), net/url out of the build without TLS only.
+func TestStdliteKeepsPackagesOut(t *testing.T) {
+	t.Parallel()
+	for _, tags := range []string{"", "ballot_notls"} {
+		out, err := exec.Command("go", "list", "-deps", "-tags", tags, ".").Output()
+		if err != nil {
+			t.Fatalf("go list -deps -tags %q: %v", tags, err)
+		}
+		deps := strings.Fields(string(out))
+		banned := []string{"flag", "text/tabwriter", "os/user", "hash/fnv"}
+		if tags == "ballot_notls" {
+			banned = append(banned, "net/url")
+		}
+		for _, pkg := range banned {
+			if slices.Contains(deps, pkg) {
+				t.Errorf("the build with tags %q links %s again (issue 35: stdlite.go replaces it)", tags, pkg)
+			}
 		}
 	}
 }
