@@ -294,8 +294,8 @@ func (s *Session) ExistsWatch(path string) (exists bool, fired <-chan struct{}, 
 // (a data watch: getData). A node already gone leaves no watch: ExistsW
 // on a missing node arms a watch for its creation, which for a proposal
 // (a name never used again) never comes, and go-zookeeper and the server
-// keep that watch for the session's life (issue 37: a few a hundred
-// handovers, when a proposal went between a listing and its watch).
+// keep that watch for the session's life (issue 37: 16 bytes a handover
+// in a fast soak, a proposal gone between a listing and its watch).
 func (s *Session) WatchNode(path string) (exists bool, ev <-chan zk.Event, err error) {
 	_, _, ev, err = s.Conn.GetW(path)
 	if errors.Is(err, zk.ErrNoNode) {
