@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/keeper"
 )
 
 // crontabTest is a crontab file and its jobs' elections under base.
@@ -568,5 +570,37 @@ func TestCrontabKillFailsOverEveryJob(t *testing.T) {
 	b.Wait(20 * time.Second)
 	for _, j := range jobs {
 		ct.checkOnce(j)
+	}
+}
+
+// TestCrontabOneKeeperAtRest: four daily jobs, all led by one process
+// and at rest between runs: one keeper for the process (the session's,
+// which holds every job's release), not one per job.
+func TestCrontabOneKeeperAtRest(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"j1", "j2", "j3", "j4"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	a := ct.start("a", "--log-level", "debug")
+	for _, j := range jobs {
+		a.WaitEvent(logEvKeeperReady, 30*time.Second, "job", j) // at rest, its release held
+	}
+	var keepers []int
+	for _, p := range keeper.DescendantsOf(a.Pid()) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && strings.HasPrefix(string(b), "ballot-keeper\x00") {
+			keepers = append(keepers, p)
+		}
+	}
+	if len(keepers) != 1 {
+		t.Errorf("keepers at rest: %v, want the session's one", keepers)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
 }
