@@ -221,7 +221,7 @@ func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, 
 
 // keeperShareFiles are the pipes the keepers of a shared session take
 // turns by (internal/keeper/keepershare.go): made once per process, given
-// to every keeper (fds 6 to 9), and held by ballot for the keepers to
+// to every keeper (fds 6 to 11), and held by ballot for the keepers to
 // come, so that they go with the last of them and leave nothing behind.
 var keeperShareFiles struct {
 	once  sync.Once
@@ -229,27 +229,28 @@ var keeperShareFiles struct {
 }
 
 // keeperShare returns the pipes, made on first use: the turn, with its
-// one byte in it, and done.
+// one byte in it, done and trees.
 func keeperShare() []*os.File {
 	s := &keeperShareFiles
 	s.once.Do(func() {
-		turnR, turnW, err := os.Pipe()
-		if err != nil {
-			return
-		}
-		doneR, doneW, err := os.Pipe()
-		if err == nil {
-			_, err = turnW.Write([]byte{1})
-		}
-		if err != nil {
-			for _, f := range []*os.File{turnR, turnW, doneR, doneW} {
-				if f != nil {
+		var files []*os.File
+		for range 3 {
+			r, w, err := os.Pipe()
+			if err != nil {
+				for _, f := range files {
 					f.Close()
 				}
+				return
+			}
+			files = append(files, r, w)
+		}
+		if _, err := files[1].Write([]byte{1}); err != nil {
+			for _, f := range files {
+				f.Close()
 			}
 			return
 		}
-		s.files = []*os.File{turnR, turnW, doneR, doneW}
+		s.files = files
 	})
 	return s.files
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/keeper"
 )
 
 // crontabTest is a crontab file and its jobs' elections under base.
@@ -465,6 +467,138 @@ func TestCrontabSessionLostRejoinsOnOneSession(t *testing.T) {
 		t.Errorf("%d sessions established; want 2, the first and one new for every job", n)
 	}
 	t.Logf("sessions %x, then %x", first, second)
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestCrontabKillFailsOverEveryJob: two jobs of one crontab run long
+// commands on host a, host b stands in both elections; a is SIGKILLed.
+// Its keepers kill both jobs' commands and give both batons back
+// (internal/keeper/keepershare.go): every tick of a's commands comes
+// before any of b's, and b takes each baton given back, never one
+// dropped (a dropped baton costs the session's expiry, T, and W more):
+// each job fails over without waiting for the session.
+func TestCrontabKillFailsOverEveryJob(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"left", "right"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "@every 1s", "60s"))
+	}
+	ct.write(lines...)
+	ticks := func(host string) string { return filepath.Join(ct.dir, "ticks-"+host) }
+	start := func(id string) *ballotProc {
+		env := ballotEnv(t, "BALLOT_TEST_CHILD=run", "TICK_FILE="+ticks(id))
+		return startBallot(t, id, env, "--zookeeper-servers", zkc.ConnString(), "--zookeeper-base-path", ct.base,
+			"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id, ct.file)
+	}
+	a := start("a")
+	for _, j := range jobs {
+		ct.waitJobRuns(j, 1, 30*time.Second)
+	}
+	b := start("b")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for _, j := range jobs {
+		for deadline := time.Now().Add(30 * time.Second); len(ct.proposals(conn, j)) < 2; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: proposals %v, want a's and b's", j, ct.proposals(conn, j))
+			}
+		}
+	}
+	b.WaitEvent(logEvStandingBy, 30*time.Second) // a handover may come: a run goes
+	killed := time.Now()
+	a.Signal(syscall.SIGKILL)
+	a.Wait(10 * time.Second)
+	byToken := map[string]string{} // a run's fencing token → its job
+	for _, j := range jobs {
+		rs := ct.waitJobRuns(j, 2, 30*time.Second)
+		if rs[len(rs)-1].candidate != "b" {
+			t.Fatalf("job %s: runs %+v, want b's last", j, rs)
+		}
+		for _, r := range rs {
+			byToken[r.token] = j
+		}
+	}
+	// b's first ticks: each job's command started on b.
+	var bTenures []*tenure
+	for deadline := time.Now().Add(30 * time.Second); len(bTenures) < len(jobs); time.Sleep(20 * time.Millisecond) {
+		bTenures = readTenures(t, ticks("b"))
+		if time.Now().After(deadline) {
+			t.Fatalf("b's commands ticked for %d jobs, want %d", len(bTenures), len(jobs))
+		}
+	}
+	aTenures := readTenures(t, ticks("a"))
+	if len(aTenures) != len(jobs) {
+		t.Fatalf("a's commands: %d tenures, want one per job", len(aTenures))
+	}
+	var aLast time.Time
+	for _, tn := range aTenures {
+		aLast = later(aLast, tn.last)
+	}
+	for _, tn := range bTenures {
+		if !aLast.After(tn.first) {
+			t.Logf("job %s: b's command started %s after the kill (%s after a's last tick)", byToken[tn.token],
+				tn.first.Sub(killed).Round(time.Millisecond), tn.first.Sub(aLast).Round(time.Millisecond))
+			continue
+		}
+		t.Errorf("job %s: b's command ticked at %s, a's commands still at %s: two hosts' commands at once",
+			byToken[tn.token], tn.first.Format(time.RFC3339Nano), aLast.Format(time.RFC3339Nano))
+	}
+	for _, j := range jobs {
+		if e := b.Events(logEvBatonWait, "job", j); len(e) > 0 {
+			t.Errorf("job %s: b waited for a baton a dropped (%v), not given back by a's keeper", j, e)
+		}
+	}
+	if b.Logged("dropped it") {
+		t.Errorf("b waited for a dropped baton:\n%s", b.out.String())
+	}
+	for _, j := range jobs {
+		e := b.Events(logEvBatonTaken, "job", j)
+		if len(e) == 0 {
+			t.Fatalf("job %s: b never took the baton", j)
+		}
+		at, _ := time.Parse("2006-01-02T15:04:05.000Z07:00", e[0]["time"])
+		t.Logf("job %s: b took the baton %s after the kill (log time, ms; its command then waits for the next scheduled second)",
+			j, at.Sub(killed).Round(time.Millisecond))
+	}
+	b.Signal(syscall.SIGTERM)
+	b.Wait(20 * time.Second)
+	for _, j := range jobs {
+		ct.checkOnce(j)
+	}
+}
+
+// TestCrontabOneKeeperAtRest: four daily jobs, all led by one process
+// and at rest between runs: one keeper for the process (the session's,
+// which holds every job's release), not one per job.
+func TestCrontabOneKeeperAtRest(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"j1", "j2", "j3", "j4"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	a := ct.start("a", "--log-level", "debug")
+	for _, j := range jobs {
+		a.WaitEvent(logEvKeeperReady, 30*time.Second, "job", j) // at rest, its release held
+	}
+	var keepers []int
+	for _, p := range keeper.DescendantsOf(a.Pid()) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && strings.HasPrefix(string(b), "ballot-keeper\x00") {
+			keepers = append(keepers, p)
+		}
+	}
+	if len(keepers) != 1 {
+		t.Errorf("keepers at rest: %v, want the session's one", keepers)
+	}
 	a.Signal(syscall.SIGTERM)
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)

@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -63,6 +64,35 @@ func startSessionKeeper(s *zookeeper.Session) (*idleKeeper, error) {
 		go old.stop() // a session before this one: its keeper holds nothing of this one's
 	}
 	return k, nil
+}
+
+// keepSharedSession makes s a shared session (its keepers take turns on
+// it) and starts its keeper; without one (it did not start), the jobs at
+// rest hold their batons with no keeper to give them back should ballot
+// die: they are dropped when the session ends.
+func keepSharedSession(log *slog.Logger, s *zookeeper.Session) {
+	s.ShareKeepers()
+	k, err := startSessionKeeper(s)
+	if err != nil {
+		log.Warn("cannot start the session's keeper; should ballot die, the batons of the jobs at rest go with its session", "error", err)
+		return
+	}
+	log.Debug("a keeper stands by for the session: should ballot die, it gives back the batons of the jobs at rest", logEvKeeperReady.attr(),
+		"keeper_pid", k.c.keeper.Process.Pid)
+}
+
+// dropSessionKeeper stops s's keeper, if it has one, as ballot ends s
+// itself: it must not act on ballot's death later.
+func dropSessionKeeper(s *zookeeper.Session) {
+	sessionKeepers.Lock()
+	k := sessionKeepers.k
+	if k == nil || k.session != s.ID() {
+		sessionKeepers.Unlock()
+		return
+	}
+	sessionKeepers.k = nil
+	sessionKeepers.Unlock()
+	k.stop()
 }
 
 // sessionKeepers is the process's shared session's keeper.

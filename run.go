@@ -196,6 +196,9 @@ func (h *sessionHolder) get(stop <-chan struct{}) (*zookeeper.Session, error) {
 		return h.sess, nil
 	}
 	if h.sess != nil {
+		if h.shared {
+			dropSessionKeeper(h.sess)
+		}
 		h.sess.Close()
 		h.sess = nil
 	}
@@ -205,6 +208,9 @@ func (h *sessionHolder) get(stop <-chan struct{}) (*zookeeper.Session, error) {
 	s, err := zookeeper.DialSession(h.log, h.acc, h.timeout, zookeeper.ConnectWait(h.timeout), stop)
 	if err == nil {
 		h.sess = s
+		if h.shared {
+			keepSharedSession(h.log, s) // before any keeper is told it
+		}
 	}
 	return s, err
 }
@@ -220,6 +226,9 @@ func (h *sessionHolder) drop(s *zookeeper.Session) {
 	if h.sess == s {
 		h.sess = nil
 	}
+	if h.shared {
+		dropSessionKeeper(s)
+	}
 	s.Close()
 }
 
@@ -232,6 +241,9 @@ func (h *sessionHolder) close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	if h.sess != nil {
+		if h.shared {
+			dropSessionKeeper(h.sess)
+		}
 		h.sess.Close()
 		h.sess = nil
 	}

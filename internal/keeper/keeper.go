@@ -52,7 +52,7 @@ package keeper
 //         and is promoted only after the hook. An expired session: the hook
 //         runs anyway, best effort.
 //   fd 5, ballot's stderr: the keeper's own log lines.
-//   fds 6 to 9, the pipes the keepers of one shared session take turns
+//   fds 6 to 11, the pipes the keepers of one shared session take turns
 //         by (keepershare.go), used only once told the session is shared.
 
 import (

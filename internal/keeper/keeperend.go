@@ -67,13 +67,12 @@ func (k *keeper) afterBallot(idle bool) {
 		h = &w
 	}
 	if h != nil && h.Shared {
-		if k.share = newSharing(); k.share == nil {
+		if k.share = newSharing(h); k.share == nil {
 			h = nil // told shared without the pipes: leave the session to expire
 		}
 	}
 	if hook == nil {
 		if h != nil {
-			k.cfg.StampRelease(h)
 			k.endSession(h)
 		}
 		return
@@ -119,8 +118,8 @@ func (k *keeper) afterBallot(idle bool) {
 	if h == nil {
 		return
 	}
-	k.cfg.StampRelease(h)
 	if s != nil {
+		k.cfg.StampRelease(h)
 		err := s.Finish(h, time.Now().Add(h.Timeout()))
 		s.Close()
 		if err == nil || errors.Is(err, zookeeper.ErrSessionLost) {
@@ -137,6 +136,7 @@ func (k *keeper) endSession(h *zookeeper.Handoff) {
 		k.endShared(h)
 		return
 	}
+	k.cfg.StampRelease(h)
 	_ = h.EndSession(h.Timeout())
 }
 

@@ -8,8 +8,8 @@ package keeper
 // the session moves and the old connection's requests fail), so two
 // keepers resuming it together would take it from each other in turn.
 //
-// ballot makes two pipes once per process and gives both ends of each to
-// every keeper (fds 6 to 9, SharedFiles), and no file is left behind:
+// ballot makes three pipes once per process and gives both ends of each
+// to every keeper (fds 6 to 11), and no file is left behind:
 //   - the turn: one byte in a pipe. A keeper reads it before it connects
 //     to the session, and writes it back once it has dropped the
 //     connection: one keeper on the session at a time;
@@ -19,6 +19,13 @@ package keeper
 //     the turn, is the last: it closes the session. The last to close
 //     its end sees EOF; two that close theirs together may both see it,
 //     and the second to connect finds the session gone (ErrSessionLost).
+//   - trees: nobody writes it either. Each keeper closes its write end
+//     once its command's tree is reaped (an idle one at once), and gives
+//     no baton back before EOF on it, or a quarter of the session timeout
+//     (a tree that cannot be reaped must not hold the other jobs' batons
+//     until the session expires, 2T/3 at the earliest after ballot's
+//     death; each job's own baton still waits for its own tree): every
+//     job's tree dies before any baton is given back.
 // A keeper that dies holding the turn costs the others only their wait
 // (the session's timeout): the session then expires, the batons not
 // given back are dropped, and the successors wait W for them.
@@ -36,19 +43,19 @@ import (
 
 // The pipes' fds in the keeper, after status (3), control (4), stderr (5).
 const (
-	fdTurn     = 6 // the turn's read end
-	fdTurnBack = 7 // its write end
-	fdDone     = 8 // done's read end
-	fdDoneW    = 9 // done's write end, closed once this keeper is done
+	fdTurn     = 6  // the turn's read end
+	fdTurnBack = 7  // its write end
+	fdDone     = 8  // done's read end
+	fdDoneW    = 9  // done's write end, closed once this keeper is done
+	fdTrees    = 10 // trees' read end
+	fdTreesW   = 11 // trees' write end, closed once this keeper's tree is reaped
 )
-
-// SharedFiles is how many files ballot passes after the first three
-// (ExtraFiles): the turn's read and write ends, done's read and write ends.
-const SharedFiles = 4
 
 // sharing is this keeper's side of the pipes.
 type sharing struct {
 	turn     *os.File
+	trees    *os.File
+	treesBy  time.Time // the longest wait for the other trees
 	doneOnce sync.Once
 }
 
@@ -56,7 +63,7 @@ type sharing struct {
 // command holding done's write end would keep the session open until
 // its expiry.
 func closeOnExecShared() {
-	for fd := fdTurn; fd <= fdDoneW; fd++ {
+	for fd := fdTurn; fd <= fdTreesW; fd++ {
 		syscall.CloseOnExec(fd)
 	}
 }
@@ -64,8 +71,8 @@ func closeOnExecShared() {
 // newSharing takes up the pipes once ballot is dead, if the keeper was
 // told the session is shared (ballot says so only to keepers it gave
 // them to); nil if they are not pipes.
-func newSharing() *sharing {
-	for fd := fdTurn; fd <= fdDoneW; fd++ {
+func newSharing(h *zookeeper.Handoff) *sharing {
+	for fd := fdTurn; fd <= fdTreesW; fd++ {
 		var st syscall.Stat_t
 		if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 			return nil
@@ -76,7 +83,22 @@ func newSharing() *sharing {
 	// set them blocking again, as they are one file for all.
 	_ = syscall.SetNonblock(fdTurn, true)
 	_ = syscall.SetNonblock(fdDone, true)
-	return &sharing{turn: os.NewFile(fdTurn, "turn")}
+	_ = syscall.SetNonblock(fdTrees, true)
+	// This keeper's tree is reaped (or it never had one).
+	_ = syscall.Close(fdTreesW)
+	return &sharing{turn: os.NewFile(fdTurn, "turn"), trees: os.NewFile(fdTrees, "trees"), treesBy: time.Now().Add(h.Timeout() / 4)}
+}
+
+// awaitTrees waits until every keeper's tree is reaped, at most until
+// treesBy.
+func (s *sharing) awaitTrees() {
+	_ = s.trees.SetReadDeadline(s.treesBy)
+	var b [1]byte
+	for {
+		if _, err := s.trees.Read(b[:]); err != nil {
+			return // EOF, or the deadline
+		}
+	}
 }
 
 // touch checks, on its turn, that the session lives, touching it.
@@ -131,6 +153,8 @@ func (s *sharing) last() bool {
 func (k *keeper) endShared(h *zookeeper.Handoff) {
 	s := k.share
 	defer s.done()
+	s.awaitTrees()
+	k.cfg.StampRelease(h)
 	releases := []*zookeeper.Handoff{h}
 	k.mu.Lock()
 	for _, r := range k.held {
