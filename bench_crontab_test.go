@@ -108,8 +108,9 @@ func (b *benchEnv) crontabFleet(t *testing.T, name string, jobs int, schedule, c
 }
 
 func (f *benchCrontabFleet) start(host string, args ...string) *ballotProc {
-	args = append([]string{"--zookeeper-servers", strings.Join(f.b.zk.Servers(), ","), "--candidate-id", host,
-		"--log-format", "json"}, args...)
+	// args: the command words first ("run", "crontab" or "cron"), then its flags.
+	args = append([]string{"--zookeeper-servers", strings.Join(f.b.zk.Servers(), ","), "--log-format", "json",
+		args[0], args[1], "--candidate-id", host}, args[2:]...)
 	cmd := exec.Command(f.b.bin, args...)
 	cmd.Dir = f.b.home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
