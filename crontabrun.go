@@ -48,6 +48,9 @@ type crontab struct {
 	joined  map[string]bool    // jobs of the first load that made their proposal
 	first   int                // how many the first load had
 	readyCh chan string        // a job's first proposal (READY)
+
+	jobs   atomic.Pointer[[]*jobRun] // cur in the file's order, for the spreader's goroutine
+	spread *spreader
 }
 
 // runCrontab runs jobs, and on SIGHUP the file's jobs as they then are;
@@ -82,7 +85,19 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		}
 		return true
 	}, ct.procStop)
-	setVouch := func() { rs := ct.runners(); vouchers.Store(&rs) }
+	setVouch := func() { // and the spreader's list
+		rs := ct.runners()
+		vouchers.Store(&rs)
+		var js []*jobRun
+		for _, name := range ct.names {
+			if jr := ct.cur[name]; jr != nil {
+				js = append(js, jr)
+			}
+		}
+		ct.jobs.Store(&js)
+	}
+	setVouch()
+	ct.spread = newSpreader(ct)
 	for _, j := range jobs {
 		ct.cur[j.Name] = ct.launch(j, nil, true)
 		ct.names = append(ct.names, j.Name)
@@ -187,6 +202,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 		log.Error("job cannot run", "error", err)
 	}
 	r.work, r.rules = newLeaderWork(r, sched)
+	r.lineChanged = ct.spread.changed
 	if len(j.Set.HealthCheck) > 0 {
 		r.health = newHealth(r)
 	}
@@ -250,8 +266,7 @@ func (ct *crontab) reload() {
 			added = append(added, j.Name)
 			ct.cur[j.Name] = ct.launch(j, nil, false)
 		case sameJob(old.job, j):
-			unchanged++
-			old.job.Where = j.Where // a line moved: nothing else
+			unchanged++ // a line that moved too
 		default:
 			changed = append(changed, j.Name)
 			old.leave()

@@ -4,6 +4,7 @@ package main
 // election, on one session (crontabrun.go).
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -468,5 +469,86 @@ func TestCrontabSessionLostRejoinsOnOneSession(t *testing.T) {
 	a.Signal(syscall.SIGTERM)
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// leaders counts, per candidate id, the jobs each leads (their leader
+// nodes).
+func (ct *crontabTest) leaders(conn *zk.Conn, jobs []string) map[string]int {
+	ct.t.Helper()
+	out := map[string]int{}
+	for _, j := range jobs {
+		raw, _, err := conn.Get(ct.base + "/" + j + "/" + leaderName)
+		if err != nil {
+			continue
+		}
+		var rec leaderRecord
+		if json.Unmarshal(raw, &rec) == nil {
+			out[rec.CandidateID]++
+		}
+	}
+	return out
+}
+
+// TestCrontabLeadershipsSpread: six daily jobs; host a starts alone and
+// leads all six; host b starts: a hands three over between runs (none
+// runs), each to b, so that each leads its share, ⌈6 ÷ 2⌉ = 3. Then no
+// write at rest: the spreading reads only when a line changes.
+func TestCrontabLeadershipsSpread(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its zxid counted: a server of its own
+	ct := newCrontab(t, zkc)
+	var jobs, lines []string
+	for i := range 6 {
+		jobs = append(jobs, fmt.Sprintf("job%d", i))
+		lines = append(lines, ct.line(jobs[i], "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	waitLeaders := func(want map[string]int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got := ct.leaders(conn, jobs)
+			if fmt.Sprint(got) == fmt.Sprint(want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("leaders %v, want %v", got, want)
+			}
+		}
+	}
+	a := ct.start("a")
+	waitLeaders(map[string]int{"a": 6})
+	b := ct.start("b")
+	waitLeaders(map[string]int{"a": 3, "b": 3})
+	if n := len(a.Events(logEvSpreading)); n != 3 {
+		t.Errorf("a handed %d jobs over, want 3", n)
+	}
+	if n := len(b.Events(logEvSpreading)); n != 0 {
+		t.Errorf("b handed %d jobs over, want 0", n)
+	}
+	// Settled (no write for T), then nothing for 2T: no write at rest.
+	for z := restZxid(t, zkc); ; {
+		time.Sleep(2 * time.Second)
+		z2 := restZxid(t, zkc)
+		if z2 == z {
+			break
+		}
+		z = z2
+	}
+	z0 := restZxid(t, zkc)
+	time.Sleep(4 * time.Second)
+	if d := restZxid(t, zkc) - z0; d != 0 {
+		t.Errorf("%d writes at rest after spreading, want 0", d)
+	}
+	if got := ct.leaders(conn, jobs); fmt.Sprint(got) != fmt.Sprint(map[string]int{"a": 3, "b": 3}) {
+		t.Errorf("leaders moved at rest: %v", got)
+	}
+	for _, p := range []*ballotProc{b, a} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
 	}
 }

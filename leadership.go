@@ -169,6 +169,7 @@ func (r *runner) join() (*candidate, verdict) {
 			}
 			if err == nil {
 				c.tell.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.tell.lineChanged = r.lineChanged
 				c.triggers = r.rules.triggered
 				r.setCandidate(c)
 				r.publishHealth()
