@@ -107,7 +107,7 @@ func (v *leadershipView) renewals() (last, largest time.Duration) { return v.l.R
 func (v *leadershipView) timeout() time.Duration                  { return v.c.s.Timeout() }
 func (v *leadershipView) paused() *pauseRecord                    { return v.l.ctl.Paused() }
 func (v *leadershipView) preemptTo() string                       { return v.l.ctl.PreemptTo() }
-func (v *leadershipView) handoverLine() (string, logEvent)         { return v.l.ctl.handoverLine() }
+func (v *leadershipView) handoverLine() (string, logEvent)        { return v.l.ctl.handoverLine() }
 func (v *leadershipView) trigger() *triggerRequest                { return v.l.ctl.Trigger() }
 func (v *leadershipView) zooKeeperClock() (zkClockReading, bool)  { return v.l.ZooKeeperClock() }
 
