@@ -32,9 +32,16 @@ var crontabShell = []string{"/bin/sh", "-c"}
 // loadCrontab reads the jobs of a crontab file (set.CrontabFile) or,
 // without one, of the config file's "jobs"; every error is one line naming
 // the file, the line, the field, the bad value and what is allowed.
+//
+// It reads the file again at each call (a reload: SIGHUP), the config
+// file's "jobs" too; the process's settings are set's, from the start.
 func loadCrontab(set *Settings) ([]cronJob, error) {
 	if set.CrontabFile == "" {
-		return configJobs(set, set.ConfigJobs, time.Now())
+		raw, err := reloadConfigJobs(set)
+		if err != nil {
+			return nil, err
+		}
+		return configJobs(set, raw, time.Now())
 	}
 	f := set.CrontabFile
 	data, err := os.ReadFile(f)
@@ -47,6 +54,27 @@ func loadCrontab(set *Settings) ([]cronJob, error) {
 		return nil, usagef("run crontab %s: cannot read: %v", f, pathErr(err))
 	}
 	return parseCrontab(set, f, data, time.Now())
+}
+
+// reloadConfigJobs is the config file's "jobs" as the file is now; the
+// parse's copy when there is no file to read again.
+func reloadConfigJobs(set *Settings) ([]byte, error) {
+	if set.ConfigFile == "" {
+		return set.ConfigJobs, nil
+	}
+	data, err := os.ReadFile(set.ConfigFile)
+	if err != nil {
+		return nil, usagef("config file %s: cannot read: %v", set.ConfigFile, pathErr(err))
+	}
+	cfg, err := parseConfig(set.ConfigFile, data)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := cfg.get(configJobsKey)
+	if !ok {
+		return nil, usagef(`config file %s: no "jobs" in it any more; run crontab takes its jobs from there`, set.ConfigFile)
+	}
+	return raw, nil
 }
 
 func isDirErr(path string) bool {

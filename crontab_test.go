@@ -335,3 +335,38 @@ func TestCrontabDocs(t *testing.T) {
 		t.Errorf("docs/cron.md's per-job options are\n%q\nparams.go's\n%q", got, want)
 	}
 }
+
+// TestLoadCrontabConfigReload: without a FILE, each load (a reload) reads
+// the config file's "jobs" as the file is then.
+func TestLoadCrontabConfigReload(t *testing.T) {
+	dir := configTestEnv(t, map[string]string{"c.json": `{"jobs": [{"name": "a", "schedule": "@daily", "command": "x"}]}`})
+	cfg := filepath.Join(dir, "c.json")
+	set, err := parseIn(dir, a("run", "crontab", "--candidate-id", "c", "--config-file", cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() ([]string, error) {
+		jobs, err := loadCrontab(set)
+		var n []string
+		for _, j := range jobs {
+			n = append(n, j.Name)
+		}
+		return n, err
+	}
+	if n, err := names(); err != nil || !slices.Equal(n, a("a")) {
+		t.Fatalf("first load: %q, %v", n, err)
+	}
+	write := func(text string) {
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"jobs": [{"name": "a", "schedule": "@daily", "command": "x"}, {"name": "b", "schedule": "@hourly", "command": "y"}]}`)
+	if n, err := names(); err != nil || !slices.Equal(n, a("a", "b")) {
+		t.Errorf("after an edit: %q, %v; want a and b", n, err)
+	}
+	write(`{"timeout": "1h"}`)
+	if _, err := names(); err == nil || err.Error() != `config file `+cfg+`: no "jobs" in it any more; run crontab takes its jobs from there` {
+		t.Errorf("without jobs: %v", err)
+	}
+}
