@@ -181,26 +181,26 @@ func parseCrontabLine(set *Settings, where, line string, now time.Time) (cronJob
 		if opt == "--" {
 			break
 		}
-		name, v, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(opt, "-"), "-"), "=")
-		p, err := jobParam(name)
+		flag, v, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(opt, "-"), "-"), "=")
+		p, err := jobParam(flag)
 		if err != nil {
 			return fail("%v", err)
 		}
 		if !hasValue && p.kind != kindBool {
 			if v, next, err = nextWord(line, i, true); err != nil {
-				return fail("--%s: %v", name, err)
+				return fail("--%s: %v", flag, err)
 			}
 			if skipBlanks(line, i) == len(line) {
-				return fail("--%s needs a value, e.g. --%s=VALUE, and the command after it", name, name)
+				return fail("--%s needs a value, e.g. --%s=VALUE, and the command after it", flag, flag)
 			}
 			i = next
 		} else if !hasValue {
 			v = "true"
 		}
-		if prev, dup := given[name]; dup {
-			return fail("--%s given 2 times (%q, %q): it takes one value; give it once", name, prev, v)
+		if prev, dup := given[flag]; dup {
+			return fail("--%s given 2 times (%q, %q): it takes one value; give it once", flag, prev, v)
 		}
-		given[name] = v
+		given[flag] = v
 		if err := applyJobOption(job, p, v, "crontab "+where); err != nil {
 			return fail("%v", err)
 		}
@@ -208,6 +208,10 @@ func parseCrontabLine(set *Settings, where, line string, now time.Time) (cronJob
 	cmd := strings.TrimRight(line[skipBlanks(line, i):], " \t")
 	if cmd == "" {
 		return fail("job %s: no command; put it after the schedule and options (it runs by /bin/sh -c)", name)
+	}
+	if w, _, _ := nextWord(cmd, 0, false); looksLikeField(w) {
+		// "30 0 3 * * * cmd" would run "* cmd", a glob, at 00:30 on the 3rd.
+		return fail(`job %s: the command starts with %q, which reads like a sixth schedule field; quote a schedule of six or seven fields ("30 0 3 * * *")`, name, w)
 	}
 	job.Args = append(append([]string(nil), crontabShell...), cmd)
 	return finishJob(job, name, where, now)
@@ -319,6 +323,15 @@ func checkJobName(name string) error {
 		return errors.New("is the name of one of ballot's own nodes under an election (baton, handover, cron, leader, once, history, pause, step-down, trigger, released, drain-…); choose another")
 	}
 	return nil
+}
+
+// looksLikeField: w is made of a cron field's digits and signs only (a
+// command never is), or is an H field.
+func looksLikeField(w string) bool {
+	if w == "H" || strings.HasPrefix(w, "H(") || strings.HasPrefix(w, "H/") {
+		return true
+	}
+	return w != "" && strings.Trim(w, "0123456789*/,-?") == ""
 }
 
 func isAlnum(c byte) bool {
