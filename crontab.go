@@ -213,6 +213,9 @@ func parseCrontabLine(set *Settings, where, line string, now time.Time) (cronJob
 		// "30 0 3 * * * cmd" would run "* cmd", a glob, at 00:30 on the 3rd.
 		return fail(`job %s: the command starts with %q, which reads like a sixth schedule field; quote a schedule of six or seven fields ("30 0 3 * * *")`, name, w)
 	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return fail("job %s: the command contains a NUL character, which no command line can hold", name)
+	}
 	job.Args = append(append([]string(nil), crontabShell...), cmd)
 	return finishJob(job, name, where, now)
 }
@@ -465,14 +468,14 @@ func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) 
 			if err != nil {
 				return cronJob{}, usagef("%s: %v", where, err)
 			}
-			if strings.TrimSpace(cmd) == "" {
-				return cronJob{}, usagef(`%s: key "command": empty; give the command line, run by /bin/sh -c`, where)
+			if strings.TrimSpace(cmd) == "" || strings.IndexByte(cmd, 0) >= 0 {
+				return cronJob{}, usagef(`%s: key "command": empty or with a NUL character; give the command line, run by /bin/sh -c`, where)
 			}
 			job.Args = append(append([]string(nil), crontabShell...), cmd)
 			continue
 		case "args":
 			var argv []string
-			if err := json.Unmarshal(vals[k], &argv); err != nil || len(argv) == 0 || argv[0] == "" {
+			if err := json.Unmarshal(vals[k], &argv); err != nil || checkArgv(argv) != nil {
 				return cronJob{}, usagef(`%s: key "args": expected a non-empty array of strings such as ["/usr/local/bin/backup", "--all"], got %s`, where, describeJSON(vals[k]))
 			}
 			job.Args = argv
