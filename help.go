@@ -185,7 +185,7 @@ func helpText(cmd string) string {
 		writeRunHelp(&b, cmd)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdRunCrontab:
-		b.WriteString(helpCrontab)
+		b.WriteString(helpCrontab + "\n")
 		onLine := func(p *param) bool { return p.job && p.scope.usedBy(cmdRunCrontab) }
 		flagHelpOf(&b, "Per-job flags (every job's default here; a job's line may give its own)", onLine)
 		b.WriteString("\n")
@@ -321,7 +321,10 @@ Usage:
   ballot [global flags] run crontab --candidate-id ID [flags] FILE
   ballot [global flags] run crontab --check [flags] FILE
 
-The FILE: one job a line, NAME SCHEDULE [OPTIONS] COMMAND. Blank lines and
+` + helpCrontabFile
+
+// helpCrontabFile is the crontab file's format (also the man page's).
+const helpCrontabFile = `The FILE: one job a line, NAME SCHEDULE [OPTIONS] COMMAND. Blank lines and
 lines whose first non-blank character is # are ignored; a line ending in \
 goes on on the next one.
   NAME      the job's election under the base path: letters, digits, ".", "_"
@@ -338,9 +341,9 @@ goes on on the next one.
   # NAME   SCHEDULE    OPTIONS                    COMMAND
   backup   0 3 * * *   --timeout 1h --retries 2   /usr/local/bin/backup --all
   report   @daily                                 /usr/local/bin/report > /tmp/r 2>&1
-Without FILE, the jobs are the config file's "jobs" (docs/cron.md). Every
-flag below is every job's default; a job's own option wins. A bad line is one
-error naming FILE:LINE, and nothing starts. --check prints one line a job
-(name, schedule, next run, command) without connecting. SIGHUP reloads FILE.
-
+Without FILE, the jobs are the config file's "jobs" (docs/cron.md). The
+command line's per-job flags are every job's defaults; a job's own option wins.
+A bad line is one error naming FILE:LINE, and nothing starts. --check prints
+one line a job (name, schedule, next run, command) without connecting. SIGHUP
+reloads FILE.
 `

@@ -332,7 +332,7 @@ func manPage() string {
 		}
 	}
 
-	b.WriteString(".SH CRONTAB FILE\n" + textBlock(strings.TrimSuffix(helpCrontab, "\n")))
+	b.WriteString(".SH CRONTAB FILE\n" + textBlock("\n"+helpCrontabFile))
 	b.WriteString(".SH HOOKS\n" + textBlock(helpHooks))
 	b.WriteString(".SH POLICIES\n" + textBlock(helpPolicies))
 	b.WriteString(".SH ENVIRONMENT\n" + roff(strings.Join(strings.Fields(helpPrecedence), " ")) + "\n")
