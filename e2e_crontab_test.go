@@ -39,6 +39,15 @@ func (ct *crontabTest) line(job, schedule, runFor string, opts ...string) string
 	return strings.Join(append(append([]string{job, schedule}, opts...), selfExe(), ct.runs(job), runFor), " ")
 }
 
+// ticks is the file job's commands tick into (lineTicking).
+func (ct *crontabTest) ticks(job string) string { return filepath.Join(ct.dir, "ticks-"+job) }
+
+// lineTicking is line with its command ticking meanwhile (TICK_FILE), so
+// that two runs at once would show.
+func (ct *crontabTest) lineTicking(job, schedule, runFor string) string {
+	return strings.Join([]string{job, schedule, "TICK_FILE=" + ct.ticks(job), selfExe(), ct.runs(job), runFor}, " ")
+}
+
 // write makes the crontab file of lines, its jobs' elections seeded (a
 // first leader need not wait out a last holder's baton).
 func (ct *crontabTest) write(lines ...string) {
@@ -549,6 +558,57 @@ func TestCrontabLeadershipsSpread(t *testing.T) {
 		p.Signal(syscall.SIGTERM)
 		if code := p.Wait(20 * time.Second); code != 0 {
 			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+}
+
+// TestCrontabHostKilledFailsOverEveryJob: two processes run three
+// every-2-seconds jobs; one is SIGKILLed: the other runs every job from
+// then on; no job's scheduled time runs twice across both, and no job's
+// runs overlap (its commands' ticks, by fencing token).
+func TestCrontabHostKilledFailsOverEveryJob(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"alpha", "beta", "gamma"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.lineTicking(j, "@every 2s", "0.5s"))
+	}
+	ct.write(lines...)
+	a := ct.start("a")
+	b := ct.start("b")
+	for _, j := range jobs {
+		ct.waitJobRuns(j, 2, 30*time.Second)
+	}
+	a.Signal(syscall.SIGKILL)
+	a.Wait(10 * time.Second)
+	killed := time.Now()
+	// Each job runs again on b: its runs after the kill, all b's. The
+	// failover takes at most T (the session's expiry) + W; 3 runs at 2 s
+	// are 6 s more.
+	for _, j := range jobs {
+		for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			after := 0
+			for _, r := range ct.jobRuns(j) {
+				if ts, err := time.Parse(time.RFC3339, r.scheduled); err == nil && ts.After(killed) && r.candidate == "b" {
+					after++
+				}
+			}
+			if after >= 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: %d runs by b after a was killed, want 3", j, after)
+			}
+		}
+	}
+	b.Signal(syscall.SIGTERM)
+	b.Wait(20 * time.Second)
+	for _, j := range jobs {
+		ct.checkOnce(j)
+		if n := len(checkNoOverlap(t, ct.ticks(j))) + 1; n < 5 {
+			t.Errorf("job %s: %d runs ticked, want 5 or more", j, n)
 		}
 	}
 }
