@@ -51,6 +51,7 @@ type crontab struct {
 
 	jobs   atomic.Pointer[[]*jobRun] // cur in the file's order, for the spreader's goroutine
 	spread *spreader
+	health *health // --health-check: one check of the host for every job; nil without
 }
 
 // runCrontab runs jobs, and on SIGHUP the file's jobs as they then are;
@@ -98,6 +99,15 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 	}
 	setVouch()
 	ct.spread = newSpreader(ct)
+	if len(set.HealthCheck) > 0 {
+		// One check gates the host's candidacy in every job's election.
+		proc := &runner{set: set, log: log, stopping: ct.procStop}
+		ct.health = newSharedHealth(proc, func() {
+			for _, jr := range *ct.jobs.Load() {
+				jr.r.publishHealth()
+			}
+		})
+	}
 	for _, j := range jobs {
 		ct.cur[j.Name] = ct.launch(j, nil, true)
 		ct.names = append(ct.names, j.Name)
@@ -203,9 +213,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 	}
 	r.work, r.rules = newLeaderWork(r, sched)
 	r.lineChanged = ct.spread.changed
-	if len(j.Set.HealthCheck) > 0 {
-		r.health = newHealth(r)
-	}
+	r.health = ct.health
 	if first {
 		r.joined = func() {
 			select {

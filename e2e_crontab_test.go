@@ -612,3 +612,53 @@ func TestCrontabHostKilledFailsOverEveryJob(t *testing.T) {
 		}
 	}
 }
+
+// TestCrontabOneHealthCheck: with --health-check, one check of the host
+// gates every job: none stands while it fails; once it passes, every job
+// proposes, and the check runs once per interval for all of them.
+func TestCrontabOneHealthCheck(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	okFile, countFile := filepath.Join(ct.dir, "ok"), filepath.Join(ct.dir, "checks")
+	check := fmt.Sprintf("/bin/sh -c 'echo >> %s; test -f %s'", countFile, okFile)
+	a := ct.start("a", "--health-check", check, "--health-interval", "200ms")
+	a.WaitEvent(logEvHealthWait, 10*time.Second, "job", "one")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for _, j := range jobs {
+		if p := ct.proposals(conn, j); len(p) != 0 {
+			t.Errorf("job %s proposed while the health check fails: %v", j, p)
+		}
+	}
+	if err := os.WriteFile(okFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s did not propose once the check passed", j)
+			}
+		}
+	}
+	// One check per interval for the host, not one per job: at most
+	// elapsed ÷ 200ms + 2 checks (a busy machine makes fewer), where one
+	// per job would make three times as many.
+	count := func() int { b, _ := os.ReadFile(countFile); return strings.Count(string(b), "\n") }
+	n0, t0 := count(), time.Now()
+	time.Sleep(2 * time.Second)
+	d, most := count()-n0, int(time.Since(t0)/(200*time.Millisecond))+2
+	if d > most {
+		t.Errorf("%d health checks in %s at --health-interval 200ms, want at most %d: one check for all three jobs", d, time.Since(t0).Round(time.Millisecond), most)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
