@@ -257,7 +257,7 @@ func (jr *jobRun) leave() {
 // run, if any, has ended; unchanged jobs are not touched. A bad file
 // changes nothing.
 func (ct *crontab) reload() {
-	jobs, err := reloadCrontab(ct.set)
+	jobs, err := loadCrontab(ct.set) // the FILE, or the config file's "jobs", read again
 	if err != nil {
 		ct.log.Error("reload refused: the jobs go on as they were", logEvReloadRefused.attr(), "error", err)
 		return
@@ -298,28 +298,4 @@ func (ct *crontab) reload() {
 func sameJob(a, b cronJob) bool {
 	return maps.Equal(a.Set.Values, b.Set.Values) && slices.Equal(a.Set.Args, b.Set.Args) &&
 		a.Set.Schedule == b.Set.Schedule && a.Set.BasePath == b.Set.BasePath
-}
-
-// reloadCrontab reads the jobs again: the crontab file, or the config
-// file's "jobs" (the rest of the config file, the process's settings,
-// stays as ballot started with it).
-func reloadCrontab(set *Settings) ([]cronJob, error) {
-	if set.CrontabFile != "" || set.ConfigFile == "" {
-		return loadCrontab(set)
-	}
-	data, err := os.ReadFile(set.ConfigFile)
-	if err != nil {
-		return nil, usagef("config file %s: cannot read: %v", set.ConfigFile, pathErr(err))
-	}
-	cfg, err := parseConfig(set.ConfigFile, data)
-	if err != nil {
-		return nil, err
-	}
-	raw, ok := cfg.get(configJobsKey)
-	if !ok {
-		return nil, usagef("config file %s: no \"jobs\" in it any more", set.ConfigFile)
-	}
-	s := *set
-	s.ConfigJobs = raw
-	return loadCrontab(&s)
 }
