@@ -133,6 +133,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 				if first {
 					log.Info("stop requested: stopping every job", "signal", sigName(sig), "jobs", len(ct.live))
 					ct.notify.Stopping()
+					ct.notify.ExtendTimeout(set.StopGracePeriod + 5*time.Second) // as a run's stop does
 					signalled = true
 					close(ct.procStop)
 				} else {
