@@ -133,7 +133,11 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 				if first {
 					log.Info("stop requested: stopping every job", "signal", sigName(sig), "jobs", len(ct.live))
 					ct.notify.Stopping()
-					ct.notify.ExtendTimeout(set.StopGracePeriod + 5*time.Second) // as a run's stop does
+					grace := set.StopGracePeriod
+					for jr := range ct.live {
+						grace = max(grace, jr.job.Set.StopGracePeriod)
+					}
+					ct.notify.ExtendTimeout(grace + 5*time.Second) // as a run's stop does, for the longest
 					signalled = true
 					close(ct.procStop)
 				} else {
