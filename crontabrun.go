@@ -44,6 +44,7 @@ type crontab struct {
 
 	cur     map[string]*jobRun // the file's jobs, by name, as last loaded
 	names   []string           // and in the file's order
+	last    map[string]*jobRun // each name's newest runner, leaving ones too
 	live    map[*jobRun]bool   // runners not returned yet (signals go to each)
 	joined  map[string]bool    // jobs of the first load that made their proposal
 	first   int                // how many the first load had
@@ -66,6 +67,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 	ct := &crontab{set: set, log: log, notify: newNotifier(), procStop: make(chan struct{}), ended: make(chan *jobRun),
 		hold:    &sessionHolder{acc: acc, log: log, timeout: set.SessionTimeout, shared: true},
 		cur:     map[string]*jobRun{},
+		last:    map[string]*jobRun{},
 		live:    map[*jobRun]bool{},
 		joined:  map[string]bool{},
 		first:   len(jobs),
@@ -161,6 +163,9 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 			}
 		case jr := <-ct.ended:
 			delete(ct.live, jr)
+			if ct.last[jr.job.Name] == jr {
+				delete(ct.last, jr.job.Name)
+			}
 			if ct.cur[jr.job.Name] == jr {
 				// Ended by itself (on-connection-loss=exit, a --slots
 				// mismatch, …), not by a reload or a stop: it stays out
@@ -229,6 +234,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 	}
 	jr := &jobRun{job: j, r: r, after: after, done: make(chan struct{})}
 	ct.live[jr] = true
+	ct.last[j.Name] = jr
 	go func() {
 		if after != nil {
 			<-after.done
@@ -276,8 +282,11 @@ func (ct *crontab) reload() {
 		old := ct.cur[j.Name]
 		switch {
 		case old == nil:
+			// Removed by an earlier reload and still ending its run: never
+			// two runners of one election on the session; this one joins
+			// once that one has left.
 			added = append(added, j.Name)
-			ct.cur[j.Name] = ct.launch(j, nil, false)
+			ct.cur[j.Name] = ct.launch(j, ct.last[j.Name], false)
 		case sameJob(old.job, j):
 			unchanged++ // a line that moved too
 		default:

@@ -662,3 +662,40 @@ func TestCrontabOneHealthCheck(t *testing.T) {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
 }
+
+// TestCrontabReaddedJobWaitsForItsOldRunner: a job removed while its run
+// goes on, then added again before that run ended: the new runner joins
+// only once the old one has left (never two candidates of one process in
+// one election on its one session), and the runs never overlap.
+func TestCrontabReaddedJobWaitsForItsOldRunner(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	slow := ct.lineTicking("slow", "@every 2s", "3s")
+	other := ct.line("other", "0 0 1 1 *", "0")
+	ct.write(slow, other)
+	a := ct.start("a")
+	a.WaitEvent(logEvCommandStarted, 20*time.Second, "job", "slow")
+	ct.write(other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "left", "slow")
+	joined := len(a.Events(logEvJoined, "job", "slow"))
+	ct.write(slow, other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "joined", "slow")
+	if len(a.Events(logEvCommandEnded, "job", "slow")) == 0 && len(a.Events(logEvJoined, "job", "slow")) != joined {
+		t.Errorf("the job added again proposed while its old runner's run went on")
+	}
+	// The old run ends, the old candidate leaves, then the new one joins
+	// and runs.
+	n := len(ct.jobRuns("slow"))
+	ct.waitJobRuns("slow", n+1, 20*time.Second)
+	ended := a.WaitEvent(logEvCommandEnded, time.Second, "job", "slow")
+	if js := a.Events(logEvJoined, "job", "slow"); len(js) <= joined || js[joined]["time"] < ended["time"] {
+		t.Errorf("the job added again joined at %v, before its old run ended at %s", js[joined:], ended["time"])
+	}
+	a.Signal(syscall.SIGTERM)
+	a.Wait(20 * time.Second)
+	ct.checkOnce("slow")
+	checkNoOverlap(t, ct.ticks("slow"))
+}
