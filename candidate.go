@@ -73,6 +73,9 @@ func (v *lineView) firstOther(basePath, node string) (first string, line map[str
 type candidateTold struct {
 	following func(place int, leader string) // each new place in line (systemd status)
 	runEnded  func(historyEntry)             // each run's end once, with its output (hooks.go)
+	// lineChanged: a leader's line changed (lease.watch): run crontab
+	// spreads its leaderships then. It must not block.
+	lineChanged func()
 }
 
 // placeInLine lists the election once, for awaitLeadership and awaitSlot:

@@ -297,14 +297,6 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 		if p.name == "config-file" || !p.scope.usedBy(s.Command) {
 			continue
 		}
-		if s.Command == cmdRunCrontab && p.name == "schedule" {
-			// Each job's schedule is its line's; a config file shared
-			// with run cron may have one, which is not for these jobs.
-			if len(vals[p.name].vals) > 0 {
-				return usagef("run crontab: --schedule %q: each job's schedule is the second field of its line in the crontab FILE; leave --schedule out", vals[p.name].vals[0])
-			}
-			continue
-		}
 		if err := resolve(s, p, vals[p.name].vals, getenv, cfg); err != nil {
 			if p.name == "candidate-id" && s.Sources[p.name] == "default" && crontabChecking(s, vals) {
 				continue // --check stands for nothing: no candidate needed

@@ -228,7 +228,7 @@ func TestParseCommandLineInvalid(t *testing.T) {
 		{"crontab with an empty FILE", a("run", "crontab", "--candidate-id", "c", ""), nil, nil,
 			a("run crontab: the crontab FILE is an empty string")},
 		{"crontab with --schedule", a("run", "crontab", "--candidate-id", "c", "--schedule", "@daily", "a.tab"), nil, nil,
-			a(`run crontab: --schedule "@daily": each job's schedule is the second field of its line`)},
+			a("run crontab: unknown flag --schedule; it applies to run cron only")},
 		{"crontab with a run once flag", a("run", "crontab", "--candidate-id", "c", "--once-key", "k", "a.tab"), nil, nil,
 			a("run crontab: unknown flag --once-key; it applies to run once only")},
 		{"crontab without candidate", a("run", "crontab", "a.tab"), nil, nil, a("run crontab: --candidate-id is required")},

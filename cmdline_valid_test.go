@@ -142,6 +142,30 @@ var validDefaultCases = []validCase{
 		},
 	},
 	{
+		name: "run crontab FILE, flags after it too",
+		args: a("run", "crontab", "--candidate-id", "c1", "--timeout", "1h", "jobs.tab", "--check", "--retries=2"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.Command != cmdRunCrontab || s.CrontabFile != "jobs.tab" || !s.CrontabCheck || s.Timeout != time.Hour || s.Retries != 2 ||
+				s.Args != nil || s.ConfigJobs != nil || s.Schedule != "" {
+				t.Errorf("got %+v", s)
+			}
+			if _, ok := s.Sources["schedule"]; ok {
+				t.Errorf("run crontab resolved --schedule: %v", s.Sources)
+			}
+		},
+	},
+	{
+		name:  "run crontab --check needs no candidate, jobs from the config file",
+		args:  a("run", "crontab", "--check", "--config-file", "$DIR/c.json"),
+		files: map[string]string{"c.json": `{"schedule": "@daily", "check": false, "jobs": [{"name": "a", "schedule": "@daily", "command": "x"}]}`},
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.Command != cmdRunCrontab || s.CrontabFile != "" || !s.CrontabCheck || s.CandidateID != "" || s.Schedule != "" ||
+				!strings.HasPrefix(string(s.ConfigJobs), `[{"name": "a"`) {
+				t.Errorf("got %+v", s)
+			}
+		},
+	},
+	{
 		name: "defaults info and watch",
 		args: a("info"),
 		check: func(t *testing.T, s *Settings, dir string) {

@@ -246,6 +246,7 @@ const (
 	scopeHistory                     // history
 	scopeCheck                       // check
 	scopeCrontab                     // run crontab
+	scopeSchedule                    // run cron (run crontab: each job's line)
 )
 
 func (sc paramScope) usedBy(cmd string) bool {
@@ -260,6 +261,8 @@ func (sc paramScope) usedBy(cmd string) bool {
 		return cmd == cmdRunCron || cmd == cmdRunCrontab
 	case scopeCrontab:
 		return cmd == cmdRunCrontab
+	case scopeSchedule:
+		return cmd == cmdRunCron
 	case scopeOnce:
 		return cmd == cmdRunOnce
 	case scopeOutput:
@@ -290,6 +293,8 @@ func (sc paramScope) commands() string {
 		return "run cron and run crontab"
 	case scopeCrontab:
 		return "run crontab"
+	case scopeSchedule:
+		return "run cron"
 	case scopeOnce:
 		return "run once"
 	case scopeOutput:

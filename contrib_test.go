@@ -208,6 +208,90 @@ func TestContribUnits(t *testing.T) {
 	}
 }
 
+// TestContribCrontab: ballot-crontab.service's ExecStart parses with the
+// fleet's environment, its reload checks the file before the SIGHUP, and
+// ballot.crontab, the example file, loads.
+func TestContribCrontab(t *testing.T) {
+	configTestEnv(t, nil)
+	env := checkEnvFile(t, "contrib/ballot-tls.env")
+	svc, install := unitService(t, "contrib/ballot-crontab.service")
+	if !install {
+		t.Errorf("no [Install] section: systemctl enable would not work")
+	}
+	for _, e := range svc["Environment"] {
+		k, v, _ := strings.Cut(e, "=")
+		if _, set := env[k]; !set {
+			env[k] = v // the fleet's file wins over Environment=
+		}
+	}
+	if files := svc["EnvironmentFile"]; !slices.Equal(files, a("-/etc/ballot/ballot.env")) {
+		t.Errorf("EnvironmentFile=%q, want the fleet's optional file", files)
+	}
+	getenv := func(k string) string { return env[k] }
+	const file = "/etc/ballot/crontab"
+	parse := func(line string) *Settings {
+		t.Helper()
+		args := strings.Fields(strings.ReplaceAll(line, "%H", "host-a"))
+		if args[0] != "/usr/bin/ballot" {
+			t.Fatalf("%q runs %s", line, args[0])
+		}
+		s, err := parseCommandLine(args[1:], getenv)
+		if err != nil {
+			t.Fatalf("%q with the fleet's environment: %v", line, err)
+		}
+		return s
+	}
+	start := svc["ExecStart"]
+	if len(start) != 1 {
+		t.Fatalf("ExecStart=%q", start)
+	}
+	s := parse(start[0])
+	if s.Command != cmdRunCrontab || s.CrontabCheck || s.CrontabFile != file || s.CandidateID != "host-a" ||
+		s.BasePath != env["BALLOT_ZOOKEEPER_BASE_PATH"] || !s.ZooKeeperTLS {
+		t.Errorf("ExecStart parses to %+v", s)
+	}
+	// The reload: --check of the same file first, so that a bad file fails
+	// the reload and never reaches the running process.
+	reload := svc["ExecReload"]
+	if len(reload) != 2 || reload[1] != "/bin/kill -HUP $MAINPID" {
+		t.Fatalf("ExecReload=%q, want the check, then kill -HUP $MAINPID", reload)
+	}
+	if c := parse(reload[0]); c.Command != cmdRunCrontab || !c.CrontabCheck || c.CrontabFile != file || c.BasePath != s.BasePath {
+		t.Errorf("ExecReload %q parses to %+v", reload[0], c)
+	}
+
+	// The example file, as the unit would load it.
+	s.CrontabFile = "contrib/ballot.crontab"
+	jobs, err := loadCrontab(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.Name)
+	}
+	if want := a("backup", "report", "rotate-logs", "sync-inventory", "cleanup-tmp"); !slices.Equal(names, want) {
+		t.Errorf("contrib/ballot.crontab's jobs are %q, want %q", names, want)
+	}
+
+	if _, err := exec.LookPath("systemd-analyze"); err == nil {
+		dir := t.TempDir()
+		data, err := os.ReadFile("contrib/ballot-crontab.service")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(data), "/usr/bin/ballot", ballotBin)
+		if err := os.WriteFile(filepath.Join(dir, "ballot-crontab.service"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("systemd-analyze", "verify", "--man=no", "./ballot-crontab.service")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+		}
+	}
+}
+
 // TestContribInitScript: init.d/ballot starts a real ballot that runs the
 // command of NAME.env, reports it running, and stops it gracefully: the
 // command gets SIGTERM from ballot, and ballot is gone when stop returns.

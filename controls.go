@@ -39,6 +39,9 @@ type controls struct {
 	// preemptTo: the leader itself decided to hand over to this preferred
 	// candidate (preempt.go).
 	preemptTo string
+	// spreading: that handover spreads run crontab's leaderships over the
+	// hosts, the successor's priority no lower (crontabspread.go).
+	spreading bool
 	changed   chan struct{}
 }
 
@@ -61,6 +64,26 @@ func (s *controls) preempt(proposal string) {
 	case s.changed <- struct{}{}:
 	default:
 	}
+}
+
+// spread hands over to proposal between runs, as preempt does, to spread
+// leaderships.
+func (s *controls) spread(proposal string) {
+	s.mu.Lock()
+	s.spreading = true
+	s.mu.Unlock()
+	s.preempt(proposal)
+}
+
+// handoverLine is the log line's message and event of a handover the
+// leader decided on itself (preempt, spread).
+func (s *controls) handoverLine() (string, logEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spreading {
+		return "handing over between runs to spread the jobs' leaderships over the hosts (run crontab)", logEvSpreading
+	}
+	return "handing over to a candidate of higher priority (--preempt-after)", logEvPreempting
 }
 
 func (s *controls) Paused() *pauseRecord {

@@ -223,7 +223,8 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 		if to := v.preemptTo(); to != "" && cl.cmd == nil {
 			// Between runs, before the next starts: a run that ends right
 			// at the next tick must not put the handover off.
-			r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
+			msg, ev := v.handoverLine()
+			r.log.Info(msg, ev.attr(), "successor", to)
 			v.unpublishLeader()
 			return endedBy(preempted, childExit{})
 		}

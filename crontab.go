@@ -32,9 +32,16 @@ var crontabShell = []string{"/bin/sh", "-c"}
 // loadCrontab reads the jobs of a crontab file (set.CrontabFile) or,
 // without one, of the config file's "jobs"; every error is one line naming
 // the file, the line, the field, the bad value and what is allowed.
+//
+// It reads the file again at each call (a reload: SIGHUP), the config
+// file's "jobs" too; the process's settings are set's, from the start.
 func loadCrontab(set *Settings) ([]cronJob, error) {
 	if set.CrontabFile == "" {
-		return configJobs(set, set.ConfigJobs, time.Now())
+		raw, err := reloadConfigJobs(set)
+		if err != nil {
+			return nil, err
+		}
+		return configJobs(set, raw, time.Now())
 	}
 	f := set.CrontabFile
 	data, err := os.ReadFile(f)
@@ -47,6 +54,27 @@ func loadCrontab(set *Settings) ([]cronJob, error) {
 		return nil, usagef("run crontab %s: cannot read: %v", f, pathErr(err))
 	}
 	return parseCrontab(set, f, data, time.Now())
+}
+
+// reloadConfigJobs is the config file's "jobs" as the file is now; the
+// parse's copy when there is no file to read again.
+func reloadConfigJobs(set *Settings) ([]byte, error) {
+	if set.ConfigFile == "" {
+		return set.ConfigJobs, nil
+	}
+	data, err := os.ReadFile(set.ConfigFile)
+	if err != nil {
+		return nil, usagef("config file %s: cannot read: %v", set.ConfigFile, pathErr(err))
+	}
+	cfg, err := parseConfig(set.ConfigFile, data)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := cfg.get(configJobsKey)
+	if !ok {
+		return nil, usagef(`config file %s: no "jobs" in it any more; run crontab takes its jobs from there`, set.ConfigFile)
+	}
+	return raw, nil
 }
 
 func isDirErr(path string) bool {
@@ -153,26 +181,26 @@ func parseCrontabLine(set *Settings, where, line string, now time.Time) (cronJob
 		if opt == "--" {
 			break
 		}
-		name, v, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(opt, "-"), "-"), "=")
-		p, err := jobParam(name)
+		flag, v, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(opt, "-"), "-"), "=")
+		p, err := jobParam(flag)
 		if err != nil {
 			return fail("%v", err)
 		}
 		if !hasValue && p.kind != kindBool {
 			if v, next, err = nextWord(line, i, true); err != nil {
-				return fail("--%s: %v", name, err)
+				return fail("--%s: %v", flag, err)
 			}
 			if skipBlanks(line, i) == len(line) {
-				return fail("--%s needs a value, e.g. --%s=VALUE, and the command after it", name, name)
+				return fail("--%s needs a value, e.g. --%s=VALUE, and the command after it", flag, flag)
 			}
 			i = next
 		} else if !hasValue {
 			v = "true"
 		}
-		if prev, dup := given[name]; dup {
-			return fail("--%s given 2 times (%q, %q): it takes one value; give it once", name, prev, v)
+		if prev, dup := given[flag]; dup {
+			return fail("--%s given 2 times (%q, %q): it takes one value; give it once", flag, prev, v)
 		}
-		given[name] = v
+		given[flag] = v
 		if err := applyJobOption(job, p, v, "crontab "+where); err != nil {
 			return fail("%v", err)
 		}
@@ -180,6 +208,13 @@ func parseCrontabLine(set *Settings, where, line string, now time.Time) (cronJob
 	cmd := strings.TrimRight(line[skipBlanks(line, i):], " \t")
 	if cmd == "" {
 		return fail("job %s: no command; put it after the schedule and options (it runs by /bin/sh -c)", name)
+	}
+	if w, _, _ := nextWord(cmd, 0, false); looksLikeField(w) {
+		// "30 0 3 * * * cmd" would run "* cmd", a glob, at 00:30 on the 3rd.
+		return fail(`job %s: the command starts with %q, which reads like a sixth schedule field; quote a schedule of six or seven fields ("30 0 3 * * *")`, name, w)
+	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return fail("job %s: the command contains a NUL character, which no command line can hold", name)
 	}
 	job.Args = append(append([]string(nil), crontabShell...), cmd)
 	return finishJob(job, name, where, now)
@@ -291,6 +326,15 @@ func checkJobName(name string) error {
 		return errors.New("is the name of one of ballot's own nodes under an election (baton, handover, cron, leader, once, history, pause, step-down, trigger, released, drain-…); choose another")
 	}
 	return nil
+}
+
+// looksLikeField: w is made of a cron field's digits and signs only (a
+// command never is), or is an H field.
+func looksLikeField(w string) bool {
+	if w == "H" || strings.HasPrefix(w, "H(") || strings.HasPrefix(w, "H/") {
+		return true
+	}
+	return w != "" && strings.Trim(w, "0123456789*/,-?") == ""
 }
 
 func isAlnum(c byte) bool {
@@ -424,14 +468,14 @@ func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) 
 			if err != nil {
 				return cronJob{}, usagef("%s: %v", where, err)
 			}
-			if strings.TrimSpace(cmd) == "" {
-				return cronJob{}, usagef(`%s: key "command": empty; give the command line, run by /bin/sh -c`, where)
+			if strings.TrimSpace(cmd) == "" || strings.IndexByte(cmd, 0) >= 0 {
+				return cronJob{}, usagef(`%s: key "command": empty or with a NUL character; give the command line, run by /bin/sh -c`, where)
 			}
 			job.Args = append(append([]string(nil), crontabShell...), cmd)
 			continue
 		case "args":
 			var argv []string
-			if err := json.Unmarshal(vals[k], &argv); err != nil || len(argv) == 0 || argv[0] == "" {
+			if err := json.Unmarshal(vals[k], &argv); err != nil || checkArgv(argv) != nil {
 				return cronJob{}, usagef(`%s: key "args": expected a non-empty array of strings such as ["/usr/local/bin/backup", "--all"], got %s`, where, describeJSON(vals[k]))
 			}
 			job.Args = argv

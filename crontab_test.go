@@ -133,6 +133,10 @@ func TestParseCrontab(t *testing.T) {
 			err: `f.tab:1: job lonely: no schedule and no command; a job is NAME SCHEDULE [OPTIONS] COMMAND, e.g. lonely 0 3 * * * /usr/local/bin/lonely`},
 		{name: "four fields", text: "a 0 3 * *\n",
 			err: `f.tab:1: schedule "0 3 * *": 4 fields and no command; give five fields (minute hour day-of-month month day-of-week) or an @word such as @daily, then the command`},
+		{name: "six fields unquoted", text: "a 30 0 3 * * * /bin/backup\n",
+			err: `f.tab:1: job a: the command starts with "*", which reads like a sixth schedule field; quote a schedule of six or seven fields ("30 0 3 * * *")`},
+		{name: "a year unquoted", text: "a 0 3 1 1 * 2027 /bin/backup\n",
+			err: `f.tab:1: job a: the command starts with "2027", which reads like a sixth schedule field; quote a schedule of six or seven fields ("30 0 3 * * *")`},
 		{name: "field out of range", text: "a 61 * * * * x\n",
 			err: `f.tab:1: schedule "61 * * * *": not a valid cron expression: minute field 61: allowed 0-59`},
 		{name: "date that never comes", text: "a 0 0 30 2 * x\n",
@@ -165,6 +169,8 @@ func TestParseCrontab(t *testing.T) {
 			err: `f.tab:1: job a: no command; put it after the schedule and options (it runs by /bin/sh -c)`},
 		{name: "no command after --", text: "a @daily --timeout 1h --   \n",
 			err: `f.tab:1: job a: no command; put it after the schedule and options (it runs by /bin/sh -c)`},
+		{name: "a NUL in the command", text: "a @daily echo \x00\n",
+			err: `f.tab:1: job a: the command contains a NUL character, which no command line can hold`},
 		{name: "unterminated quote", text: "a @daily --on-run-end 'x y\n",
 			err: `f.tab:1: --on-run-end: unterminated single quote; close it with '`},
 		{name: "continuation at the end", text: "a @daily x \\\n",
@@ -244,6 +250,8 @@ func TestCrontabConfigJobs(t *testing.T) {
 			err: `config file $CFG: jobs[0] (a): both "command" and "args"; give one: "command" is a shell line, "args" the argv run as it is`},
 		{name: "neither command nor args", jobs: `[{"name": "a", "schedule": "@daily"}]`,
 			err: `config file $CFG: jobs[0] (a): no "command" (a shell line) and no "args" (argv); give one`},
+		{name: "empty command", jobs: `[{"name": "a", "schedule": "@daily", "command": " "}]`,
+			err: `config file $CFG: jobs[0] (a): key "command": empty or with a NUL character; give the command line, run by /bin/sh -c`},
 		{name: "bad args", jobs: `[{"name": "a", "schedule": "@daily", "args": "x"}]`,
 			err: `config file $CFG: jobs[0] (a): key "args": expected a non-empty array of strings such as ["/usr/local/bin/backup", "--all"], got "x"`},
 		{name: "wrong type", jobs: `[{"name": "a", "schedule": "@daily", "command": "x", "retries": "2"}]`,
@@ -333,5 +341,40 @@ func TestCrontabDocs(t *testing.T) {
 	}
 	if want := strings.Split(jobOptionList(), ", "); !slices.Equal(got, want) {
 		t.Errorf("docs/cron.md's per-job options are\n%q\nparams.go's\n%q", got, want)
+	}
+}
+
+// TestLoadCrontabConfigReload: without a FILE, each load (a reload) reads
+// the config file's "jobs" as the file is then.
+func TestLoadCrontabConfigReload(t *testing.T) {
+	dir := configTestEnv(t, map[string]string{"c.json": `{"jobs": [{"name": "a", "schedule": "@daily", "command": "x"}]}`})
+	cfg := filepath.Join(dir, "c.json")
+	set, err := parseIn(dir, a("run", "crontab", "--candidate-id", "c", "--config-file", cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() ([]string, error) {
+		jobs, err := loadCrontab(set)
+		var n []string
+		for _, j := range jobs {
+			n = append(n, j.Name)
+		}
+		return n, err
+	}
+	if n, err := names(); err != nil || !slices.Equal(n, a("a")) {
+		t.Fatalf("first load: %q, %v", n, err)
+	}
+	write := func(text string) {
+		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"jobs": [{"name": "a", "schedule": "@daily", "command": "x"}, {"name": "b", "schedule": "@hourly", "command": "y"}]}`)
+	if n, err := names(); err != nil || !slices.Equal(n, a("a", "b")) {
+		t.Errorf("after an edit: %q, %v; want a and b", n, err)
+	}
+	write(`{"timeout": "1h"}`)
+	if _, err := names(); err == nil || err.Error() != `config file `+cfg+`: no "jobs" in it any more; run crontab takes its jobs from there` {
+		t.Errorf("without jobs: %v", err)
 	}
 }

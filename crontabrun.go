@@ -44,10 +44,15 @@ type crontab struct {
 
 	cur     map[string]*jobRun // the file's jobs, by name, as last loaded
 	names   []string           // and in the file's order
+	last    map[string]*jobRun // each name's newest runner, leaving ones too
 	live    map[*jobRun]bool   // runners not returned yet (signals go to each)
 	joined  map[string]bool    // jobs of the first load that made their proposal
 	first   int                // how many the first load had
 	readyCh chan string        // a job's first proposal (READY)
+
+	jobs   atomic.Pointer[[]*jobRun] // cur in the file's order, for the spreader's goroutine
+	spread *spreader
+	health *health // --health-check: one check of the host for every job; nil without
 }
 
 // runCrontab runs jobs, and on SIGHUP the file's jobs as they then are;
@@ -62,6 +67,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 	ct := &crontab{set: set, log: log, notify: newNotifier(), procStop: make(chan struct{}), ended: make(chan *jobRun),
 		hold:    &sessionHolder{acc: acc, log: log, timeout: set.SessionTimeout, shared: true},
 		cur:     map[string]*jobRun{},
+		last:    map[string]*jobRun{},
 		live:    map[*jobRun]bool{},
 		joined:  map[string]bool{},
 		first:   len(jobs),
@@ -82,7 +88,28 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		}
 		return true
 	}, ct.procStop)
-	setVouch := func() { rs := ct.runners(); vouchers.Store(&rs) }
+	setVouch := func() { // and the spreader's list
+		rs := ct.runners()
+		vouchers.Store(&rs)
+		var js []*jobRun
+		for _, name := range ct.names {
+			if jr := ct.cur[name]; jr != nil {
+				js = append(js, jr)
+			}
+		}
+		ct.jobs.Store(&js)
+	}
+	setVouch()
+	ct.spread = newSpreader(ct)
+	if len(set.HealthCheck) > 0 {
+		// One check gates the host's candidacy in every job's election.
+		proc := &runner{set: set, log: log, stopping: ct.procStop}
+		ct.health = newSharedHealth(proc, func() {
+			for _, jr := range *ct.jobs.Load() {
+				jr.r.publishHealth()
+			}
+		})
+	}
 	for _, j := range jobs {
 		ct.cur[j.Name] = ct.launch(j, nil, true)
 		ct.names = append(ct.names, j.Name)
@@ -108,6 +135,11 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 				if first {
 					log.Info("stop requested: stopping every job", "signal", sigName(sig), "jobs", len(ct.live))
 					ct.notify.Stopping()
+					grace := set.StopGracePeriod
+					for jr := range ct.live {
+						grace = max(grace, jr.job.Set.StopGracePeriod)
+					}
+					ct.notify.ExtendTimeout(grace + 5*time.Second) // as a run's stop does, for the longest
 					signalled = true
 					close(ct.procStop)
 				} else {
@@ -131,6 +163,9 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 			}
 		case jr := <-ct.ended:
 			delete(ct.live, jr)
+			if ct.last[jr.job.Name] == jr {
+				delete(ct.last, jr.job.Name)
+			}
 			if ct.cur[jr.job.Name] == jr {
 				// Ended by itself (on-connection-loss=exit, a --slots
 				// mismatch, …), not by a reload or a stop: it stays out
@@ -187,9 +222,8 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 		log.Error("job cannot run", "error", err)
 	}
 	r.work, r.rules = newLeaderWork(r, sched)
-	if len(j.Set.HealthCheck) > 0 {
-		r.health = newHealth(r)
-	}
+	r.lineChanged = ct.spread.changed
+	r.health = ct.health
 	if first {
 		r.joined = func() {
 			select {
@@ -200,6 +234,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 	}
 	jr := &jobRun{job: j, r: r, after: after, done: make(chan struct{})}
 	ct.live[jr] = true
+	ct.last[j.Name] = jr
 	go func() {
 		if after != nil {
 			<-after.done
@@ -233,7 +268,7 @@ func (jr *jobRun) leave() {
 // run, if any, has ended; unchanged jobs are not touched. A bad file
 // changes nothing.
 func (ct *crontab) reload() {
-	jobs, err := reloadCrontab(ct.set)
+	jobs, err := loadCrontab(ct.set) // the FILE, or the config file's "jobs", read again
 	if err != nil {
 		ct.log.Error("reload refused: the jobs go on as they were", logEvReloadRefused.attr(), "error", err)
 		return
@@ -247,11 +282,13 @@ func (ct *crontab) reload() {
 		old := ct.cur[j.Name]
 		switch {
 		case old == nil:
+			// Removed by an earlier reload and still ending its run: never
+			// two runners of one election on the session; this one joins
+			// once that one has left.
 			added = append(added, j.Name)
-			ct.cur[j.Name] = ct.launch(j, nil, false)
+			ct.cur[j.Name] = ct.launch(j, ct.last[j.Name], false)
 		case sameJob(old.job, j):
-			unchanged++
-			old.job.Where = j.Where // a line moved: nothing else
+			unchanged++ // a line that moved too
 		default:
 			changed = append(changed, j.Name)
 			old.leave()
@@ -275,28 +312,4 @@ func (ct *crontab) reload() {
 func sameJob(a, b cronJob) bool {
 	return maps.Equal(a.Set.Values, b.Set.Values) && slices.Equal(a.Set.Args, b.Set.Args) &&
 		a.Set.Schedule == b.Set.Schedule && a.Set.BasePath == b.Set.BasePath
-}
-
-// reloadCrontab reads the jobs again: the crontab file, or the config
-// file's "jobs" (the rest of the config file, the process's settings,
-// stays as ballot started with it).
-func reloadCrontab(set *Settings) ([]cronJob, error) {
-	if set.CrontabFile != "" || set.ConfigFile == "" {
-		return loadCrontab(set)
-	}
-	data, err := os.ReadFile(set.ConfigFile)
-	if err != nil {
-		return nil, usagef("config file %s: cannot read: %v", set.ConfigFile, pathErr(err))
-	}
-	cfg, err := parseConfig(set.ConfigFile, data)
-	if err != nil {
-		return nil, err
-	}
-	raw, ok := cfg.get(configJobsKey)
-	if !ok {
-		return nil, usagef("config file %s: no \"jobs\" in it any more", set.ConfigFile)
-	}
-	s := *set
-	s.ConfigJobs = raw
-	return loadCrontab(&s)
 }

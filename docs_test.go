@@ -241,7 +241,7 @@ func TestBashCompletionRuns(t *testing.T) {
 		want  string
 	}{
 		{a("ballot", ""), "run info jobs watch leader history check step-down pause resume version help completion"},
-		{a("ballot", "run", ""), "once cron"},
+		{a("ballot", "run", ""), "once cron crontab"},
 		{a("ballot", "--zookeeper-servers", "zk1", "run", "once", "--on-child-s"), "--on-child-success"},
 		{a("ballot", "run", "cron", "--on-connection-loss", ""), "reelect exit ignore"},
 		{a("ballot", "--log-level", "=", "d"), "debug"},

@@ -4,6 +4,7 @@ package main
 // election, on one session (crontabrun.go).
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,15 @@ func (ct *crontabTest) runs(job string) string { return filepath.Join(ct.dir, "r
 // line is a job whose command records each run and lasts runFor.
 func (ct *crontabTest) line(job, schedule, runFor string, opts ...string) string {
 	return strings.Join(append(append([]string{job, schedule}, opts...), selfExe(), ct.runs(job), runFor), " ")
+}
+
+// ticks is the file job's commands tick into (lineTicking).
+func (ct *crontabTest) ticks(job string) string { return filepath.Join(ct.dir, "ticks-"+job) }
+
+// lineTicking is line with its command ticking meanwhile (TICK_FILE), so
+// that two runs at once would show.
+func (ct *crontabTest) lineTicking(job, schedule, runFor string) string {
+	return strings.Join([]string{job, schedule, "TICK_FILE=" + ct.ticks(job), selfExe(), ct.runs(job), runFor}, " ")
 }
 
 // write makes the crontab file of lines, its jobs' elections seeded (a
@@ -471,6 +481,225 @@ func TestCrontabSessionLostRejoinsOnOneSession(t *testing.T) {
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
+}
+
+// leaders counts, per candidate id, the jobs each leads (their leader
+// nodes).
+func (ct *crontabTest) leaders(conn *zk.Conn, jobs []string) map[string]int {
+	ct.t.Helper()
+	out := map[string]int{}
+	for _, j := range jobs {
+		raw, _, err := conn.Get(ct.base + "/" + j + "/" + leaderName)
+		if err != nil {
+			continue
+		}
+		var rec leaderRecord
+		if json.Unmarshal(raw, &rec) == nil {
+			out[rec.CandidateID]++
+		}
+	}
+	return out
+}
+
+// TestCrontabLeadershipsSpread: six daily jobs; host a starts alone and
+// leads all six; host b starts: a hands three over between runs (none
+// runs), each to b, so that each leads its share, ⌈6 ÷ 2⌉ = 3. Then no
+// write at rest: the spreading reads only when a line changes.
+func TestCrontabLeadershipsSpread(t *testing.T) {
+	t.Parallel()
+	zkc := startZK(t, 1) // its zxid counted: a server of its own
+	ct := newCrontab(t, zkc)
+	var jobs, lines []string
+	for i := range 6 {
+		jobs = append(jobs, fmt.Sprintf("job%d", i))
+		lines = append(lines, ct.line(jobs[i], "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	waitLeaders := func(want map[string]int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got := ct.leaders(conn, jobs)
+			if fmt.Sprint(got) == fmt.Sprint(want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("leaders %v, want %v", got, want)
+			}
+		}
+	}
+	a := ct.start("a")
+	waitLeaders(map[string]int{"a": 6})
+	b := ct.start("b")
+	waitLeaders(map[string]int{"a": 3, "b": 3})
+	if n := len(a.Events(logEvSpreading)); n != 3 {
+		t.Errorf("a handed %d jobs over, want 3", n)
+	}
+	if n := len(b.Events(logEvSpreading)); n != 0 {
+		t.Errorf("b handed %d jobs over, want 0", n)
+	}
+	// Settled (no write for T), then nothing for 2T: no write at rest.
+	for z := restZxid(t, zkc); ; {
+		time.Sleep(2 * time.Second)
+		z2 := restZxid(t, zkc)
+		if z2 == z {
+			break
+		}
+		z = z2
+	}
+	z0 := restZxid(t, zkc)
+	time.Sleep(4 * time.Second)
+	if d := restZxid(t, zkc) - z0; d != 0 {
+		t.Errorf("%d writes at rest after spreading, want 0", d)
+	}
+	if got := ct.leaders(conn, jobs); fmt.Sprint(got) != fmt.Sprint(map[string]int{"a": 3, "b": 3}) {
+		t.Errorf("leaders moved at rest: %v", got)
+	}
+	for _, p := range []*ballotProc{b, a} {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
+	}
+}
+
+// TestCrontabHostKilledFailsOverEveryJob: two processes run three
+// every-2-seconds jobs; one is SIGKILLed: the other runs every job from
+// then on; no job's scheduled time runs twice across both, and no job's
+// runs overlap (its commands' ticks, by fencing token).
+func TestCrontabHostKilledFailsOverEveryJob(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"alpha", "beta", "gamma"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.lineTicking(j, "@every 2s", "0.5s"))
+	}
+	ct.write(lines...)
+	a := ct.start("a")
+	b := ct.start("b")
+	for _, j := range jobs {
+		ct.waitJobRuns(j, 2, 30*time.Second)
+	}
+	a.Signal(syscall.SIGKILL)
+	a.Wait(10 * time.Second)
+	killed := time.Now()
+	// Each job runs again on b: its runs after the kill, all b's. The
+	// failover takes at most T (the session's expiry) + W; 3 runs at 2 s
+	// are 6 s more.
+	for _, j := range jobs {
+		for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			after := 0
+			for _, r := range ct.jobRuns(j) {
+				if ts, err := time.Parse(time.RFC3339, r.scheduled); err == nil && ts.After(killed) && r.candidate == "b" {
+					after++
+				}
+			}
+			if after >= 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: %d runs by b after a was killed, want 3", j, after)
+			}
+		}
+	}
+	b.Signal(syscall.SIGTERM)
+	b.Wait(20 * time.Second)
+	for _, j := range jobs {
+		ct.checkOnce(j)
+		if n := len(checkNoOverlap(t, ct.ticks(j))) + 1; n < 5 {
+			t.Errorf("job %s: %d runs ticked, want 5 or more", j, n)
+		}
+	}
+}
+
+// TestCrontabOneHealthCheck: with --health-check, one check of the host
+// gates every job: none stands while it fails; once it passes, every job
+// proposes, and the check runs once per interval for all of them.
+func TestCrontabOneHealthCheck(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	okFile, countFile := filepath.Join(ct.dir, "ok"), filepath.Join(ct.dir, "checks")
+	check := fmt.Sprintf("/bin/sh -c 'echo >> %s; test -f %s'", countFile, okFile)
+	a := ct.start("a", "--health-check", check, "--health-interval", "200ms")
+	a.WaitEvent(logEvHealthWait, 10*time.Second, "job", "one")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for _, j := range jobs {
+		if p := ct.proposals(conn, j); len(p) != 0 {
+			t.Errorf("job %s proposed while the health check fails: %v", j, p)
+		}
+	}
+	if err := os.WriteFile(okFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		for deadline := time.Now().Add(20 * time.Second); len(ct.proposals(conn, j)) < 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s did not propose once the check passed", j)
+			}
+		}
+	}
+	// One check per interval for the host, not one per job: at most
+	// elapsed ÷ 200ms + 2 checks (a busy machine makes fewer), where one
+	// per job would make three times as many.
+	count := func() int { b, _ := os.ReadFile(countFile); return strings.Count(string(b), "\n") }
+	n0, t0 := count(), time.Now()
+	time.Sleep(2 * time.Second)
+	d, most := count()-n0, int(time.Since(t0)/(200*time.Millisecond))+2
+	if d > most {
+		t.Errorf("%d health checks in %s at --health-interval 200ms, want at most %d: one check for all three jobs", d, time.Since(t0).Round(time.Millisecond), most)
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestCrontabReaddedJobWaitsForItsOldRunner: a job removed while its run
+// goes on, then added again before that run ended: the new runner joins
+// only once the old one has left (never two candidates of one process in
+// one election on its one session), and the runs never overlap.
+func TestCrontabReaddedJobWaitsForItsOldRunner(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	slow := ct.lineTicking("slow", "@every 2s", "3s")
+	other := ct.line("other", "0 0 1 1 *", "0")
+	ct.write(slow, other)
+	a := ct.start("a")
+	a.WaitEvent(logEvCommandStarted, 20*time.Second, "job", "slow")
+	ct.write(other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "left", "slow")
+	joined := len(a.Events(logEvJoined, "job", "slow"))
+	ct.write(slow, other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "joined", "slow")
+	if len(a.Events(logEvCommandEnded, "job", "slow")) == 0 && len(a.Events(logEvJoined, "job", "slow")) != joined {
+		t.Errorf("the job added again proposed while its old runner's run went on")
+	}
+	// The old run ends, the old candidate leaves, then the new one joins
+	// and runs.
+	n := len(ct.jobRuns("slow"))
+	ct.waitJobRuns("slow", n+1, 20*time.Second)
+	ended := a.WaitEvent(logEvCommandEnded, time.Second, "job", "slow")
+	if js := a.Events(logEvJoined, "job", "slow"); len(js) <= joined || js[joined]["time"] < ended["time"] {
+		t.Errorf("the job added again joined at %v, before its old run ended at %s", js[joined:], ended["time"])
+	}
+	a.Signal(syscall.SIGTERM)
+	a.Wait(20 * time.Second)
+	ct.checkOnce("slow")
+	checkNoOverlap(t, ct.ticks("slow"))
 }
 
 // TestCrontabKillFailsOverEveryJob: two jobs of one crontab run long

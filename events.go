@@ -70,6 +70,7 @@ const (
 const (
 	logEvReloaded      logEvent = "reloaded"       // SIGHUP: the jobs reloaded: joined, left, changed
 	logEvReloadRefused logEvent = "reload-refused" // SIGHUP: the file is bad; the jobs go on as they were
+	logEvSpreading     logEvent = "spreading"      // a job's leader hands over between runs: this host leads more than its share
 )
 
 // logEvPhase (debug) is each change of leadership.go's phase, the state a

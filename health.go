@@ -20,6 +20,9 @@ import (
 // before the first check it is not healthy, so it never stands untested.
 type health struct {
 	r *runner
+	// publish puts each result into the proposals: r's, or, for run
+	// crontab's one check of the host, every job's.
+	publish func()
 
 	mu       sync.Mutex
 	healthy  bool
@@ -29,8 +32,12 @@ type health struct {
 	good     chan struct{} // closed when it turns healthy
 }
 
-func newHealth(r *runner) *health {
-	h := &health{r: r, bad: make(chan struct{}), good: make(chan struct{})}
+func newHealth(r *runner) *health { return newSharedHealth(r, r.publishHealth) }
+
+// newSharedHealth is a check whose results publish tells; r gives its
+// settings, its log and its stop.
+func newSharedHealth(r *runner, publish func()) *health {
+	h := &health{r: r, publish: publish, bad: make(chan struct{}), good: make(chan struct{})}
 	go h.loop()
 	return h
 }
@@ -38,7 +45,7 @@ func newHealth(r *runner) *health {
 func (h *health) loop() {
 	for {
 		h.record(h.check(), time.Now())
-		h.r.publishHealth()
+		h.publish()
 		select {
 		case <-time.After(h.r.set.HealthInterval):
 		case <-h.r.stopping:

@@ -73,7 +73,8 @@ const helpPolicies = `Policies:
 `
 
 const helpExitCodes = `Exit codes:
-  0      success; also a stop (SIGTERM/SIGINT) while not running the command
+  0      success; also a stop (SIGTERM/SIGINT) while not running the command;
+         run crontab --check: every job is good
   N      run: the command's own exit code, when a policy is exit; when ballot is
          stopped (SIGTERM/SIGINT) while the command runs, the command's code (143
          if it died of the SIGTERM)
@@ -84,7 +85,8 @@ const helpExitCodes = `Exit codes:
          within --wait
   2      usage or config error, including a certificate, key or auth file that
          cannot be read or parsed (check: 3 instead); run: a --slots that differs
-         from that of a candidate already in line
+         from that of a candidate already in line; run crontab: a bad job, a
+         missing FILE, two jobs with one name, no jobs
   0-3    check: OK, WARNING, CRITICAL, UNKNOWN; UNKNOWN also for a bad flag,
          ZooKeeper unreachable, a missing election
   75     run once --no-wait: another candidate leads; --wait-timeout: not elected
@@ -186,12 +188,12 @@ func helpText(cmd string) string {
 		writeRunHelp(&b, cmd)
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdRunCrontab:
-		b.WriteString(helpCrontab)
+		b.WriteString(helpCrontab + "\n")
 		onLine := func(p *param) bool { return p.job && p.scope.usedBy(cmdRunCrontab) }
 		flagHelpOf(&b, "Per-job flags (every job's default here; a job's line may give its own)", onLine)
 		b.WriteString("\n")
 		flagHelpOf(&b, "Process flags (the command line only: one session, one log, one candidate)", func(p *param) bool {
-			return p.scope != scopeGlobal && p.scope.usedBy(cmdRunCrontab) && !p.job && p.name != "schedule"
+			return p.scope != scopeGlobal && p.scope.usedBy(cmdRunCrontab) && !p.job
 		})
 		b.WriteString("\n" + helpGlobalShort + "\n" + helpHooks + "\n" + helpPolicies + "\n" + helpPrecedence)
 	case cmdInfo, cmdWatch:
@@ -320,7 +322,7 @@ func writeRunHelp(b *strings.Builder, cmd string) {
 	}
 	if cmd != cmdRunOnce {
 		b.WriteString("\n")
-		flagHelp(b, "Cron flags (run cron and run crontab)", scopeCron)
+		flagHelp(b, "Cron flags (run cron only)", scopeSchedule, scopeCron)
 	}
 }
 
@@ -332,7 +334,10 @@ Usage:
   ballot [global flags] run crontab --candidate-id ID [flags] FILE
   ballot [global flags] run crontab --check [flags] FILE
 
-The FILE: one job a line, NAME SCHEDULE [OPTIONS] COMMAND. Blank lines and
+` + helpCrontabFile
+
+// helpCrontabFile is the crontab file's format (also the man page's).
+const helpCrontabFile = `The FILE: one job a line, NAME SCHEDULE [OPTIONS] COMMAND. Blank lines and
 lines whose first non-blank character is # are ignored; a line ending in \
 goes on on the next one.
   NAME      the job's election under the base path: letters, digits, ".", "_"
@@ -349,9 +354,9 @@ goes on on the next one.
   # NAME   SCHEDULE    OPTIONS                    COMMAND
   backup   0 3 * * *   --timeout 1h --retries 2   /usr/local/bin/backup --all
   report   @daily                                 /usr/local/bin/report > /tmp/r 2>&1
-Without FILE, the jobs are the config file's "jobs" (docs/cron.md). Every
-flag below is every job's default; a job's own option wins. A bad line is one
-error naming FILE:LINE, and nothing starts. --check prints one line a job
-(name, schedule, next run, command) without connecting. SIGHUP reloads FILE.
-
+Without FILE, the jobs are the config file's "jobs" (docs/cron.md). The
+command line's per-job flags are every job's defaults; a job's own option wins.
+A bad line is one error naming FILE:LINE, and nothing starts. --check prints
+one line a job (name, schedule, next run, command) without connecting. SIGHUP
+reloads FILE.
 `

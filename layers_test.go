@@ -81,7 +81,7 @@ var layers = []struct {
 		"preempt.go", "ping.go", "pingtls_on.go", "pingtls_off.go", "leader.go", "trigger.go", "drain.go",
 	}},
 	// The entry points (ballot's, its keeper's), the parameters and help.
-	{"main", []string{"main.go", "keepermain.go", "cmdline.go", "params.go", "configfile.go", "paramdocs.go", "help.go", "crontab.go", "crontabrun.go"}},
+	{"main", []string{"main.go", "keepermain.go", "cmdline.go", "params.go", "configfile.go", "paramdocs.go", "help.go", "crontab.go", "crontabrun.go", "crontabspread.go"}},
 }
 
 // upRef is one use of a name defined in a higher layer.

@@ -169,6 +169,7 @@ func (r *runner) join() (*candidate, verdict) {
 			}
 			if err == nil {
 				c.tell.runEnded = func(e historyEntry) { r.runEnded(c, e) }
+				c.tell.lineChanged = r.lineChanged
 				c.triggers = r.rules.triggered
 				r.setCandidate(c)
 				r.publishHealth()
@@ -584,10 +585,13 @@ func (r *runner) endSession(c *candidate) {
 	if r.sess == nil {
 		return
 	}
-	if r.sharedSession() && c != nil && c.s == r.sess {
-		r.leaveElection(c)
-	} else {
+	switch {
+	case !r.sharedSession():
 		r.hold.drop(r.sess)
+	case c != nil && c.s == r.sess:
+		r.leaveElection(c)
+	case r.sess.IsLost():
+		r.hold.drop(r.sess) // never a live one: the other jobs stand on it
 	}
 	r.sess = nil
 }

@@ -31,7 +31,8 @@ type leaseView interface {
 	paused() *pauseRecord                   // ballot pause, as last read; nil when not paused
 	trigger() *triggerRequest               // ballot trigger's request, as last read; nil for none
 	zooKeeperClock() (zkClockReading, bool) // the last renewal's reading of ZooKeeper's clock
-	preemptTo() string                      // the candidate to hand over to (--preempt-after); "" for none
+	preemptTo() string                      // the candidate to hand over to (--preempt-after, run crontab's spread); "" for none
+	handoverLine() (string, logEvent)       // what the log says of that handover
 }
 
 // runView: the command and the hooks, supervised under the lease.
@@ -106,6 +107,7 @@ func (v *leadershipView) renewals() (last, largest time.Duration) { return v.l.R
 func (v *leadershipView) timeout() time.Duration                  { return v.c.s.Timeout() }
 func (v *leadershipView) paused() *pauseRecord                    { return v.l.ctl.Paused() }
 func (v *leadershipView) preemptTo() string                       { return v.l.ctl.PreemptTo() }
+func (v *leadershipView) handoverLine() (string, logEvent)        { return v.l.ctl.handoverLine() }
 func (v *leadershipView) trigger() *triggerRequest                { return v.l.ctl.Trigger() }
 func (v *leadershipView) zooKeeperClock() (zkClockReading, bool)  { return v.l.ZooKeeperClock() }
 

@@ -561,6 +561,9 @@ func (l *lease) watch() {
 		case err == nil:
 			c.line.seen.Store(&children)
 			ping(c.line.changed)
+			if f := c.tell.lineChanged; f != nil {
+				f()
+			}
 			has := map[string]bool{}
 			for _, n := range children {
 				has[n] = true

@@ -12,7 +12,7 @@ import (
 )
 
 // docCommands are the commands that take flags, in help order.
-var docCommands = []string{cmdRunOnce, cmdRunCron, cmdInfo, cmdJobs, cmdWatch, cmdLeader, cmdHistory, cmdCheck,
+var docCommands = []string{cmdRunOnce, cmdRunCron, cmdRunCrontab, cmdInfo, cmdJobs, cmdWatch, cmdLeader, cmdHistory, cmdCheck,
 	cmdStepDown, cmdPause, cmdResume, cmdTrigger, cmdDrain, cmdUndrain}
 
 // completionShells are the shells ballot completion writes for.
@@ -151,7 +151,7 @@ func completionScript(shell string) string {
 	fmt.Fprintf(&b, "        %s)\n", valueFlags())
 	fmt.Fprintf(&b, "            ((i++)); [[ ${%s[i]} == = ]] && ((i++)) ;;\n", w)
 	b.WriteString("        -*) ;;\n")
-	b.WriteString("        once|cron) [[ $cmd == run ]] && cmd=\"run $w\" ;;\n")
+	b.WriteString("        once|cron|crontab) [[ $cmd == run ]] && cmd=\"run $w\" ;;\n")
 	b.WriteString("        *) [[ -z $cmd ]] && cmd=$w ;;\n")
 	b.WriteString("        esac\n    done\n")
 
@@ -187,7 +187,7 @@ func completionScript(shell string) string {
 		fmt.Fprintf(&b, "            compadd -- %s\n", flagWords(commandFlags("")))
 		fmt.Fprintf(&b, "        else\n            compadd -- %s\n        fi ;;\n", commandWordList())
 	}
-	offer("    run) ", "once cron")
+	offer("    run) ", "once cron crontab")
 	offer("    help) ", strings.ReplaceAll(commandWordList(), " help", "")+" --man")
 	offer("    completion) ", strings.Join(completionShells, " "))
 	for _, cmd := range docCommands {
@@ -326,9 +326,13 @@ func manPage() string {
 			if vs := p.allowed(); len(vs) > 0 && p.kind != kindBool {
 				fmt.Fprintf(&b, "Values: %s.\n", roff(strings.Join(vs, ", ")))
 			}
+			if p.job {
+				b.WriteString("Per job in run crontab: a job's line may give its own.\n")
+			}
 		}
 	}
 
+	b.WriteString(".SH CRONTAB FILE\n" + textBlock("\n"+helpCrontabFile))
 	b.WriteString(".SH HOOKS\n" + textBlock(helpHooks))
 	b.WriteString(".SH POLICIES\n" + textBlock(helpPolicies))
 	b.WriteString(".SH ENVIRONMENT\n" + roff(strings.Join(strings.Fields(helpPrecedence), " ")) + "\n")

@@ -427,7 +427,7 @@ func metricsParams() []*param {
 // cronParams: run cron's schedule.
 func cronParams() []*param {
 	return []*param{
-		{name: "schedule", scope: scopeCron, arg: "EXPR", req: true,
+		{name: "schedule", scope: scopeSchedule, arg: "EXPR", req: true,
 			help: `cron expression, e.g. "*/5 * * * *" or @hourly (required)`,
 			apply: func(s *Settings, v string) error {
 				if strings.TrimSpace(v) == "" {

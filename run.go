@@ -29,8 +29,11 @@ type runner struct {
 	// the process's stop signal, stops that run too. nil outside crontab.
 	leaving  chan struct{}
 	procStop chan struct{}
-	// joined, if set, is told of each proposal made (crontab's READY).
-	joined func()
+	// joined, if set, is told of each proposal made (crontab's READY);
+	// lineChanged, of each change of a line this runner leads in (its
+	// spreading of leaderships).
+	joined      func()
+	lineChanged func()
 
 	// stopping is closed on the first SIGTERM/SIGINT, hurry on the second.
 	stopping chan struct{}

@@ -263,7 +263,8 @@ func (s *supervision) preempting() (outcome, bool) {
 	if to == "" || ((s.cmd != nil || len(s.beside) > 0) && s.r.rules.scheduled) {
 		return 0, false
 	}
-	s.r.log.Info("handing over to a candidate of higher priority (--preempt-after)", logEvPreempting.attr(), "successor", to)
+	msg, ev := s.l.ctl.handoverLine()
+	s.r.log.Info(msg, ev.attr(), "successor", to)
 	s.announce()
 	s.r.unpublishLeader(s.c)
 	s.stop("preempted", s.killBy)

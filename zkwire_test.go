@@ -455,3 +455,45 @@ func TestWireSharedReleaseResent(t *testing.T) {
 		t.Errorf("closing it again: %v, want errSessionLost", err)
 	}
 }
+
+// TestWireReleasesAllAtOnce: a shared session's keeper sends the
+// releases of several elections together (releaseAll), each its own
+// fenced multi-op: one whose baton someone deleted is sent again without
+// that delete and still marks its record; one whose proposal is gone is
+// refused and changes nothing; the others' commit regardless.
+func TestWireReleasesAllAtOnce(t *testing.T) {
+	t.Parallel()
+	c := sharedZK(t)
+	other := zkConnect(t, c.Servers(), 2*time.Second)
+	conn, h := sniffedSession(t, c)
+	root := fmt.Sprintf("/wall-%d", time.Now().UnixNano())
+	mkdir(t, conn, root)
+	var rs []*zookeeper.Handoff
+	for i := range 4 {
+		base := fmt.Sprintf("%s/e%d", root, i)
+		mkdir(t, conn, base)
+		takeAs(t, conn, base, "taken")
+		r := h.SessionOnly()
+		releaseOf(r, base)
+		r.Withdraw = true
+		rs = append(rs, r)
+	}
+	if err := other.Delete(root+"/e1/baton", -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Delete(root+"/e2/proposal", -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.EndShared(rs, 2*time.Second, func() bool { return false }); err != nil {
+		t.Fatalf("the releases: %v", err)
+	}
+	for i, want := range []string{"released", "released", "taken", "released"} {
+		b, _, err := other.Get(fmt.Sprintf("%s/e%d/handover", root, i))
+		if err != nil || string(b) != want {
+			t.Errorf("election %d's record: %q, %v; want %s", i, b, err, want)
+		}
+	}
+	if ok, _, _ := other.Exists(root + "/e2/baton"); !ok {
+		t.Errorf("election 2's baton, its proposal gone, was deleted by a refused release")
+	}
+}

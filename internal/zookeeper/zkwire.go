@@ -177,10 +177,18 @@ func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, 
 // holds the session's turn. Each release is its own multi-op: one
 // refused (its proposal gone) leaves the others to commit. A release
 // whose answer was lost is safe to send again: the first one's commit
-// deleted the proposal (Withdraw), which the second's first operation
-// needs, so it fails as a whole and changes nothing.
+// deleted the proposal (Withdraw; without, it moved the record's
+// version), which the second's first (second) operation needs, so it
+// fails as a whole and changes nothing.
 func (h *Handoff) EndShared(releases []*Handoff, timeout time.Duration, last func() bool) error {
 	deadline := time.Now().Add(timeout)
+	var rs []*Handoff
+	for _, r := range releases {
+		if r.ReleasePath != "" && r.Proposal != "" {
+			rs = append(rs, r)
+		}
+	}
+	releases = rs
 	var errs []error
 	from := 0
 	for range h.Servers {
@@ -191,12 +199,9 @@ func (h *Handoff) EndShared(releases []*Handoff, timeout time.Duration, last fun
 			}
 			return errors.Join(append(errs, err)...)
 		}
-		for len(releases) > 0 && err == nil {
-			if r := releases[0]; r.ReleasePath != "" && r.Proposal != "" {
-				_, err = s.release(r, deadline)
-			}
-			if err == nil {
-				releases = releases[1:]
+		if len(releases) > 0 {
+			if err = s.releaseAll(releases, deadline); err == nil {
+				releases = nil
 			}
 		}
 		if err == nil && last() {
@@ -344,55 +349,112 @@ func (s *WireSession) closeSession(deadline time.Time) error {
 func (s *WireSession) release(h *Handoff, deadline time.Time) (released bool, err error) {
 	withBaton := h.Baton != ""
 	for {
-		var m wireBuf
-		op := func(typ int32) {
-			m.int32(typ)
-			m.bool(false) // done
-			m.int32(-1)   // err
-		}
-		if h.Withdraw {
-			op(wireOpDelete)
-		} else {
-			op(wireOpCheck)
-		}
-		m.string(h.Proposal)
-		m.int32(-1)
-		op(wireOpSetData)
-		m.string(h.ReleasePath)
-		m.buffer(h.ReleaseData)
-		m.int32(h.ReleaseVersion)
-		if withBaton {
-			op(wireOpDelete)
-			m.string(h.Baton)
-			m.int32(-1)
-		}
-		m.int32(-1) // the end: type -1, done, err -1
-		m.bool(true)
-		m.int32(-1)
-		code, reply, err := s.call(wireOpMulti, m.Bytes(), deadline)
+		code, reply, err := s.call(wireOpMulti, releaseMulti(h, withBaton), deadline)
 		if err != nil {
 			return false, err
 		}
-		codes, err := multiResults(reply)
-		if err != nil {
-			return false, err
+		released, again, err := releaseAnswer(code, reply, withBaton)
+		if !again {
+			return released, err
 		}
-		failed := -1
-		for i, c := range codes {
-			if c != 0 && c != wireErrRuntimeInconsistency {
-				failed = i
-				break
-			}
-		}
-		if code == 0 && failed < 0 {
-			return true, nil
-		}
-		if withBaton && failed == 2 && codes[2] == wireErrNoNode {
-			withBaton = false
-			continue
-		}
-		return false, nil
+		withBaton = false
 	}
+}
+
+// releaseAll sends the releases of rs all at once and then reads their
+// answers, which ZooKeeper gives a session in order: one round trip (and
+// the quorum's fsyncs grouped) for the batons of many jobs, not one each.
+// Each is its own multi-op, fenced by its own proposal.
+func (s *WireSession) releaseAll(rs []*Handoff, deadline time.Time) error {
+	var frames bytes.Buffer
+	first := s.xid + 1
+	for _, r := range rs {
+		s.xid++
+		var req wireBuf
+		req.int32(s.xid)
+		req.int32(wireOpMulti)
+		req.Write(releaseMulti(r, r.Baton != ""))
+		if err := writeFrame(&frames, req.Bytes()); err != nil {
+			return err
+		}
+	}
+	_ = s.conn.SetDeadline(deadline)
+	defer s.conn.SetDeadline(time.Time{})
+	if _, err := s.conn.Write(frames.Bytes()); err != nil {
+		return err
+	}
+	var again []*Handoff
+	for i, r := range rs {
+		code, reply, err := readReply(s.conn, first+int32(i))
+		if err != nil {
+			return err
+		}
+		_, a, err := releaseAnswer(code, reply, r.Baton != "")
+		if err != nil {
+			return err
+		}
+		if a {
+			again = append(again, r)
+		}
+	}
+	for _, r := range again {
+		if _, err := s.release(r, deadline); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseMulti is a release's multi-op (release), without the baton's
+// delete unless withBaton.
+func releaseMulti(h *Handoff, withBaton bool) []byte {
+	var m wireBuf
+	op := func(typ int32) {
+		m.int32(typ)
+		m.bool(false) // done
+		m.int32(-1)   // err
+	}
+	if h.Withdraw {
+		op(wireOpDelete)
+	} else {
+		op(wireOpCheck)
+	}
+	m.string(h.Proposal)
+	m.int32(-1)
+	op(wireOpSetData)
+	m.string(h.ReleasePath)
+	m.buffer(h.ReleaseData)
+	m.int32(h.ReleaseVersion)
+	if withBaton {
+		op(wireOpDelete)
+		m.string(h.Baton)
+		m.int32(-1)
+	}
+	m.int32(-1) // the end: type -1, done, err -1
+	m.bool(true)
+	m.int32(-1)
+	return m.Bytes()
+}
+
+// releaseAnswer reads a release's answer: released, or again: the baton
+// was gone, to be sent again without its delete; a refusal otherwise
+// (the proposal gone, the record changed) is neither, and no error.
+func releaseAnswer(code int32, reply []byte, withBaton bool) (released, again bool, err error) {
+	codes, err := multiResults(reply)
+	if err != nil {
+		return false, false, err
+	}
+	failed := -1
+	for i, c := range codes {
+		if c != 0 && c != wireErrRuntimeInconsistency {
+			failed = i
+			break
+		}
+	}
+	if code == 0 && failed < 0 {
+		return true, false, nil
+	}
+	return false, withBaton && failed == 2 && codes[2] == wireErrNoNode, nil
 }
 
 // KeepAlive pings s every third of the session timeout until stop is
@@ -475,6 +537,12 @@ func wireRoundTrip(conn net.Conn, req []byte, xid int32) (int32, []byte, error) 
 	if err := writeFrame(conn, req); err != nil {
 		return 0, nil, err
 	}
+	return readReply(conn, xid)
+}
+
+// readReply reads until the reply to xid, skipping notifications and
+// other replies.
+func readReply(conn net.Conn, xid int32) (int32, []byte, error) {
 	for {
 		resp, err := readFrame(conn)
 		if err != nil {
