@@ -183,6 +183,14 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 	return h, nil
 }
 
+// batonNames says whether a baton's (or take record's) data names
+// proposal: on a session several elections share, the owner alone does
+// not say which candidacy a node is of.
+func batonNames(raw []byte, proposal string) bool {
+	var r handoverRecord
+	return json.Unmarshal(raw, &r) == nil && r.Proposal == proposal
+}
+
 // parseHandover reads a handover record's data.
 func parseHandover(raw []byte) *handoverSeen {
 	h := &handoverSeen{raw: raw, exists: raw != nil}

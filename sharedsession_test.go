@@ -149,3 +149,48 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 		t.Errorf("the shared session ended: %s", s.LostReason())
 	}
 }
+
+// TestSharedSessionStuckLeaseGivesBackBatonOfDeletedProposal: a stuck
+// lease on a shared session whose proposal an operator deleted still
+// gives back its baton past the lease's end (lease.endOwn), as the
+// session's end would: otherwise the baton stays held while the session
+// lives (the other jobs keep it) and every successor waits for ever.
+func TestSharedSessionStuckLeaseGivesBackBatonOfDeletedProposal(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), root)
+	p := newInProcess(t, zkc, root)
+	s := p.session()
+	c := p.join(s, "stuck")
+	if _, err := c.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	start, err := c.takeBaton(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start.shared = true
+	l := holdLease(c, start, 0, func() bool { return true }, true)
+	t.Cleanup(l.Stop)
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	if err := conn.Delete(c.node, -1); err != nil {
+		t.Fatal(err)
+	}
+	// The lease's hard end is at most W = 3T/4 after the take, noticed at
+	// the loop's next tick (T/8): 4T is ample on a busy machine.
+	T := s.Timeout()
+	for deadline := time.Now().Add(4 * T); ; time.Sleep(10 * time.Millisecond) {
+		ok, _, err := conn.Exists(c.batonPath())
+		if err == nil && !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the baton of the stuck lease whose proposal is gone is still there after 4T (%s): %v, %v", 4*T, ok, err)
+		}
+	}
+	if s.IsLost() {
+		t.Fatalf("the shared session was ended (%s); want it kept", s.LostReason())
+	}
+}
