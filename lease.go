@@ -263,7 +263,7 @@ func (l *lease) endOwn() bool {
 	}
 	// Ours: this session's and naming our proposal (another candidacy of
 	// the election on this session would be the session's too).
-	mine := ok && st.EphemeralOwner == c.s.ID() && batonNames(raw, c.node)
+	mine := ok && st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node)
 	if err == nil {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 		if mine {

@@ -228,10 +228,12 @@ func (c *candidate) clearNotes() {
 // leaveOwn deletes what the end of the session would delete of this
 // election, and nothing of another's: for a session that serves several
 // elections (a crontab's jobs). The proposal goes, and the baton and the
-// leader node if this session holds them: each one's owner is read first
-// and its version, read with it, fences its delete, so a node dropped and
-// made again by another meanwhile is left alone. A successor that finds the baton gone waits W, as after
-// the session's end. nil once neither is left.
+// leader node if they are this candidacy's: each one's owner and data
+// (naming our proposal) are read first, and its version, read with it,
+// and the handover record at our take's version fence its delete, so a
+// node dropped and made again by another meanwhile is left alone. A
+// successor that finds the baton gone waits W, as after the session's
+// end. nil once neither is left.
 func (c *candidate) leaveOwn() error {
 	c.pub.stop()
 	c.retire()
@@ -246,13 +248,25 @@ func (c *candidate) leaveOwn() error {
 		} else if ok {
 			ops = append(ops, &zk.DeleteRequest{Path: c.node, Version: -1})
 		}
+		fenced := false
 		for _, p := range []string{baton, c.leaderPath()} {
-			ok, st, err := c.s.Conn.Exists(p)
+			raw, st, err := c.s.Conn.Get(p)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if ok && st.EphemeralOwner == c.s.ID() {
+			// Ours: this session's and naming our proposal (another
+			// candidacy on this session would be the session's too).
+			if st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node) {
 				ops = append(ops, &zk.DeleteRequest{Path: p, Version: st.Version})
+				if c.baton.held() && !fenced {
+					// And no successor's take since ours: a baton or leader
+					// node made again restarts at a version ours had.
+					fenced = true
+					ops = append(ops, &zk.CheckVersionRequest{Path: c.basePath + "/" + slotName(handoverName, c.baton.slot), Version: c.baton.version})
+				}
 			}
 		}
 		var err error
