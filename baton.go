@@ -350,7 +350,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {
-		return false, c.waitDropped(drop.until, h.exists, drop.note, stop)
+		return false, c.waitDropped(drop.until, h.exists, drop, stop)
 	}
 	return true, nil
 }
@@ -533,8 +533,10 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 
 // waitDropped sleeps until the end of the wait for a dropped baton, or
 // until the handover record changes (its holder released it after all),
-// or the holder's note is written (noted).
-func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Event, stop <-chan struct{}) error {
+// or the holder's note is written (drop.note). The note's creation event,
+// consumed here, is remembered (drop.noted): a note seen stays trusted
+// even if deleted before the next round reads it.
+func (c *candidate) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
 	var changed <-chan zk.Event
 	if exists {
 		_, _, ev, err := c.s.Conn.GetW(c.handoverPath())
@@ -547,7 +549,10 @@ func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Eve
 	select {
 	case <-t.C:
 	case <-changed:
-	case <-noted:
+	case ev, ok := <-drop.note:
+		if ok && ev.Type == zk.EventNodeCreated {
+			drop.noted = true
+		}
 	case <-c.s.Lost():
 		return errSessionLost
 	case <-stop:
