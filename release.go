@@ -230,19 +230,26 @@ func (c *candidate) clearNotes() {
 // elections (a crontab's jobs). The proposal goes, and the baton and the
 // leader node if they are this candidacy's: each one's owner and data
 // (naming our proposal) are read first, and its version, read with it,
-// and the handover record at our take's version fence its delete, so a
-// node dropped and made again by another meanwhile is left alone. A
+// and the handover record's, read before, fence its delete, so a node
+// dropped and made again by another meanwhile is left alone. A
 // successor that finds the baton gone waits W, as after the session's
 // end. nil once neither is left.
 func (c *candidate) leaveOwn() error {
 	c.pub.stop()
 	c.retire()
-	baton := c.batonPath()
-	if slot := c.baton.lostSlot(); slot >= 0 {
-		baton = c.basePath + "/" + slotName(batonName, slot)
+	slot := c.slot
+	if k := c.baton.lostSlot(); k >= 0 {
+		slot = k
 	}
+	baton, record := c.basePath+"/"+slotName(batonName, slot), c.basePath+"/"+slotName(handoverName, slot)
 	for try := 0; ; try++ {
 		var ops []any
+		// Read first: a successor's take after it changes it, and fails
+		// our multi; one before it made the nodes we read its own.
+		recOK, rec, err := c.s.Conn.Exists(record)
+		if err != nil {
+			return err
+		}
 		if ok, _, err := c.s.Conn.Exists(c.node); err != nil {
 			return err
 		} else if ok {
@@ -261,15 +268,14 @@ func (c *candidate) leaveOwn() error {
 			// candidacy on this session would be the session's too).
 			if st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node) {
 				ops = append(ops, &zk.DeleteRequest{Path: p, Version: st.Version})
-				if c.baton.held() && !fenced {
-					// And no successor's take since ours: a baton or leader
-					// node made again restarts at a version ours had.
+				if recOK && !fenced {
+					// And no take since the read: a baton or leader node
+					// made again restarts at a version ours had.
 					fenced = true
-					ops = append(ops, &zk.CheckVersionRequest{Path: c.basePath + "/" + slotName(handoverName, c.baton.slot), Version: c.baton.version})
+					ops = append(ops, &zk.CheckVersionRequest{Path: record, Version: rec.Version})
 				}
 			}
 		}
-		var err error
 		if len(ops) > 0 {
 			_, err = c.s.Conn.Multi(ops...)
 		}
