@@ -699,3 +699,38 @@ func TestCrontabReaddedJobWaitsForItsOldRunner(t *testing.T) {
 	ct.checkOnce("slow")
 	checkNoOverlap(t, ct.ticks("slow"))
 }
+
+// TestCrontabRemovedJobRunIsNotReplaced: a removed job with --overlap
+// replace: its run going on is not replaced (stopped) when its next time
+// falls due, as a removed job starts nothing more; it runs to its end,
+// then the job leaves.
+func TestCrontabRemovedJobRunIsNotReplaced(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	other := ct.line("other", "0 0 1 1 *", "0")
+	ct.write(ct.line("gone", "@every 2s", "5s", "--overlap", "replace"), other)
+	a := ct.start("a")
+	a.WaitEvent(logEvCommandStarted, 20*time.Second, "job", "gone")
+	ct.write(other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "left", "gone")
+	stopped := len(a.Events(logEvCommandStopped, "job", "gone"))
+	// Past at least two due times (5 s of run at 2 s), it ends by itself.
+	a.WaitEvent(logEvCommandEnded, 20*time.Second, "job", "gone", "exit_code", "0")
+	if st := a.Events(logEvCommandStopped, "job", "gone"); len(st) != stopped {
+		t.Errorf("the removed job's run was stopped after the reload: %v", st[stopped:])
+	}
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for deadline := time.Now().Add(10 * time.Second); len(ct.proposals(conn, "gone")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job gone still in its election: %v", ct.proposals(conn, "gone"))
+		}
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+	ct.checkOnce("gone")
+}
