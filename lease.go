@@ -281,15 +281,13 @@ func (l *lease) endOwn() bool {
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		// The proposal is gone already (an operator), or the baton changed
 		// between the read and the delete: the next try sees to the latter.
-		// Without the proposal, our baton goes alone, fenced by its version
-		// read and our proposal named in its data: what the session's end
-		// would delete, at the moment it would. Left held, on a session the
+		// Without the proposal, our baton goes alone (dropOwnBaton, fenced
+		// as leaveOwn's deletes): what the session's end would delete, at
+		// the moment it would. Left held, on a session the
 		// other jobs keep alive, it would stall every successor.
 		if ok2, _, e := c.s.Conn.Exists(c.node); e == nil && !ok2 {
-			if mine {
-				if e := c.s.Conn.Delete(c.batonPath(), st.Version); e != nil && !errors.Is(e, zk.ErrNoNode) {
-					return false // changed since the read, or no answer: read again
-				}
+			if c.dropOwnBaton() != nil {
+				return false // changed since the read, or no answer: again next tick
 			}
 			l.lose((&nodeLostError{"proposal"}).Error())
 			return true

@@ -225,6 +225,37 @@ func (c *candidate) clearNotes() {
 	}
 }
 
+// dropOwnBaton deletes this candidacy's baton alone, its proposal gone
+// (an operator): as the session's end would, for a session the other
+// elections keep. Fenced as leaveOwn's deletes are: the handover record
+// read first, then the baton's owner, data (naming our proposal) and
+// version. nil once no baton of ours is left.
+func (c *candidate) dropOwnBaton() error {
+	recOK, rec, err := c.s.Conn.Exists(c.handoverPath())
+	if err != nil {
+		return err
+	}
+	raw, st, err := c.s.Conn.Get(c.batonPath())
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.EphemeralOwner != c.s.ID() || !namesProposal(raw, c.node) {
+		return nil
+	}
+	ops := []any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}
+	if recOK {
+		ops = append(ops, &zk.CheckVersionRequest{Path: c.handoverPath(), Version: rec.Version})
+	}
+	res, err := c.s.Conn.Multi(ops...)
+	if failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+		return nil // gone meanwhile
+	}
+	return err
+}
+
 // leaveOwn deletes what the end of the session would delete of this
 // election, and nothing of another's: for a session that serves several
 // elections (a crontab's jobs). The proposal goes, and the baton and the
