@@ -43,6 +43,13 @@ INLINED := runtime sync internal/sync time net internal/poll syscall github.com/
 # TAGS=ballot_notls: a build without TLS to ZooKeeper
 # (internal/zookeeper/tls_off.go), e.g. make cross TAGS=ballot_notls for small appliances.
 TAGS    ?=
+# A profiling build (heapprof.go) must never ship; TAGS may come from the
+# environment. Checked before anything is built.
+ifneq ($(filter dist deb,$(MAKECMDGOALS)),)
+ifneq ($(findstring ballot_pprof,$(TAGS)),)
+$(error TAGS="$(TAGS)": make dist and make deb refuse ballot_pprof (a profiling build is never shipped); allowed: none, or ballot_notls)
+endif
+endif
 # $$arch: the target's GOARCH, set by each rule before $(GOBUILD).
 GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -gcflags=all=-l \
            $(foreach p,$(INLINED),-gcflags=$(p)=) \

@@ -183,6 +183,31 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 	return h, nil
 }
 
+// namesProposal says whether a node's data (a baton, a take record, a
+// leader node) names proposal: on a session several elections share, the
+// owner alone does not say which candidacy a node is of.
+func namesProposal(raw []byte, proposal string) bool {
+	var r struct {
+		Proposal string `json:"proposal"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.Proposal == proposal
+}
+
+// ownBaton reads whether the baton is this candidacy's: this session's and
+// naming our proposal (another candidacy of the election on this session,
+// a crontab's job added again, is the session's too); version fences a
+// delete of it.
+func (c *candidate) ownBaton() (mine bool, version int32, err error) {
+	raw, st, err := c.s.Conn.Get(c.batonPath())
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	return st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node), st.Version, nil
+}
+
 // parseHandover reads a handover record's data.
 func parseHandover(raw []byte) *handoverSeen {
 	h := &handoverSeen{raw: raw, exists: raw != nil}
@@ -194,7 +219,7 @@ func parseHandover(raw []byte) *handoverSeen {
 // (or a missing record, see takeBaton), and how long its holder's lease
 // may still run: "" when there is none.
 func (c *candidate) droppedTake(h *handoverSeen) (dropped string, wait time.Duration, err error) {
-	mine := h.parsed && h.rec.Session == zookeeper.SessionHex(c.s.ID())
+	mine := h.parsed && h.rec.Session == zookeeper.SessionHex(c.s.ID()) && h.rec.Proposal == c.node
 	if h.parsed && (h.rec.State == handoverHanded || h.rec.State == handoverRevoked) {
 		// Ours only if it names this proposal. Named to another, which
 		// is no longer in line or whose handover was revoked
@@ -325,7 +350,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {
-		return false, c.waitDropped(drop.until, h.exists, drop.note, stop)
+		return false, c.waitDropped(drop.until, h.exists, drop, stop)
 	}
 	return true, nil
 }
@@ -452,14 +477,24 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		return nil
 	}
 	if owner == c.s.ID() {
-		// Ours, from a take whose answer was lost: nothing runs under it.
-		// Checked against our proposal, so that a delete the client sends
-		// late, on a new session, cannot remove a successor's baton.
-		if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
-			&zk.DeleteRequest{Path: c.batonPath(), Version: -1}); err == nil {
-			c.baton.ownGone()
+		mine, version, err := c.ownBaton()
+		if err != nil {
+			return c.retryAfter(err, stop)
 		}
-		return nil
+		if mine {
+			// Ours, from a take whose answer was lost: nothing runs under
+			// it. Checked against our proposal, so that a delete the client
+			// sends late, on a new session, cannot remove a successor's
+			// baton; and at the version read.
+			if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+				&zk.DeleteRequest{Path: c.batonPath(), Version: version}); err == nil {
+				c.baton.ownGone()
+			}
+			return nil
+		}
+		// Another candidacy of this election on our session (a crontab's
+		// job, added again while its removed runner ends): waited for as
+		// any holder is.
 	}
 	// First in line behind a leader (a higher --priority went ahead of
 	// it): its release will name us. It proves its place all along: the
@@ -498,8 +533,10 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 
 // waitDropped sleeps until the end of the wait for a dropped baton, or
 // until the handover record changes (its holder released it after all),
-// or the holder's note is written (noted).
-func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Event, stop <-chan struct{}) error {
+// or the holder's note is written (drop.note). The note's creation event,
+// consumed here, is remembered (drop.noted): a note seen stays trusted
+// even if deleted before the next round reads it.
+func (c *candidate) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
 	var changed <-chan zk.Event
 	if exists {
 		_, _, ev, err := c.s.Conn.GetW(c.handoverPath())
@@ -512,7 +549,10 @@ func (c *candidate) waitDropped(until bootTime, exists bool, noted <-chan zk.Eve
 	select {
 	case <-t.C:
 	case <-changed:
-	case <-noted:
+	case ev, ok := <-drop.note:
+		if ok && ev.Type == zk.EventNodeCreated {
+			drop.noted = true
+		}
 	case <-c.s.Lost():
 		return errSessionLost
 	case <-stop:

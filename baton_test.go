@@ -72,13 +72,18 @@ func TestHolderWait(t *testing.T) {
 
 // TestDroppedTake: a take by another session that was never released is
 // dropped, and its holder's W is waited out; a released take, or our own
-// (a take whose answer was lost), is not. (A missing or unreadable record
+// (a take whose answer was lost: our session's, naming our proposal), is
+// not. (A missing or unreadable record
 // needs the election's record from ZooKeeper: the e2e tests cover it.)
 func TestDroppedTake(t *testing.T) {
 	c := testCandidate(0x22, 2*time.Second)
 	record := func(state string, session int64, waitMs int64) *handoverSeen {
+		proposal := "/ballot/test/_c_y-proposal-0000000002"
+		if session == 0x22 {
+			proposal = c.node // our own take names our proposal
+		}
 		rec := handoverRecord{State: state, CandidateID: "bob", Session: fmt.Sprintf("0x%x", session),
-			SessionTimeoutMs: 4000, BatonWaitMs: waitMs}
+			SessionTimeoutMs: 4000, BatonWaitMs: waitMs, Proposal: proposal}
 		raw, _ := json.Marshal(rec)
 		return &handoverSeen{raw: raw, exists: true, parsed: true, rec: rec}
 	}
@@ -94,6 +99,14 @@ func TestDroppedTake(t *testing.T) {
 		{"released", record(handoverReleased, 0x33, 3000), false, 0},
 		{"taken by our own session", record(handoverTaken, 0x22, 3000), false, 0},
 		{"released by our own session", record(handoverReleased, 0x22, 3000), false, 0},
+		// Another candidacy of the election on our session (a crontab's
+		// job added again): its take, not ours.
+		{"taken by our own session for another proposal", func() *handoverSeen {
+			h := record(handoverTaken, 0x22, 3000)
+			h.rec.Proposal = "/ballot/test/_c_z-proposal-0000000003"
+			h.raw, _ = json.Marshal(h.rec)
+			return h
+		}(), true, 3 * time.Second},
 	} {
 		dropped, wait, err := c.droppedTake(tc.h)
 		if err != nil || (dropped != "") != tc.dropped || wait != tc.wantWait {

@@ -223,16 +223,29 @@ func spawnKeeper(args, env []string, out, errw *os.File) (k *exec.Cmd, statusR, 
 // turns by (internal/keeper/keepershare.go): made once per process, given
 // to every keeper (fds 6 to 11), and held by ballot for the keepers to
 // come, so that they go with the last of them and leave nothing behind.
+//
+// Per process, not per session: a keeper is spawned before it learns its
+// session (an idle one waits for its run), so the pipes cannot follow the
+// session. The cost is availability only: a keeper of an ended session
+// still stopping its command when ballot dies holds done (and trees) open,
+// so the new session's last keeper closes it only once that keeper exits
+// (the trees wait is at most T/4), or the session expires: its batons are
+// given back by their keepers all the same, and a baton dropped with it
+// is waited W for, as after any crash.
 var keeperShareFiles struct {
-	once  sync.Once
-	files []*os.File // nil: they could not be made
+	mu    sync.Mutex
+	files []*os.File // nil: not made yet, or they could not be made
 }
 
-// keeperShare returns the pipes, made on first use: the turn, with its
-// one byte in it, done and trees.
+// keeperShare returns the pipes, made on first use, tried again on the
+// next use if they could not be made (a keeper given none, told of a
+// shared session, leaves it to expire): the turn, with its one byte in
+// it, done and trees.
 func keeperShare() []*os.File {
 	s := &keeperShareFiles
-	s.once.Do(func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.files == nil {
 		var files []*os.File
 		for range 3 {
 			r, w, err := os.Pipe()
@@ -240,7 +253,7 @@ func keeperShare() []*os.File {
 				for _, f := range files {
 					f.Close()
 				}
-				return
+				return nil
 			}
 			files = append(files, r, w)
 		}
@@ -248,10 +261,10 @@ func keeperShare() []*os.File {
 			for _, f := range files {
 				f.Close()
 			}
-			return
+			return nil
 		}
 		s.files = files
-	})
+	}
 	return s.files
 }
 

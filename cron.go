@@ -220,27 +220,43 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 	defer cl.dropIdle()
 	for {
 		cl.reapBeside()
-		if to := v.preemptTo(); to != "" && cl.cmd == nil {
+		msg, ev := v.handoverLine()
+		if to := v.preemptTo(); to != "" && cl.cmd == nil && (ev != logEvSpreading || len(cl.beside) == 0) {
 			// Between runs, before the next starts: a run that ends right
-			// at the next tick must not put the handover off.
-			msg, ev := v.handoverLine()
+			// at the next tick must not put the handover off. Spreading
+			// (run crontab) waits for the runs beside too: never during one.
 			r.log.Info(msg, ev.attr(), "successor", to)
 			v.unpublishLeader()
 			return endedBy(preempted, childExit{})
 		}
 		now := time.Now()
-		if end, over := cl.startDue(now); over {
-			cl.stopBeside(end.how)
-			return end
+		// A job run crontab's reload removed starts nothing more (not even
+		// a time --overlap replace would stop its run for); once its runs
+		// have ended by themselves, it leaves.
+		leaving := isClosed(r.leaving)
+		if leaving && cl.cmd == nil && len(cl.beside) == 0 {
+			return endedBy(stopRequested, childExit{})
 		}
-		// After the scheduled time: a trigger obeys --overlap with its run.
-		if end, over := cl.startTriggered(now); over {
-			return end
+		if !leaving {
+			if end, over := cl.startDue(now); over {
+				cl.stopBeside(end.how)
+				return end
+			}
+			// After the scheduled time: a trigger obeys --overlap with its run.
+			if end, over := cl.startTriggered(now); over {
+				return end
+			}
 		}
 		wake, end, over := cl.nextWake(now)
 		if over {
 			cl.stopBeside(end.how)
 			return end
+		}
+		if leaving { // no time to start: the run's --timeout, and a look now and then
+			wake = now.Add(5 * time.Second)
+			if !cl.runDeadline.IsZero() && cl.runDeadline.Before(wake) {
+				wake = cl.runDeadline
+			}
 		}
 		var how outcome
 		if cl.cmd == nil {

@@ -28,6 +28,7 @@ type jobRun struct {
 	job     cronJob
 	r       *runner
 	leaving bool    // removed or changed by a reload
+	first   bool    // of the first load: READY waits for its proposal
 	after   *jobRun // the same job's runner of its old settings, left first
 	done    chan struct{}
 	code    int // the runner's exit code, once done
@@ -47,7 +48,7 @@ type crontab struct {
 	last    map[string]*jobRun // each name's newest runner, leaving ones too
 	live    map[*jobRun]bool   // runners not returned yet (signals go to each)
 	joined  map[string]bool    // jobs of the first load that made their proposal
-	first   int                // how many the first load had
+	ready   bool               // READY sent
 	readyCh chan string        // a job's first proposal (READY)
 
 	jobs   atomic.Pointer[[]*jobRun] // cur in the file's order, for the spreader's goroutine
@@ -70,7 +71,6 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		last:    map[string]*jobRun{},
 		live:    map[*jobRun]bool{},
 		joined:  map[string]bool{},
-		first:   len(jobs),
 		readyCh: make(chan string, len(jobs)),
 	}
 	sigs := make(chan os.Signal, 8)
@@ -155,6 +155,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 				if !isClosed(ct.procStop) {
 					ct.reload()
 					setVouch()
+					ct.checkReady() // a job of the first load removed before it joined
 				}
 			default:
 				for jr := range ct.live {
@@ -182,12 +183,8 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 			}
 			setVouch()
 		case name := <-ct.readyCh:
-			if !ct.joined[name] {
-				ct.joined[name] = true
-				if len(ct.joined) == ct.first {
-					ct.notify.Ready(fmt.Sprintf("%d jobs joined", ct.first))
-				}
-			}
+			ct.joined[name] = true
+			ct.checkReady()
 		}
 	}
 	ct.hold.close()
@@ -196,6 +193,21 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		return exitOK
 	}
 	return code
+}
+
+// checkReady tells systemd READY once every job of the first load has
+// made its proposal, or left by a reload.
+func (ct *crontab) checkReady() {
+	if ct.ready {
+		return
+	}
+	for _, name := range ct.names {
+		if jr := ct.cur[name]; jr != nil && jr.first && !ct.joined[name] {
+			return
+		}
+	}
+	ct.ready = true
+	ct.notify.Ready(fmt.Sprintf("%d jobs joined", len(ct.cur)))
 }
 
 // runners are the runners started and not returned yet (not a changed
@@ -232,7 +244,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 			}
 		}
 	}
-	jr := &jobRun{job: j, r: r, after: after, done: make(chan struct{})}
+	jr := &jobRun{job: j, r: r, after: after, first: first, done: make(chan struct{})}
 	ct.live[jr] = true
 	ct.last[j.Name] = jr
 	go func() {

@@ -71,7 +71,13 @@ func (ct *crontabTest) start(id string, flags ...string) *ballotProc {
 // startVia is start with ZooKeeper at servers (a proxy).
 func (ct *crontabTest) startVia(servers, id string, flags ...string) *ballotProc {
 	ct.t.Helper()
-	env := ballotEnv(ct.t, "BALLOT_TEST_CHILD=run")
+	return ct.startEnv(servers, nil, id, flags...)
+}
+
+// startEnv is startVia with more environment.
+func (ct *crontabTest) startEnv(servers string, extra []string, id string, flags ...string) *ballotProc {
+	ct.t.Helper()
+	env := ballotEnv(ct.t, append([]string{"BALLOT_TEST_CHILD=run"}, extra...)...)
 	args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", ct.base,
 		"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id}
 	args = append(append(args, flags...), ct.file)
@@ -829,6 +835,78 @@ func TestCrontabOneKeeperAtRest(t *testing.T) {
 		t.Errorf("keepers at rest: %v, want the session's one", keepers)
 	}
 	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// TestCrontabRemovedJobRunIsNotReplaced: a removed job with --overlap
+// replace: its run going on is not replaced (stopped) when its next time
+// falls due, as a removed job starts nothing more; it runs to its end,
+// then the job leaves.
+func TestCrontabRemovedJobRunIsNotReplaced(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	other := ct.line("other", "0 0 1 1 *", "0")
+	ct.write(ct.line("gone", "@every 2s", "5s", "--overlap", "replace"), other)
+	a := ct.start("a")
+	a.WaitEvent(logEvCommandStarted, 20*time.Second, "job", "gone")
+	ct.write(other)
+	a.Signal(syscall.SIGHUP)
+	a.WaitEvent(logEvReloaded, 10*time.Second, "left", "gone")
+	stopped := len(a.Events(logEvCommandStopped, "job", "gone"))
+	// Past at least two due times (5 s of run at 2 s), it ends by itself.
+	a.WaitEvent(logEvCommandEnded, 20*time.Second, "job", "gone", "exit_code", "0")
+	if st := a.Events(logEvCommandStopped, "job", "gone"); len(st) != stopped {
+		t.Errorf("the removed job's run was stopped after the reload: %v", st[stopped:])
+	}
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	for deadline := time.Now().Add(10 * time.Second); len(ct.proposals(conn, "gone")) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("job gone still in its election: %v", ct.proposals(conn, "gone"))
+		}
+	}
+	a.Signal(syscall.SIGTERM)
+	if code := a.Wait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+	ct.checkOnce("gone")
+}
+
+// TestCrontabSystemdNotify: READY once every job has made its proposal
+// (each job's own joined line before it), the watchdog fed while every
+// job vouches, STOPPING on SIGTERM.
+func TestCrontabSystemdNotify(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"one", "two", "three"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "0 0 1 1 *", "0"))
+	}
+	ct.write(lines...)
+	sock, l := listenNotify(t)
+	a := ct.startEnv(zkc.ConnString(), []string{"NOTIFY_SOCKET=" + sock, "WATCHDOG_USEC=400000"}, "a")
+	ready := l.wait(t, "READY=1")
+	seen := time.Now() // READY was sent before this
+	for _, j := range jobs {
+		// Each job's joined line is stamped before its proposal is told
+		// to the process (log lines reach the output later: waited for).
+		ev := a.WaitEvent(logEvJoined, 10*time.Second, "job", j)
+		if at, err := time.Parse(time.RFC3339Nano, ev["time"]); err != nil || at.After(seen.Add(time.Millisecond)) {
+			t.Errorf("READY before job %s made its proposal (at %s): %v", j, ev["time"], err)
+		}
+	}
+	if w := l.wait(t, "WATCHDOG=1"); w < 0 {
+		t.Error("the watchdog was not fed")
+	}
+	a.Signal(syscall.SIGTERM)
+	if stop := l.wait(t, "STOPPING=1"); stop < ready {
+		t.Errorf("STOPPING (%d) before READY (%d)", stop, ready)
+	}
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}

@@ -397,3 +397,73 @@ func TestReleasedNoteWatchedWhileTheBatonIsHeld(t *testing.T) {
 		t.Errorf("a's note was trusted for another proposal's take: ended %v, %v", ended, err)
 	}
 }
+
+// TestReleasedNoteSeenDuringTheDropWaitStaysTrusted: the note written
+// while the successor waits W for a dropped baton ends the wait by its
+// creation's event; that event, consumed by the wait, is remembered, so
+// the note stays trusted even if deleted before the next round reads it
+// (design.md: a note seen by its event is trusted).
+func TestReleasedNoteSeenDuringTheDropWaitStaysTrusted(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	other := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer other.Close()
+	base := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), base)
+	p := newInProcess(t, zkc, base)
+	a := p.join(p.session(), "a")
+	if _, err := a.takeBaton(nil); err != nil {
+		t.Fatal(err)
+	}
+	s := p.join(p.session(), "s")
+	// The operator deletes a's proposal and its baton; a's session lives
+	// on to write its note later.
+	for _, n := range []string{a.node, a.batonPath()} {
+		if err := other.Delete(n, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, wait, err := s.droppedTake(h)
+	if err != nil || dropped == "" {
+		t.Fatalf("a's take is not a dropped take to s: %q, %v", dropped, err)
+	}
+	var drop droppedWait
+	announced := ""
+	stop := make(chan struct{})
+	defer close(stop)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.waitOutDrop(h, dropped, wait, &drop, &announced, stop)
+		done <- err
+	}()
+	// s waits W (3T/4) with the note's watch armed; the note, written
+	// at once, ends the wait by its event well before W.
+	note := releasedPath(base, path.Base(a.node))
+	T := s.s.Timeout()
+	for deadline := time.Now().Add(T); pendingWatchers(t, s.s.Conn, note) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("s did not watch for a's note within T = %s", T)
+		}
+	}
+	if ok, err := a.leaveReleasedNote(a.baton.version); !ok || err != nil {
+		t.Fatalf("note: written %v, %v", ok, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * T):
+		t.Fatalf("s still waits after 2T = %s", 2*T)
+	}
+	if err := other.Delete(note, -1); err != nil {
+		t.Fatal(err)
+	}
+	if ended, err := s.holderEnded(h, &drop); !ended || err != nil {
+		t.Errorf("a's note, seen by its event during the wait and deleted since: ended %v, %v; want trusted", ended, err)
+	}
+}

@@ -360,9 +360,10 @@ func TestSlotLostTake(t *testing.T) {
 			seedElection(t, zkc.Servers(), base)
 			p := newInProcess(t, zkc, base)
 			x := p.joinSlots(p.session(), "x", 0, 2)
-			// The lost take of slot 1, applied: its baton, our session's.
+			// The lost take of slot 1, applied: its baton, our session's,
+			// naming our proposal as a take's does.
 			x.slot = 1
-			if _, err := x.s.Conn.Create(x.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			if _, err := x.s.Conn.Create(x.batonPath(), x.handoverData(handoverTaken), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}
 			x.baton.answerLost(1)

@@ -597,10 +597,12 @@ func (r *runner) endSession(c *candidate) {
 }
 
 // leaveElection deletes, on a shared session, what its end would have
-// deleted of c's election (candidate.leaveOwn), retried while the
-// connection comes back. Should that fail otherwise, the session ends
-// after all, the safe side: every job on it stands again. On the
-// process's stop it gives up: the process closes the session.
+// deleted of c's election (candidate.leaveOwn), retried while the session
+// lives: a flapping connection cannot end it, and ending it would stop
+// every job's command. Should that fail otherwise (an ACL, a deleted
+// election path), the session ends after all, the safe side: every job
+// on it stands again. On the process's stop it gives up: the process
+// closes the session.
 func (r *runner) leaveElection(c *candidate) {
 	for try := 0; ; try++ {
 		if c.s.IsLost() {
@@ -611,9 +613,22 @@ func (r *runner) leaveElection(c *candidate) {
 		if err == nil {
 			return
 		}
-		if zookeeper.Retryable(err) && try < 10 {
+		// Retryable, or our nodes changing under our reads (leaveOwn
+		// reads again a few times itself): again, from T/8 apart.
+		if zookeeper.Retryable(err) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 			if werr := c.s.WaitOnline(r.procStop); errors.Is(werr, zookeeper.ErrStopped) {
 				return
+			}
+			if try > 0 {
+				t := time.NewTimer(c.s.Timeout() / 8)
+				select {
+				case <-t.C:
+				case <-r.procStop:
+					t.Stop()
+					return
+				case <-c.s.Lost():
+					t.Stop()
+				}
 			}
 			continue
 		}

@@ -245,9 +245,10 @@ func (l *lease) renewLoop() {
 // endOwn ends this leadership alone, its supervision stuck past the
 // lease's end, on a session other elections share: closing it, as a
 // lone lease does, would drop their batons too. One multi-op, fenced as
-// a renewal is (the proposal checked, the baton ours: its owner read and
-// its version with it), deletes the baton and the proposal; the other
-// elections' nodes are not touched. The command is dead by now (the
+// a renewal is (the proposal checked, the baton ours: its owner and data,
+// naming our proposal, read and its version with it), deletes the baton
+// and the proposal; the other elections' nodes are not touched; with the
+// proposal deleted already, the baton alone, so fenced. The command is dead by now (the
 // keeper killed it at KillAt, before hardEnd), so this is what the
 // session's end would do for this election, at the same moment: a
 // successor that sees the baton gone waits W, as after an expiry. False
@@ -255,10 +256,17 @@ func (l *lease) renewLoop() {
 // once it lands, or with the session.
 func (l *lease) endOwn() bool {
 	c := l.c
-	ok, st, err := c.s.Conn.Exists(c.batonPath())
+	raw, st, err := c.s.Conn.Get(c.batonPath())
+	ok := err == nil
+	if errors.Is(err, zk.ErrNoNode) {
+		err = nil
+	}
+	// Ours: this session's and naming our proposal (another candidacy of
+	// the election on this session would be the session's too).
+	mine := ok && st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node)
 	if err == nil {
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
-		if ok && st.EphemeralOwner == c.s.ID() {
+		if mine {
 			ops = append(ops, &zk.DeleteRequest{Path: c.batonPath(), Version: st.Version})
 		}
 		ops = append(ops, &zk.DeleteRequest{Path: c.node, Version: -1})
@@ -271,10 +279,16 @@ func (l *lease) endOwn() bool {
 		l.lose("supervision stuck past the lease's end: our proposal and baton deleted")
 		return true
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
-		// The proposal is gone already (so is our lease's fence), or the
-		// baton changed between the read and the delete: the watch or the
-		// next try sees to it.
+		// The proposal is gone already (an operator), or the baton changed
+		// between the read and the delete: the next try sees to the latter.
+		// Without the proposal, our baton goes alone (dropOwnBaton, fenced
+		// as leaveOwn's deletes): what the session's end would delete, at
+		// the moment it would. Left held, on a session the
+		// other jobs keep alive, it would stall every successor.
 		if ok2, _, e := c.s.Conn.Exists(c.node); e == nil && !ok2 {
+			if c.dropOwnBaton() != nil {
+				return false // changed since the read, or no answer: again next tick
+			}
 			l.lose((&nodeLostError{"proposal"}).Error())
 			return true
 		}

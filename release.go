@@ -225,37 +225,88 @@ func (c *candidate) clearNotes() {
 	}
 }
 
+// dropOwnBaton deletes this candidacy's baton alone, its proposal gone
+// (an operator): as the session's end would, for a session the other
+// elections keep. Fenced as leaveOwn's deletes are: the handover record
+// read first, then the baton's owner, data (naming our proposal) and
+// version. nil once no baton of ours is left.
+func (c *candidate) dropOwnBaton() error {
+	recOK, rec, err := c.s.Conn.Exists(c.handoverPath())
+	if err != nil {
+		return err
+	}
+	raw, st, err := c.s.Conn.Get(c.batonPath())
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.EphemeralOwner != c.s.ID() || !namesProposal(raw, c.node) {
+		return nil
+	}
+	ops := []any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}
+	if recOK {
+		ops = append(ops, &zk.CheckVersionRequest{Path: c.handoverPath(), Version: rec.Version})
+	}
+	res, err := c.s.Conn.Multi(ops...)
+	if failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+		return nil // gone meanwhile
+	}
+	return err
+}
+
 // leaveOwn deletes what the end of the session would delete of this
 // election, and nothing of another's: for a session that serves several
 // elections (a crontab's jobs). The proposal goes, and the baton and the
-// leader node if this session holds them: each one's owner is read first
-// and its version, read with it, fences its delete, so a node dropped and
-// made again by another meanwhile is left alone. A successor that finds the baton gone waits W, as after
-// the session's end. nil once neither is left.
+// leader node if they are this candidacy's: each one's owner and data
+// (naming our proposal) are read first, and its version, read with it,
+// and the handover record's, read before, fence its delete, so a node
+// dropped and made again by another meanwhile is left alone. A
+// successor that finds the baton gone waits W, as after the session's
+// end. nil once neither is left.
 func (c *candidate) leaveOwn() error {
 	c.pub.stop()
 	c.retire()
-	baton := c.batonPath()
-	if slot := c.baton.lostSlot(); slot >= 0 {
-		baton = c.basePath + "/" + slotName(batonName, slot)
+	slot := c.slot
+	if k := c.baton.lostSlot(); k >= 0 {
+		slot = k
 	}
+	baton, record := c.basePath+"/"+slotName(batonName, slot), c.basePath+"/"+slotName(handoverName, slot)
 	for try := 0; ; try++ {
 		var ops []any
+		// Read first: a successor's take after it changes it, and fails
+		// our multi; one before it made the nodes we read its own.
+		recOK, rec, err := c.s.Conn.Exists(record)
+		if err != nil {
+			return err
+		}
 		if ok, _, err := c.s.Conn.Exists(c.node); err != nil {
 			return err
 		} else if ok {
 			ops = append(ops, &zk.DeleteRequest{Path: c.node, Version: -1})
 		}
+		fenced := false
 		for _, p := range []string{baton, c.leaderPath()} {
-			ok, st, err := c.s.Conn.Exists(p)
+			raw, st, err := c.s.Conn.Get(p)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if ok && st.EphemeralOwner == c.s.ID() {
+			// Ours: this session's and naming our proposal (another
+			// candidacy on this session would be the session's too).
+			if st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node) {
 				ops = append(ops, &zk.DeleteRequest{Path: p, Version: st.Version})
+				if recOK && !fenced {
+					// And no take since the read: a baton or leader node
+					// made again restarts at a version ours had.
+					fenced = true
+					ops = append(ops, &zk.CheckVersionRequest{Path: record, Version: rec.Version})
+				}
 			}
 		}
-		var err error
 		if len(ops) > 0 {
 			_, err = c.s.Conn.Multi(ops...)
 		}

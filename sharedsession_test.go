@@ -104,7 +104,8 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 		if _, err := c.takeBaton(nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Conn.Create(c.leaderPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		// As publishLeader writes it: naming the proposal it is of.
+		if _, err := s.Conn.Create(c.leaderPath(), []byte(`{"proposal":"`+c.node+`"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)
@@ -147,5 +148,104 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 	}
 	if s.IsLost() {
 		t.Errorf("the shared session ended: %s", s.LostReason())
+	}
+}
+
+// TestSharedSessionStuckLeaseGivesBackBatonOfDeletedProposal: a stuck
+// lease on a shared session whose proposal an operator deleted still
+// gives back its baton past the lease's end (lease.endOwn), as the
+// session's end would: otherwise the baton stays held while the session
+// lives (the other jobs keep it) and every successor waits for ever.
+func TestSharedSessionStuckLeaseGivesBackBatonOfDeletedProposal(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), root)
+	p := newInProcess(t, zkc, root)
+	s := p.session()
+	c := p.join(s, "stuck")
+	if _, err := c.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	start, err := c.takeBaton(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start.shared = true
+	l := holdLease(c, start, 0, func() bool { return true }, true)
+	t.Cleanup(l.Stop)
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	if err := conn.Delete(c.node, -1); err != nil {
+		t.Fatal(err)
+	}
+	// The lease's hard end is at most W = 3T/4 after the take, noticed at
+	// the loop's next tick (T/8): 4T is ample on a busy machine.
+	T := s.Timeout()
+	for deadline := time.Now().Add(4 * T); ; time.Sleep(10 * time.Millisecond) {
+		ok, _, err := conn.Exists(c.batonPath())
+		if err == nil && !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the baton of the stuck lease whose proposal is gone is still there after 4T (%s): %v, %v", 4*T, ok, err)
+		}
+	}
+	if s.IsLost() {
+		t.Fatalf("the shared session was ended (%s); want it kept", s.LostReason())
+	}
+}
+
+// TestSharedSessionCandidaciesOfOneElectionKeepEachOthersBaton: two
+// candidacies of one election on one session (a crontab's job added again
+// while its removed runner still ends its run). The second must not read
+// the first's baton, leader node or take record as its own: a session's
+// node is a candidacy's only if it names that candidacy's proposal. Its
+// lost-take recovery (waitHeld), its take's wait (droppedTake) and its
+// leaving (leaveOwn) leave the first's nodes alone.
+func TestSharedSessionCandidaciesOfOneElectionKeepEachOthersBaton(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), root)
+	p := newInProcess(t, zkc, root)
+	s := p.session()
+	first := p.join(s, "first")
+	if _, err := first.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.takeBaton(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Conn.Create(first.leaderPath(), []byte(`{"proposal":"`+first.node+`"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	second := p.join(s, "second")
+	if _, err := second.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := second.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped, _, err := second.droppedTake(h); err != nil || dropped == "" {
+		t.Errorf("droppedTake of the first's take record: %q, %v; want it read as another's take", dropped, err)
+	}
+	stopped := make(chan struct{})
+	close(stopped) // it waits for the baton's end: stopped at once
+	announced := ""
+	_ = second.waitHeld(&announced, stopped)
+	if err := second.leaveOwn(); err != nil {
+		t.Fatal(err)
+	}
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	for _, n := range []string{first.batonPath(), first.leaderPath(), first.node} {
+		if ok, _, err := conn.Exists(n); err != nil || !ok {
+			t.Errorf("%s: exists %v (%v); want the first candidacy's, untouched", n, ok, err)
+		}
+	}
+	if ok, _, err := conn.Exists(second.node); err != nil || ok {
+		t.Errorf("%s: exists %v (%v); want deleted by leaveOwn", second.node, ok, err)
 	}
 }

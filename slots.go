@@ -395,8 +395,15 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
 		if held && owner == c.s.ID() {
-			again, err := c.giveBackLostTake(stop)
-			return leaseStart{}, again, err
+			mine, version, err := c.ownBaton()
+			if err != nil {
+				return leaseStart{}, true, c.retryAfter(err, stop)
+			}
+			if mine {
+				again, err := c.giveBackLostTake(version, stop)
+				return leaseStart{}, again, err
+			}
+			// Another candidacy's on our session: held, as another's is.
 		}
 		// Fires when its holder gives it back, or, free, when someone
 		// takes it.
@@ -432,9 +439,9 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 // giveBackLostTake gives back a slot's baton our session holds: ours, from
 // a take whose answer was lost, nothing runs under it. Checked against our
 // proposal (waitHeld).
-func (c *candidate) giveBackLostTake(stop <-chan struct{}) (again bool, err error) {
+func (c *candidate) giveBackLostTake(version int32, stop <-chan struct{}) (again bool, err error) {
 	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
-		&zk.DeleteRequest{Path: c.batonPath(), Version: -1})
+		&zk.DeleteRequest{Path: c.batonPath(), Version: version})
 	switch {
 	case err == nil:
 		c.baton.ownGone()
