@@ -245,15 +245,25 @@ func (c *candidate) dropOwnBaton() error {
 	if st.EphemeralOwner != c.s.ID() || !namesProposal(raw, c.node) {
 		return nil
 	}
-	ops := []any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}
-	if recOK {
-		ops = append(ops, &zk.CheckVersionRequest{Path: c.handoverPath(), Version: rec.Version})
-	}
+	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}, c.recordFence(c.handoverPath(), recOK, rec)...)
 	res, err := c.s.Conn.Multi(ops...)
 	if failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
 		return nil // gone meanwhile
 	}
 	return err
+}
+
+// recordFence fails a multi if a take changed the handover record since
+// it was read: a version check, or, the record absent when read, its
+// create and delete in the same multi (no change; NodeExists once any
+// take has made it). Without it a lone delete, queued across an expiry
+// and sent on go-zookeeper's replacement session, could meet a
+// successor's baton or leader node made again at the version ours had.
+func (c *candidate) recordFence(record string, recOK bool, rec *zk.Stat) []any {
+	if recOK {
+		return []any{&zk.CheckVersionRequest{Path: record, Version: rec.Version}}
+	}
+	return []any{&zk.CreateRequest{Path: record, Acl: c.s.ACL}, &zk.DeleteRequest{Path: record, Version: 0}}
 }
 
 // leaveOwn deletes what the end of the session would delete of this
@@ -299,11 +309,11 @@ func (c *candidate) leaveOwn() error {
 			// candidacy on this session would be the session's too).
 			if st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node) {
 				ops = append(ops, &zk.DeleteRequest{Path: p, Version: st.Version})
-				if recOK && !fenced {
+				if !fenced {
 					// And no take since the read: a baton or leader node
 					// made again restarts at a version ours had.
 					fenced = true
-					ops = append(ops, &zk.CheckVersionRequest{Path: record, Version: rec.Version})
+					ops = append(ops, c.recordFence(record, recOK, rec)...)
 				}
 			}
 		}
@@ -316,7 +326,7 @@ func (c *candidate) leaveOwn() error {
 			return nil
 		}
 		// Changed between the read and the delete: read again.
-		if try == 4 || !(errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
+		if try == 4 || !(errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists)) {
 			return err
 		}
 	}

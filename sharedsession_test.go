@@ -4,6 +4,7 @@ package main
 // trouble ends that election alone, against a real ZooKeeper.
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -247,5 +248,53 @@ func TestSharedSessionCandidaciesOfOneElectionKeepEachOthersBaton(t *testing.T) 
 	}
 	if ok, _, err := conn.Exists(second.node); err != nil || ok {
 		t.Errorf("%s: exists %v (%v); want deleted by leaveOwn", second.node, ok, err)
+	}
+}
+
+// A lone delete fenced by an absent handover record: a take that makes
+// the record between the read and the delete fails the multi, so a
+// successor's baton made again at the version ours had is left alone
+// (a multi queued across an expiry is sent on go-zookeeper's replacement
+// session, which owns nothing, so only the fence stands in its way).
+func TestRecordFenceOfAnAbsentRecord(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	base := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), base)
+	p := newInProcess(t, zkc, base)
+	c := p.join(p.session(), "fenced")
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	if err := conn.Delete(c.handoverPath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	recOK, rec, err := c.s.Conn.Exists(c.handoverPath())
+	if err != nil || recOK {
+		t.Fatalf("the record should be absent: %v %v", recOK, err)
+	}
+	// A successor's baton, at version 0, and its take's record.
+	if _, err := conn.Create(c.batonPath(), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Create(c.handoverPath(), []byte(`{"state":"taken"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, c.recordFence(c.handoverPath(), recOK, rec)...)
+	if _, err := c.s.Conn.Multi(ops...); !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("the fenced delete: want NodeExists, got %v", err)
+	}
+	if ok, _, _ := conn.Exists(c.batonPath()); !ok {
+		t.Fatal("the successor's baton was deleted")
+	}
+	// With no take meanwhile the fence changes nothing and lets the delete through.
+	if err := conn.Delete(c.handoverPath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	ops = append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, c.recordFence(c.handoverPath(), false, nil)...)
+	if _, err := c.s.Conn.Multi(ops...); err != nil {
+		t.Fatalf("unfenced by any take: %v", err)
+	}
+	if ok, _, _ := conn.Exists(c.handoverPath()); ok {
+		t.Fatal("the fence left a record behind")
 	}
 }
