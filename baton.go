@@ -552,7 +552,12 @@ func (c *candidate) waitDropped(until bootTime, exists bool, drop *droppedWait, 
 	case ev, ok := <-drop.note:
 		if ok && ev.Type == zk.EventNodeCreated {
 			drop.noted = true
+		} else {
+			drop.noteFor = "" // ended otherwise: holderEnded arms it again
 		}
+		// Consumed (a watch fires once, then its channel is closed): a
+		// round that does not arm it again must not wake on it at once.
+		drop.note = nil
 	case <-c.s.Lost():
 		return errSessionLost
 	case <-stop:
