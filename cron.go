@@ -288,6 +288,27 @@ func (w *cronWork) lead(_ context.Context, v leaderView) leaderEnd {
 	}
 }
 
+// skipDueDuringRun says and records a time that came due while the run
+// went, its end seen first (both were ready at once), as startDue says
+// an overlap under --overlap skip: the run's end is recorded after the
+// time, so a successor (or this leader's next round) skips it as
+// overlapped, and without this line nobody would have said so.
+func (cl *cronLeader) skipDueDuringRun(now time.Time) {
+	r := cl.r
+	if r.set.Overlap != overlapSkip || cl.cmd == nil {
+		return
+	}
+	due, err := cl.w.latestStarted(now)
+	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || !due.After(cl.runFor) {
+		return
+	}
+	r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
+		"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
+	r.metrics.CronSkipped("overlap")
+	cl.v.skippedWhileRunning(due, "the previous run was still going")
+	cl.skipped = due
+}
+
 // cronLeader is what a cron leader keeps track of while it leads.
 type cronLeader struct {
 	r *runner
@@ -644,6 +665,7 @@ func (cl *cronLeader) timeOut() {
 // ignore stay leader for the next scheduled time.
 func (cl *cronLeader) runEnded() (end leaderEnd, over bool) {
 	r := cl.r
+	cl.skipDueDuringRun(time.Now())
 	ex := cl.cmd.Exit()
 	r.forget(cl.cmd)
 	cl.v.publishRunEnd(ex)
