@@ -125,6 +125,12 @@ func (ct *crontabTest) checkAccounted(job string, hosts []*ballotProc) (silent [
 	return silent
 }
 
+// goingRuns is the number of p's runs (of the job, with "job", NAME)
+// started and not yet ended nor stopped.
+func goingRuns(p *ballotProc, kv ...string) int {
+	return len(p.Events(logEvCommandStarted, kv...)) - len(p.Events(logEvCommandEnded, kv...)) - len(p.Events(logEvCommandStopped, kv...))
+}
+
 // TestEnsembleCrontab: the issue's target "every job runs each scheduled
 // time exactly once through a SIGKILL of a host's ballot, a host cut off
 // from ZooKeeper, and a reload; zero overlap per job". After each fault:
@@ -214,7 +220,7 @@ func TestEnsembleCrontab(t *testing.T) {
 		t.Helper()
 		for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
 			p := hosts[id]
-			if n := len(p.Events(logEvCommandStarted)) - len(p.Events(logEvCommandEnded)); n > 0 {
+			if n := goingRuns(p); n > 0 {
 				t.Logf("host %s (leading %v) in %d runs", id, ct.leaders(conn, jobs), n)
 				return
 			}
@@ -270,7 +276,7 @@ func TestEnsembleCrontab(t *testing.T) {
 		for deadline := time.Now().Add(within); ; time.Sleep(10 * time.Millisecond) {
 			going := func(job string) bool {
 				for _, p := range hosts {
-					if len(p.Events(logEvCommandStarted, "job", job)) > len(p.Events(logEvCommandEnded, "job", job)) {
+					if goingRuns(p, "job", job) > 0 {
 						return true
 					}
 				}
