@@ -68,6 +68,21 @@ func (v *lineView) firstOther(basePath, node string) (first string, line map[str
 	return first, line
 }
 
+// othersInOrder is the line as last seen, in order, without node.
+func (v *lineView) othersInOrder(basePath, node string) []string {
+	p := v.seen.Load()
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range sortedProposals(*p) {
+		if full := basePath + "/" + n; full != node {
+			out = append(out, full)
+		}
+	}
+	return out
+}
+
 // candidateTold is what the runner is told as the candidacy goes; nil:
 // nobody.
 type candidateTold struct {

@@ -2,9 +2,10 @@ package main
 
 // run crontab's leaderships, spread over the hosts that run the file. A
 // host leading more than its share, ⌈jobs ÷ hosts⌉, hands jobs over
-// between runs (never during one) to the next in line, through the
-// handover a step-down takes, when that one's host leads fewer than its
-// share and its --priority is no lower. It decides when a line it leads
+// between runs (never during one), through the handover a step-down
+// takes, to the first in line whose host leads fewer than its share,
+// among the candidates of the line's highest --priority, no lower than
+// its own. It decides when a line it leads
 // changes (a host stands or leaves, a leadership begins or ends), never
 // at rest: its reads (each job's leader node, the successor's proposal)
 // are made then, and it writes nothing but the handover itself.
@@ -106,13 +107,28 @@ func (s *spreader) balance(jobs []*jobRun) {
 			excess-- // already handing over
 			continue
 		}
-		first, _ := d.c.line.firstOther(d.c.basePath, d.c.node)
-		if first == "" || proposalPriority(first) < d.c.priority {
+		// The first in line whose host leads fewer than its share, among
+		// those of the line's highest --priority (it wins) and of no lower
+		// one than ours: not only the next in line, or a host that joined
+		// late, behind hosts at their share in every line, would get none.
+		line := d.c.line.othersInOrder(d.c.basePath, d.c.node)
+		if len(line) == 0 || proposalPriority(line[0]) < d.c.priority {
 			continue // --priority wins
 		}
-		raw, _, err := sess.Conn.Get(first)
+		var first string
 		var p proposalData
-		if err != nil || json.Unmarshal(raw, &p) != nil || p.CandidateID == d.c.id || load[p.CandidateID] >= share {
+		for _, n := range line {
+			if proposalPriority(n) != proposalPriority(line[0]) {
+				break
+			}
+			raw, _, err := sess.Conn.Get(n)
+			p = proposalData{}
+			if err == nil && json.Unmarshal(raw, &p) == nil && p.CandidateID != d.c.id && load[p.CandidateID] < share {
+				first = n
+				break
+			}
+		}
+		if first == "" {
 			continue
 		}
 		load[p.CandidateID]++
