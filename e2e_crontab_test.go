@@ -163,12 +163,7 @@ func TestCrontabRunsEveryJob(t *testing.T) {
 	for _, j := range jobs {
 		ct.waitJobRuns(j, 5, 40*time.Second)
 	}
-	for _, p := range []*ballotProc{a, b} {
-		p.Signal(syscall.SIGTERM)
-		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
-		}
-	}
+	stopCleanly(t, a, b)
 	for _, j := range jobs {
 		ct.checkOnce(j)
 		by := map[string]int{}
@@ -216,6 +211,36 @@ func TestCrontabOneSession(t *testing.T) {
 	a.Signal(syscall.SIGTERM)
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// awaitNoWrites waits until the server's zxid has not moved for quiet
+// (the last proposals, proofs and leader nodes in), failing after within:
+// a process that never stops writing is the failure, not a hang.
+func awaitNoWrites(t *testing.T, zkc *zkCluster, quiet, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for z := restZxid(t, zkc); ; {
+		time.Sleep(quiet)
+		z2 := restZxid(t, zkc)
+		if z2 == z {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ZooKeeper still written to after %s (zxid %#x → %#x in the last %s)", within, z, z2, quiet)
+		}
+		z = z2
+	}
+}
+
+// stopCleanly stops each ballot with SIGTERM, in order: each exits 0.
+func stopCleanly(t *testing.T, ps ...*ballotProc) {
+	t.Helper()
+	for _, p := range ps {
+		p.Signal(syscall.SIGTERM)
+		if code := p.Wait(20 * time.Second); code != 0 {
+			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
+		}
 	}
 }
 
@@ -404,25 +429,13 @@ func TestCrontabWritesAtRest(t *testing.T) {
 	window := 4 * time.Second // 2T at the tests' T = 2 s
 	// Settled: no write for T (the last proposals, proofs and leader
 	// nodes in), then the window.
-	for z := restZxid(t, zkc); ; {
-		time.Sleep(2 * time.Second)
-		z2 := restZxid(t, zkc)
-		if z2 == z {
-			break
-		}
-		z = z2
-	}
+	awaitNoWrites(t, zkc, 2*time.Second, time.Minute)
 	z0 := restZxid(t, zkc)
 	time.Sleep(window)
 	if d := restZxid(t, zkc) - z0; d != 0 {
 		t.Errorf("%d writes in %s with 8 daily jobs on two processes at rest, want 0", d, window)
 	}
-	for _, p := range []*ballotProc{b, a} {
-		p.Signal(syscall.SIGTERM)
-		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
-		}
-	}
+	stopCleanly(t, b, a)
 }
 
 // TestCrontabSessionLostRejoinsOnOneSession: the process's link to
@@ -546,14 +559,7 @@ func TestCrontabLeadershipsSpread(t *testing.T) {
 		t.Errorf("b handed %d jobs over, want 0", n)
 	}
 	// Settled (no write for T), then nothing for 2T: no write at rest.
-	for z := restZxid(t, zkc); ; {
-		time.Sleep(2 * time.Second)
-		z2 := restZxid(t, zkc)
-		if z2 == z {
-			break
-		}
-		z = z2
-	}
+	awaitNoWrites(t, zkc, 2*time.Second, time.Minute)
 	z0 := restZxid(t, zkc)
 	time.Sleep(4 * time.Second)
 	if d := restZxid(t, zkc) - z0; d != 0 {
@@ -562,12 +568,7 @@ func TestCrontabLeadershipsSpread(t *testing.T) {
 	if got := ct.leaders(conn, jobs); fmt.Sprint(got) != fmt.Sprint(map[string]int{"a": 3, "b": 3}) {
 		t.Errorf("leaders moved at rest: %v", got)
 	}
-	for _, p := range []*ballotProc{b, a} {
-		p.Signal(syscall.SIGTERM)
-		if code := p.Wait(20 * time.Second); code != 0 {
-			t.Errorf("ballot %s: exit %d after SIGTERM, want 0", p.name, code)
-		}
-	}
+	stopCleanly(t, b, a)
 }
 
 // TestCrontabHostKilledFailsOverEveryJob: two processes run three

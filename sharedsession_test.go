@@ -12,12 +12,27 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// lead makes c the leader at once, as the tests of one session's several
+// elections need: the election read, then the baton taken.
+func lead(t *testing.T, c *candidate) leaseStart {
+	t.Helper()
+	if _, err := c.readElection(); err != nil {
+		t.Fatal(err)
+	}
+	start, err := c.takeBaton(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start
+}
+
 // TestSharedSessionStuckSupervisionEndsOnlyItsElection: two leases on
 // one session; the second's supervision never checks in while its
 // command "runs". Past that lease's end it deletes its own baton and
 // proposal (lease.endOwn), and nothing else: the session lives, the
 // first election's baton is still the session's and its renewals go on,
 // answered and vouching.
+
 func TestSharedSessionStuckSupervisionEndsOnlyItsElection(t *testing.T) {
 	t.Parallel()
 	zkc := sharedZK(t)
@@ -32,13 +47,7 @@ func TestSharedSessionStuckSupervisionEndsOnlyItsElection(t *testing.T) {
 	var ls []*lease
 	for i, p := range ps {
 		c := p.join(s, fmt.Sprintf("leader-%d", i))
-		if _, err := c.readElection(); err != nil {
-			t.Fatal(err)
-		}
-		start, err := c.takeBaton(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		start := lead(t, c)
 		start.shared = true
 		busy := func() bool { return i == 1 } // the second "runs" a command nobody supervises
 		l := holdLease(c, start, 0, busy, true)
@@ -99,12 +108,7 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 	var cs []*candidate
 	for i, p := range ps[:2] {
 		c := p.join(s, fmt.Sprintf("leader-%d", i))
-		if _, err := c.readElection(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.takeBaton(nil); err != nil {
-			t.Fatal(err)
-		}
+		lead(t, c)
 		// As publishLeader writes it: naming the proposal it is of.
 		if _, err := s.Conn.Create(c.leaderPath(), []byte(`{"proposal":"`+c.node+`"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
@@ -114,12 +118,7 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 	// Another session leads the third election; our candidate there is
 	// second in line.
 	other := ps[2].join(ps[2].session(), "elsewhere")
-	if _, err := other.readElection(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.takeBaton(nil); err != nil {
-		t.Fatal(err)
-	}
+	lead(t, other)
 	behind := ps[2].join(s, "behind")
 
 	for _, c := range []*candidate{cs[1], behind} {
@@ -165,13 +164,7 @@ func TestSharedSessionStuckLeaseGivesBackBatonOfDeletedProposal(t *testing.T) {
 	p := newInProcess(t, zkc, root)
 	s := p.session()
 	c := p.join(s, "stuck")
-	if _, err := c.readElection(); err != nil {
-		t.Fatal(err)
-	}
-	start, err := c.takeBaton(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := lead(t, c)
 	start.shared = true
 	l := holdLease(c, start, 0, func() bool { return true }, true)
 	t.Cleanup(l.Stop)
@@ -212,12 +205,7 @@ func TestSharedSessionCandidaciesOfOneElectionKeepEachOthersBaton(t *testing.T) 
 	p := newInProcess(t, zkc, root)
 	s := p.session()
 	first := p.join(s, "first")
-	if _, err := first.readElection(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := first.takeBaton(nil); err != nil {
-		t.Fatal(err)
-	}
+	lead(t, first)
 	if _, err := s.Conn.Create(first.leaderPath(), []byte(`{"proposal":"`+first.node+`"}`), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}

@@ -201,13 +201,7 @@ func TestElectionsShareASessionsRenewals(t *testing.T) {
 	var ls []*lease
 	for i, p := range ps {
 		c := p.join(s, fmt.Sprintf("leader-%d", i))
-		if _, err := c.readElection(); err != nil {
-			t.Fatal(err)
-		}
-		start, err := c.takeBaton(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		start := lead(t, c)
 		// Nothing runs under these leases: no supervision to check in.
 		l := holdLease(c, start, 0, func() bool { return false }, true)
 		t.Cleanup(l.Stop)
