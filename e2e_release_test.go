@@ -343,14 +343,7 @@ func TestReleasedNoteWatchedWhileTheBatonIsHeld(t *testing.T) {
 	if err := other.Delete(a.node, -1); err != nil { // the operator's delete
 		t.Fatal(err)
 	}
-	h, err := s.readHandover()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped, wait, err := s.droppedTake(h)
-	if err != nil || dropped == "" {
-		t.Fatalf("a's take, its proposal deleted, is not a dropped take to s: %q, %v", dropped, err)
-	}
+	h, dropped, wait := droppedTakeOf(t, s)
 	var drop droppedWait
 	announced := ""
 	stop := make(chan struct{})
@@ -423,14 +416,7 @@ func TestReleasedNoteSeenDuringTheDropWaitStaysTrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := s.readHandover()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped, wait, err := s.droppedTake(h)
-	if err != nil || dropped == "" {
-		t.Fatalf("a's take is not a dropped take to s: %q, %v", dropped, err)
-	}
+	h, dropped, wait := droppedTakeOf(t, s)
 	var drop droppedWait
 	announced := ""
 	stop := make(chan struct{})
@@ -466,4 +452,19 @@ func TestReleasedNoteSeenDuringTheDropWaitStaysTrusted(t *testing.T) {
 	if ended, err := s.holderEnded(h, &drop); !ended || err != nil {
 		t.Errorf("a's note, seen by its event during the wait and deleted since: ended %v, %v; want trusted", ended, err)
 	}
+}
+
+// droppedTakeOf is the record s reads and the take in it that s sees
+// dropped (its holder's proposal deleted), with the wait it owes.
+func droppedTakeOf(t *testing.T, s *candidate) (*handoverSeen, string, time.Duration) {
+	t.Helper()
+	h, err := s.readHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, wait, err := s.droppedTake(h)
+	if err != nil || dropped == "" {
+		t.Fatalf("the holder's take, its proposal deleted, is not a dropped take to %s: %q, %v", s.id, dropped, err)
+	}
+	return h, dropped, wait
 }

@@ -50,16 +50,7 @@ func pendingWatchers(t *testing.T, conn *zk.Conn, path string) int {
 // still tells each leadership of a pause, a resume and a step-down.
 func TestControlsKeepOneWatchPerPath(t *testing.T) {
 	c := startZK(t, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acc, err := loadZKAccess(&Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := watchTestSession(t, c)
 	base := "/ballot/test/controls-watches"
 	seedElection(t, c.Servers(), base)
 	op := zkConnect(t, c.Servers(), 2*time.Second)
@@ -168,16 +159,7 @@ func allPendingWatchers(t *testing.T, conn *zk.Conn) int {
 // what the session still holds.
 func TestFollowersLeaveNoWatchOnGoneProposals(t *testing.T) {
 	c := sharedZK(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acc, err := loadZKAccess(&Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	log, s := watchTestSession(t, c)
 	base := "/ballot/test/gone-proposal-watches"
 	seedElection(t, c.Servers(), base)
 	op := zkConnect(t, c.Servers(), 2*time.Second)
@@ -246,4 +228,21 @@ func TestFollowersLeaveNoWatchOnGoneProposals(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// watchTestSession is a session of its own on c (T = 2 s), closed with
+// the test, and a log that says nothing.
+func watchTestSession(t *testing.T, c *zkCluster) (*slog.Logger, *zookeeper.Session) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return log, s
 }
