@@ -615,7 +615,7 @@ func (r *runner) leaveElection(c *candidate) {
 		}
 		// Retryable, or our nodes changing under our reads (leaveOwn
 		// reads again a few times itself): again, from T/8 apart.
-		if zookeeper.Retryable(err) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		if zookeeper.Retryable(err) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists) {
 			if werr := c.s.WaitOnline(r.procStop); errors.Is(werr, zookeeper.ErrStopped) {
 				return
 			}
