@@ -302,6 +302,13 @@ func (cl *cronLeader) skipDueDuringRun(now time.Time) {
 	if err != nil || !due.After(cl.st.last) || !due.After(cl.skipped) || !due.After(cl.runFor) {
 		return
 	}
+	cl.skipOverlapped(due)
+}
+
+// skipOverlapped says, counts and records a time skipped because the run
+// going on was still going at it (--overlap skip).
+func (cl *cronLeader) skipOverlapped(due time.Time) {
+	r := cl.r
 	r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
 		"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
 	r.metrics.CronSkipped("overlap")
@@ -444,11 +451,7 @@ func (cl *cronLeader) startDue(now time.Time) (end leaderEnd, over bool) {
 	case cl.cmd != nil && r.set.Overlap == overlapAllow:
 		return cl.allow(due)
 	case cl.cmd != nil:
-		r.log.Info("scheduled run skipped: the previous run is still going", logEvRunSkipped.attr(), "skip", "overlap",
-			"scheduled_time", r.fmtTime(due), "running_since", r.fmtTime(cl.runFor))
-		r.metrics.CronSkipped("overlap")
-		v.skippedWhileRunning(due, "the previous run was still going")
-		cl.skipped = due
+		cl.skipOverlapped(due)
 	case v.paused() == nil && (due.Equal(cl.queued) || (r.set.Overlap == overlapQueue && cl.overlapped(due))):
 		// Queued behind a run (this leader's, or its predecessor's
 		// when that one resigned after it): however late, it was not
