@@ -10,14 +10,15 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The columns' widths in runes, two spaces between them: 80 in all.
 const (
-	jobsColJob    = 21
+	jobsColJob    = 20
 	jobsColLeader = 18
 	jobsColLast   = 18
-	jobsColNext   = 17
+	jobsColNext   = 18 // "in 23h (Fri 02:59)" whole
 )
 
 // writeJobs prints the list, or one line saying there is none.
@@ -49,7 +50,18 @@ func jobsRow(job, leader, last, next string) string {
 
 // jobLine is a job's line; loc is the zone its next run is shown in.
 func jobLine(j jobEntry, now time.Time, loc *time.Location) string {
-	return jobsRow(j.Job, jobLeaderText(j), jobLastText(j.Last, now), jobNextText(j, now, loc))
+	return jobsRow(j.Job, jobLeaderText(j), jobLastText(j.Last, now), fitNext(jobNextText(j, now, loc)))
+}
+
+// fitNext keeps the next run's text whole in its column: without its
+// clock when both do not fit ("overdue 1m (02:58:30)"), never cut.
+func fitNext(next string) string {
+	if utf8.RuneCountInString(next) > jobsColNext {
+		if in, _, ok := strings.Cut(next, " ("); ok {
+			return in
+		}
+	}
+	return next
 }
 
 // jobLeaderText is the leader's candidate id, "-" when nobody leads, and

@@ -70,6 +70,9 @@ func TestJobsListRows(t *testing.T) {
 			if !strings.HasPrefix(line, clip(tt.j.Job, jobsColJob)) {
 				t.Errorf("the line does not start with the job: %q", line)
 			}
+			if want := fitNext(tt.next); !strings.HasSuffix(line, want) || strings.HasSuffix(line, "…") {
+				t.Errorf("the line does not end with the next run %q, whole: %q", want, line)
+			}
 		})
 	}
 }
