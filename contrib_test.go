@@ -224,6 +224,11 @@ func TestContribCrontab(t *testing.T) {
 			env[k] = v // the fleet's file wins over Environment=
 		}
 	}
+	// run crontab says READY once every job has proposed and feeds the
+	// watchdog (TestCrontabSystemdNotify): systemd should wait for it.
+	if got := svc["Type"]; !slices.Equal(got, a("notify")) || len(svc["WatchdogSec"]) != 1 || !slices.Equal(svc["NotifyAccess"], a("main")) {
+		t.Errorf("Type=%q WatchdogSec=%q NotifyAccess=%q, want notify, one watchdog, main", got, svc["WatchdogSec"], svc["NotifyAccess"])
+	}
 	if files := svc["EnvironmentFile"]; !slices.Equal(files, a("-/etc/ballot/ballot.env")) {
 		t.Errorf("EnvironmentFile=%q, want the fleet's optional file", files)
 	}
