@@ -468,3 +468,49 @@ func droppedTakeOf(t *testing.T, s *candidate) (*handoverSeen, string, time.Dura
 	}
 	return h, dropped, wait
 }
+
+// TestStopReleaseResentOnReconnect: the leader's link to its member goes
+// silent just as it is stopped, so the release it sends once its command
+// is gone gets no answer; its client drops that connection after its read
+// timeout (2T/3) and reconnects to another member well within the
+// session's life (T). The same fenced release goes out again there and the
+// successor takes at once: the session is not ended with the baton
+// dropped unreleased, which would cost the successor W for nothing (the
+// random-fault run's "SIGTERM beside a paused member", issue 37).
+func TestStopReleaseResentOnReconnect(t *testing.T) {
+	t.Parallel()
+	const T = 4 * time.Second
+	c := startZK(t, 3)
+	// a reaches each of two members through a proxy of its own, so that
+	// the one it is connected to can go silent while the other answers.
+	p0, p1 := newTCPProxy(t, c.Servers()[:1]), newTCPProxy(t, c.Servers()[1:2])
+	e := newElection(t, c)
+	flags := []string{"--zookeeper-session-timeout", T.String()}
+	a := e.add("a", flags, []string{p0.Addr(), p1.Addr()}, "tick")
+	if l := e.leader(30 * time.Second); l != a {
+		t.Fatalf("%s leads, want a", l.name)
+	}
+	b := e.add("b", flags, nil, "tick")
+	b.WaitEvent(logEvStandingBy, 30*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	silent := p0
+	if p1.Conns() > 0 {
+		silent = p1
+	}
+	silent.Blackhole(true)
+	a.Signal(syscall.SIGTERM)
+	b.WaitEvent(logEvCommandStarted, 3*T)
+	a.Wait(2 * T)
+	if !a.Logged("connection to ZooKeeper lost") {
+		t.Fatalf("a's connection did not drop: the release was not put to the test\n%s", a.out.String())
+	}
+	if a.Logged("cannot delete the proposal or give the baton back") {
+		t.Errorf("a gave up its release when its connection dropped, instead of sending it again once reconnected:\n%s", a.out.String())
+	}
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton: a's release was not sent again\n%s", b.out.String())
+	}
+	waitTenures(t, e.ticks, 2, 10*time.Second)
+	checkNoOverlap(t, e.ticks)
+	e.checkTokensGrow()
+}

@@ -7,6 +7,9 @@ package main
 import (
 	"errors"
 	"path"
+	"time"
+
+	"ballot/internal/zookeeper"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -56,6 +59,15 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 			break
 		}
 		i := failedOp(res)
+		if i < 0 && zookeeper.Retryable(merr) && !errors.Is(merr, zk.ErrClosing) && c.awaitReconnect() {
+			// The connection dropped with the answer (its member paused
+			// or cut off): the session lives on, reconnected to another
+			// member. The same ops again are fenced as the first were:
+			// they land, or fail on what the first already did (pruned
+			// below). Ending the session instead would drop the baton
+			// unreleased, and the next leader would wait W for nothing.
+			continue
+		}
 		if i < 0 {
 			return false, merr
 		}
@@ -67,6 +79,16 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	}
 	c.baton.givenBack()
 	return released, nil
+}
+
+// awaitReconnect waits until the session is connected again, at most its
+// timeout (by then it has expired, and its nodes are gone anyway); false
+// if it is lost or still offline.
+func (c *candidate) awaitReconnect() bool {
+	stop := make(chan struct{})
+	t := time.AfterFunc(c.s.Timeout(), func() { close(stop) })
+	defer t.Stop()
+	return c.s.WaitOnline(stop) == nil
 }
 
 // pruneRetire decides what follows when operation i of a retire multi-op
