@@ -304,6 +304,13 @@ func resolveAll(s *Settings, vals map[string]*flagValue, getenv func(string) str
 			return err
 		}
 	}
+	// A crontab's jobs are spread over the hosts by their leaderships
+	// (crontabspread.go): giving each job up after every run, as run cron's
+	// reelect does to spread runs, would only undo that spread and cost a
+	// handover's writes a run.
+	if s.Command == cmdRunCrontab && s.Sources["on-child-success"] == "default" {
+		s.OnChildSuccess, s.Values["on-child-success"] = policyRerun, string(policyRerun)
+	}
 	return nil
 }
 

@@ -155,6 +155,26 @@ var validDefaultCases = []validCase{
 		},
 	},
 	{
+		// A crontab's jobs are spread by their leaderships; reelect after
+		// each run would undo that. A policy given still wins; run cron
+		// keeps reelect.
+		name: "run crontab keeps its jobs between runs by default",
+		args: a("run", "crontab", "--candidate-id", "c1", "jobs.tab"),
+		check: func(t *testing.T, s *Settings, dir string) {
+			if s.OnChildSuccess != policyRerun || s.OnChildError != policyReelect || s.Values["on-child-success"] != "rerun" {
+				t.Errorf("got on-child-success %q (%q), on-child-error %q", s.OnChildSuccess, s.Values["on-child-success"], s.OnChildError)
+			}
+			given, err := parseCommandLine(a("run", "crontab", "--candidate-id", "c1", "--on-child-success", "reelect", "jobs.tab"), func(string) string { return "" })
+			if err != nil || given.OnChildSuccess != policyReelect {
+				t.Errorf("--on-child-success reelect given: %v, %v", given.OnChildSuccess, err)
+			}
+			cron, err := parseCommandLine(a("run", "cron", "--candidate-id", "c1", "--schedule", "@daily", "--", "x"), func(string) string { return "" })
+			if err != nil || cron.OnChildSuccess != policyReelect {
+				t.Errorf("run cron: %v, %v", cron.OnChildSuccess, err)
+			}
+		},
+	},
+	{
 		name:  "run crontab --check needs no candidate, jobs from the config file",
 		args:  a("run", "crontab", "--check", "--config-file", "$DIR/c.json"),
 		files: map[string]string{"c.json": `{"schedule": "@daily", "check": false, "jobs": [{"name": "a", "schedule": "@daily", "command": "x"}]}`},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,6 +81,13 @@ func (ct *crontabTest) startEnv(servers string, extra []string, id string, flags
 	env := ballotEnv(ct.t, append([]string{"BALLOT_TEST_CHILD=run"}, extra...)...)
 	args := []string{"--zookeeper-servers", servers, "--zookeeper-base-path", ct.base,
 		"--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", id}
+	// These tests exercise a job handed over between its runs: each run its
+	// own leadership and fencing token, which is how their tick files tell
+	// runs apart. run crontab's own default keeps a job between runs
+	// (rerun): TestCrontabKeepsItsJobsBetweenRuns.
+	if !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--on-child-success") }) {
+		args = append(args, "--on-child-success", "reelect")
+	}
 	args = append(append(args, flags...), ct.file)
 	return startBallot(ct.t, id, env, args...)
 }
@@ -518,6 +526,103 @@ func (ct *crontabTest) leaders(conn *zk.Conn, jobs []string) map[string]int {
 		}
 	}
 	return out
+}
+
+// TestCrontabKeepsItsJobsBetweenRuns: by default (--on-child-success rerun
+// for run crontab) a host keeps the jobs it leads from one run to the next:
+// once spread, every job's runs are its one leader's, under one fencing
+// token, each scheduled time once, and the leaders never move.
+func TestCrontabKeepsItsJobsBetweenRuns(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	jobs := []string{"north", "south", "east", "west"}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, ct.line(j, "@every 1s", "0.1s"))
+	}
+	ct.write(lines...)
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	a := ct.start("a", "--on-child-success=rerun") // as the default, which startEnv would replace
+	waitJobsLed(t, ct, conn, jobs, map[string]int{"a": 4})
+	// b with run crontab's own default: no --on-child-success at all.
+	b := startBallot(t, "b", ballotEnv(t, "BALLOT_TEST_CHILD=run"), "--zookeeper-servers", ct.zk.ConnString(),
+		"--zookeeper-base-path", ct.base, "--zookeeper-session-timeout", "2s", "run", "crontab", "--candidate-id", "b", ct.file)
+	waitJobsLed(t, ct, conn, jobs, map[string]int{"a": 2, "b": 2})
+	handed := len(a.Events(logEvHandedOver)) + len(b.Events(logEvHandedOver)) // the spread's
+	leaders := map[string]string{}
+	for _, j := range jobs {
+		leaders[j] = ct.leaderOf(conn, j)
+	}
+	// Three runs of every job after the spread, each by its leader.
+	spread := time.Now()
+	for _, j := range jobs {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			n := 0
+			for _, r := range ct.jobRuns(j) {
+				if ts, err := time.Parse(time.RFC3339, r.scheduled); err == nil && !ts.Before(spread.Add(time.Second)) {
+					if r.candidate != leaders[j] {
+						t.Fatalf("job %s ran at %s on %s, its leader is %s", j, r.scheduled, r.candidate, leaders[j])
+					}
+					n++
+				}
+			}
+			if n >= 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: %d runs after the spread, want 3", j, n)
+			}
+		}
+	}
+	for _, j := range jobs {
+		if got := ct.leaderOf(conn, j); got != leaders[j] {
+			t.Errorf("job %s's leader moved from %s to %s between runs", j, leaders[j], got)
+		}
+		ct.checkOnce(j)
+		tokens := map[string]bool{}
+		for _, r := range ct.jobRuns(j) {
+			if ts, err := time.Parse(time.RFC3339, r.scheduled); err == nil && !ts.Before(spread.Add(time.Second)) {
+				tokens[r.token] = true
+			}
+		}
+		if len(tokens) != 1 {
+			t.Errorf("job %s: runs under %d fencing tokens after the spread, want 1 (one leadership)", j, len(tokens))
+		}
+	}
+	if n := len(a.Events(logEvHandedOver)) + len(b.Events(logEvHandedOver)); n != handed {
+		t.Errorf("%d handovers after the spread's %d, want none", n-handed, handed)
+	}
+	stopCleanly(t, b, a)
+}
+
+// waitJobsLed waits until the jobs' leaders are want (candidate → jobs).
+func waitJobsLed(t *testing.T, ct *crontabTest, conn *zk.Conn, jobs []string, want map[string]int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := ct.leaders(conn, jobs)
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leaders %v, want %v", got, want)
+		}
+	}
+}
+
+// leaderOf is the candidate id of job's leader node, "" without one.
+func (ct *crontabTest) leaderOf(conn *zk.Conn, job string) string {
+	ct.t.Helper()
+	raw, _, err := conn.Get(ct.base + "/" + job + "/" + leaderName)
+	if err != nil {
+		return ""
+	}
+	var rec leaderRecord
+	if json.Unmarshal(raw, &rec) != nil {
+		return ""
+	}
+	return rec.CandidateID
 }
 
 // TestCrontabLeadershipsSpread: six daily jobs; host a starts alone and

@@ -150,7 +150,8 @@ func runParams() []*param {
 				return nil
 			}},
 		{name: "on-child-success", scope: scopeRun, arg: "POLICY", def: string(policyReelect),
-			help: "when the command exits 0: rerun, reelect, exit or ignore",
+			shown: "reelect (rerun for run crontab)",
+			help:  "when the command exits 0: rerun, reelect, exit or ignore",
 			apply: func(s *Settings, v string) (err error) {
 				s.OnChildSuccess, err = oneOf(v, "", policyValues...)
 				return err
