@@ -316,7 +316,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
-	if r.set.PreemptAfter > 0 && r.rules.preempts && c.slots == 1 {
+	if r.set.PreemptAfter > 0 && r.rules.preempts && c.hold().handsOver() {
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}
 	return l, over

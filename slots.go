@@ -115,6 +115,32 @@ func (s *electionSnapshot) slotCount() int {
 	return n
 }
 
+// slotHolding is the holding of an election with --slots N > 1: one of
+// N batons, taken by the first N in line, handed to nobody by name.
+type slotHolding struct{ c *candidate }
+
+func (h slotHolding) awaitTurn(stop <-chan struct{}) error { return h.c.awaitSlot(stop) }
+
+func (h slotHolding) takeTurn(stop <-chan struct{}) (leaseStart, error) { return h.c.takeSlot(stop) }
+
+// successor: a plain release, whoever is next takes the slot.
+func (slotHolding) successor() handTo { return handTo{} }
+
+// leaveNote: a slot's successor reads no note; a dropped slot waits W.
+func (slotHolding) leaveNote(int32) (bool, error) { return false, nil }
+
+// othersAhead: N are ahead of us.
+func (h slotHolding) othersAhead(line []string) bool {
+	c := h.c
+	return slices.Index(line, c.node[len(c.basePath)+1:]) >= c.slots
+}
+
+func (slotHolding) handsOver() bool { return false }
+
+func (h slotHolding) logged() []any { return []any{"slot", h.c.slot, "slots", h.c.slots} }
+
+func (h slotHolding) slotShown() (slots, slot int, shown bool) { return h.c.slots, h.c.slot, true }
+
 // slotsMismatchError: a proposal that joined before ours says another N.
 type slotsMismatchError struct {
 	ours, theirs int
@@ -139,7 +165,7 @@ func (c *candidate) checkSlots(line []string) error {
 	return nil
 }
 
-// awaitSlot is awaitLeadership with --slots N > 1: it returns once this
+// awaitSlot is awaitLeadership with --slots N > 1 (slotHolding): it returns once this
 // proposal is among the first N in line. The first candidate past them
 // watches all N (a released slot wakes it alone); the others watch their
 // predecessor, and list the line again when its state changes (it became
@@ -304,7 +330,7 @@ func (c *candidate) watchGone(path string, ev <-chan zk.Event, woke chan struct{
 	}
 }
 
-// takeSlot is takeBaton with --slots N > 1: it takes the first slot that
+// takeSlot is takeBaton with --slots N > 1 (slotHolding): it takes the first slot that
 // is free, waiting out a dropped one as takeBaton waits for the one baton.
 func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 	drops := make([]droppedWait, c.slots)

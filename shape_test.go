@@ -1,0 +1,101 @@
+package main
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// parseSources parses package main's non-test files of this build.
+func parseSources(t *testing.T) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	all, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	for _, f := range all {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		if ok, err := build.Default.MatchFile(".", f); err != nil || !ok {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = af
+	}
+	return fset, files
+}
+
+// TestSlotsChosenOnce: one baton or --slots N is told apart in one place,
+// candidate.hold, which picks the holding (oneBaton or slotHolding) whose
+// methods do what differs; elsewhere only the checks of the parameters
+// compare a --slots with 1. A comparison of anything named slots with the
+// constant 1 or 2 anywhere else fails.
+func TestSlotsChosenOnce(t *testing.T) {
+	allowed := map[string]bool{
+		"hold":            true, // the choice
+		"checkRun":        true, // main.go: parameters that make no sense with --slots
+		"checkRerunLimit": true, // command.go: likewise
+	}
+	fset, files := parseSources(t)
+	isSlots := func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return strings.EqualFold(e.Name, "slots")
+		case *ast.SelectorExpr:
+			return strings.EqualFold(e.Sel.Name, "slots")
+		}
+		return false
+	}
+	isOneOrTwo := func(e ast.Expr) bool {
+		l, ok := e.(*ast.BasicLit)
+		return ok && l.Kind == token.INT && (l.Value == "1" || l.Value == "2")
+	}
+	var found []string
+	sites := 0
+	for name, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				b, ok := n.(*ast.BinaryExpr)
+				if !ok {
+					return true
+				}
+				switch b.Op {
+				case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+				default:
+					return true
+				}
+				if !(isSlots(b.X) && isOneOrTwo(b.Y) || isSlots(b.Y) && isOneOrTwo(b.X)) {
+					return true
+				}
+				if allowed[fd.Name.Name] {
+					sites++
+					return true
+				}
+				found = append(found, fset.Position(b.Pos()).String()+" in "+name+" "+fd.Name.Name)
+				return true
+			})
+		}
+	}
+	if sites == 0 {
+		t.Fatal("no comparison of --slots found in candidate.hold: the test no longer finds the choice")
+	}
+	sort.Strings(found)
+	for _, f := range found {
+		t.Errorf("one baton or slots decided outside candidate.hold: %s", f)
+	}
+}
