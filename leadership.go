@@ -415,11 +415,11 @@ func planEnd(end leaderEnd, onceClaimed bool) endPlan {
 // it, as after any once run.
 func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 	if reason == "paused" {
-		c.endAs(paused.ending())
+		leaderHistory(c).endAs(paused.ending())
 	} else {
-		c.endAs(steppedDown.ending())
+		leaderHistory(c).endAs(steppedDown.ending())
 	}
-	c.finishOnce(r.set.OnceKey, ex)
+	finishOnce(c, r.set.OnceKey, ex)
 	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
 		"reason", reason, "exit_code", ex.Code)
 }
