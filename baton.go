@@ -176,7 +176,7 @@ func (b oneBaton) takeTurn(stop <-chan struct{}) (leaseStart, error) {
 				continue
 			}
 		}
-		sent, taken, err := c.tryTake(h, &announced, stop)
+		sent, taken, err := b.tryTake(h, &announced, stop)
 		if taken && dropped != "" {
 			go c.clearNotes() // the record they were for is replaced by ours
 		}
@@ -373,7 +373,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {
-		return false, c.waitDropped(drop.until, h.exists, drop, stop)
+		return false, oneBaton{c}.waitDropped(drop.until, h.exists, drop, stop)
 	}
 	return true, nil
 }
@@ -419,7 +419,8 @@ func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error
 // election's record if it is the longest yet. taken is false when the
 // round must start again (the baton was held, a record changed, the
 // answer was lost).
-func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
+func (b oneBaton) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
+	c := b.c
 	if c.election == nil {
 		if _, err := c.readElection(); err != nil {
 			return 0, false, c.retryAfter(err, stop)
@@ -555,7 +556,8 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 // or the holder's note is written (drop.note). The note's creation event,
 // consumed here, is remembered (drop.noted): a note seen stays trusted
 // even if deleted before the next round reads it.
-func (c *candidate) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
+func (b oneBaton) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
+	c := b.c
 	var changed <-chan zk.Event
 	if exists {
 		_, _, ev, err := c.s.Conn.GetW(c.handoverPath())
