@@ -69,7 +69,9 @@ type holding interface {
 	slotShown() (slots, slot int, shown bool)
 }
 
-// hold is this candidate's holding: one baton, or one of --slots N.
+// hold is this candidate's holding: one baton, or one of --slots N. A
+// function of the proposal's facts, not a field: it cannot disagree with
+// them, and costs no allocation (each holding is one pointer).
 func (c *candidate) hold() holding {
 	if c.slots > 1 {
 		return slotHolding{c}
