@@ -84,6 +84,31 @@ func (c *candidate) batonData(last, largest, lease time.Duration) []byte {
 	return b
 }
 
+// oneBaton is the holding of an election without --slots: one baton,
+// handed to a named successor, and a note left when the proposal goes.
+type oneBaton struct{ c *candidate }
+
+// othersAhead: another proposal is first in line, or, first by
+// --priority, a leader may still hold the baton, or have handed it over
+// to one that starts on credit.
+func (b oneBaton) othersAhead(line []string) bool {
+	c := b.c
+	if len(line) > 0 && c.basePath+"/"+line[0] != c.node {
+		return true
+	}
+	held, owner, herr := c.batonHolder()
+	ahead := herr == nil && held && owner != c.s.ID()
+	if h, herr := c.readHandover(); !ahead && herr == nil && h.parsed && h.rec.State == handoverHanded && !c.handedToUs(h) {
+		ok, _, _ := c.s.Conn.Exists(h.rec.Successor)
+		ahead = ok
+	}
+	return ahead
+}
+
+func (oneBaton) handsOver() bool                          { return true }
+func (oneBaton) logged() []any                            { return nil }
+func (oneBaton) slotShown() (slots, slot int, shown bool) { return 0, 0, false }
+
 // leaseStart is how a lease begins: the hard end of its first write, and,
 // for a handover on credit, the take still to be sent (pending).
 type leaseStart struct {
@@ -98,17 +123,15 @@ type leaseStart struct {
 	shared bool
 }
 
-// takeBaton waits until the baton is free and takes it, or, handed over
-// to us with credit left, returns the take to send (pending) while the
-// command starts.
+// takeTurn is takeBaton with one baton: it waits until the baton is free
+// and takes it, or, handed over to us with credit left, returns the take
+// to send (pending) while the command starts.
 //
 // A missing handover record is treated as a dropped baton, even by the
 // candidate that just created the election path: someone may have deleted
 // the whole election (deleteall) under a leader that is still running.
-func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
-	if c.slots > 1 {
-		return c.takeSlot(stop)
-	}
+func (b oneBaton) takeTurn(stop <-chan struct{}) (leaseStart, error) {
+	c := b.c
 	var drop droppedWait
 	var named namedWait
 	announced := "" // the last wait logged
@@ -153,7 +176,7 @@ func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
 				continue
 			}
 		}
-		sent, taken, err := c.tryTake(h, &announced, stop)
+		sent, taken, err := b.tryTake(h, &announced, stop)
 		if taken && dropped != "" {
 			go c.clearNotes() // the record they were for is replaced by ours
 		}
@@ -312,7 +335,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		// known (its creation's event comes first: ZooKeeper's order),
 		// one read fewer after it. Not while its proposal is in line: a
 		// watch on a note that never comes would stay (issue 37).
-		if who := noteSubject(h); who != "" && c.slots == 1 {
+		if who := noteSubject(h); who != "" {
 			if inLine, _, err := c.s.Conn.Exists(who); err == nil && !inLine {
 				if _, err := c.holderEnded(h, drop); err != nil {
 					return false, c.retryAfter(err, stop)
@@ -350,7 +373,7 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 		c.pub.update(func(d *proposalData) { d.State = stateWaitingForBaton })
 	}
 	if bootNow() < drop.until {
-		return false, c.waitDropped(drop.until, h.exists, drop, stop)
+		return false, oneBaton{c}.waitDropped(drop.until, h.exists, drop, stop)
 	}
 	return true, nil
 }
@@ -358,10 +381,10 @@ func (c *candidate) waitOutDrop(h *handoverSeen, dropped string, wait time.Durat
 // holderEnded reports that the holder the record h names left its note
 // (release.go): its leadership ended, its command is gone. The first look
 // for a holder's note watches for it, so that a note written during the
-// wait ends the wait.
+// wait ends the wait. One baton only: a slot's holder leaves no note.
 func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error) {
 	who := noteSubject(h)
-	if who == "" || c.slots > 1 {
+	if who == "" {
 		return false, nil
 	}
 	note := releasedPath(c.basePath, path.Base(who))
@@ -396,7 +419,8 @@ func (c *candidate) holderEnded(h *handoverSeen, drop *droppedWait) (bool, error
 // election's record if it is the longest yet. taken is false when the
 // round must start again (the baton was held, a record changed, the
 // answer was lost).
-func (c *candidate) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
+func (b oneBaton) tryTake(h *handoverSeen, announced *string, stop <-chan struct{}) (sent bootTime, taken bool, err error) {
+	c := b.c
 	if c.election == nil {
 		if _, err := c.readElection(); err != nil {
 			return 0, false, c.retryAfter(err, stop)
@@ -458,11 +482,7 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 		c.election.rec.BatonWaitMs, c.election.version = w, res[3].Stat.Version
 	}
 	c.baton.took(c.slot, version)
-	if c.slots > 1 {
-		c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node, "slot", c.slot, "slots", c.slots)
-	} else {
-		c.log.Info("baton taken", logEvBatonTaken.attr(), "proposal", c.node)
-	}
+	c.log.Info("baton taken", append([]any{logEvBatonTaken.attr(), "proposal", c.node}, c.hold().logged()...)...)
 	return sent, res, nil
 }
 
@@ -536,7 +556,8 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 // or the holder's note is written (drop.note). The note's creation event,
 // consumed here, is remembered (drop.noted): a note seen stays trusted
 // even if deleted before the next round reads it.
-func (c *candidate) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
+func (b oneBaton) waitDropped(until bootTime, exists bool, drop *droppedWait, stop <-chan struct{}) error {
+	c := b.c
 	var changed <-chan zk.Event
 	if exists {
 		_, _, ev, err := c.s.Conn.GetW(c.handoverPath())

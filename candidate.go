@@ -41,6 +41,60 @@ type candidate struct {
 	done *closer // closed when the candidacy is over
 }
 
+// holding is what one baton (the recipe) and --slots N (N batons, one
+// each for the first N in line: slots.go) do differently. hold chooses it
+// from the proposal's --slots, which never changes: the one place that
+// tells the two apart.
+type holding interface {
+	// awaitTurn follows the line until this proposal may take a baton:
+	// the first in line, or one of the first N.
+	awaitTurn(stop <-chan struct{}) error
+	// takeTurn takes the baton, or the first free slot's.
+	takeTurn(stop <-chan struct{}) (leaseStart, error)
+	// successor is whom a release names: with slots nobody, whoever is
+	// next takes the slot.
+	successor() handTo
+	// leaveNote leaves the note of a proposal gone with its command
+	// (release.go); a slot's successor reads none.
+	leaveNote(version int32) (written bool, err error)
+	// othersAhead (--no-wait): the line, as listed, or a baton held or
+	// handed over, keeps this proposal from leading now.
+	othersAhead(line []string) bool
+	// handsOver: a leadership can be handed to one named successor
+	// (preferred leaders, run crontab's spreading); a slot cannot.
+	handsOver() bool
+	// logged is what the log lines of a take and of an election add.
+	logged() []any
+	// slotShown is the slot the metrics show while leading (--slots).
+	slotShown() (slots, slot int, shown bool)
+}
+
+// hold is this candidate's holding: one baton, or one of --slots N. A
+// function of the proposal's facts, not a field: it cannot disagree with
+// them, and costs no allocation (each holding is one pointer).
+func (c *candidate) hold() holding {
+	if c.slots > 1 {
+		return slotHolding{c}
+	}
+	return oneBaton{c}
+}
+
+// takeBaton waits until the baton (one baton's, or a free slot's) is free
+// and takes it, or, handed over to us with credit left, returns the take
+// to send (pending) while the command starts.
+func (c *candidate) takeBaton(stop <-chan struct{}) (leaseStart, error) {
+	return c.hold().takeTurn(stop)
+}
+
+// successor is whom a leader's release names (handTo{}: nobody).
+func (c *candidate) successor() handTo { return c.hold().successor() }
+
+// leaveReleasedNote writes the note of this candidate's proposal, which is
+// gone, with its command (release.go).
+func (c *candidate) leaveReleasedNote(version int32) (written bool, err error) {
+	return c.hold().leaveNote(version)
+}
+
 // lineView is the election's line as this candidate last saw it.
 type lineView struct {
 	seen    atomic.Pointer[[]string] // the election's children as the leader's lease last saw them
@@ -125,9 +179,12 @@ func (c *candidate) placeInLine(stop <-chan struct{}) (line []string, me int, er
 // what may move us up (the predecessor; next in line, the handover record
 // too; third in line, the leader too) and waits until one of them changes.
 func (c *candidate) awaitLeadership(stop <-chan struct{}) error {
-	if c.slots > 1 {
-		return c.awaitSlot(stop)
-	}
+	return c.hold().awaitTurn(stop)
+}
+
+// awaitTurn is awaitLeadership with one baton: first in line.
+func (b oneBaton) awaitTurn(stop <-chan struct{}) error {
+	c := b.c
 	f := &followWatches{c: c}
 	for {
 		if c.s.IsLost() {

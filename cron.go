@@ -124,7 +124,8 @@ func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt i
 	if err := r.checkClock(c, start); err != nil {
 		return err
 	}
-	entry := c.newRunEntry(historyCron)
+	h := leaderHistory(c)
+	entry := h.newRunEntry(historyCron)
 	entry.ScheduledTime = timePtr(t)
 	entry.Attempt, entry.Attempts = rec.Attempt, rec.Attempts
 	for {
@@ -134,12 +135,12 @@ func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt i
 		} else {
 			ops = append(ops, &zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
 		}
-		if op := c.historyCreate(entry); op != nil {
+		if op := h.historyCreate(entry); op != nil {
 			ops = append(ops, op) // the run's history entry, in the same fenced write
 		}
 		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
-			c.created(res, 2, entry)
+			h.created(res, 2, entry)
 			st.last, st.rec = t, rec
 			if st.version < 0 {
 				st.version = 0
@@ -160,7 +161,7 @@ func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt i
 			var got cronRecord
 			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
 				st.last, st.version, st.rec = t, stat.Version, got
-				c.adoptOwnEntry(func(e historyEntry) bool {
+				h.adoptOwnEntry(func(e historyEntry) bool {
 					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.Attempt == rec.Attempt
 				})
 				return nil

@@ -42,14 +42,14 @@ type runEntryState struct {
 	overlap        *historyEntry
 }
 
-func (c *candidate) stashRun() runEntryState {
-	h := runEntryState{c.history.open, c.history.ending, c.history.reason, c.history.overlap}
-	c.history.open, c.history.ending, c.history.reason, c.history.overlap = nil, "", "", nil
-	return h
+func (h historyWriter) stashRun() runEntryState {
+	e := runEntryState{h.open, h.ending, h.reason, h.overlap}
+	h.open, h.ending, h.reason, h.overlap = nil, "", "", nil
+	return e
 }
 
-func (c *candidate) unstashRun(h runEntryState) {
-	c.history.open, c.history.ending, c.history.reason, c.history.overlap = h.open, h.ending, h.reason, h.overlap
+func (h historyWriter) unstashRun(e runEntryState) {
+	h.open, h.ending, h.reason, h.overlap = e.open, e.ending, e.reason, e.overlap
 }
 
 // allow starts due beside the runs going on, or skips it at the limit.
@@ -258,7 +258,7 @@ func (v *leadershipView) endRunsBeside(beside []*besideRun, ending, reason strin
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}
 	for _, b := range beside {
 		if o := b.hist.open; o != nil {
-			ops = append(ops, c.endOp(o, ending, reason, b.cmd.Exit()))
+			ops = append(ops, leaderHistory(c).endOp(o, ending, reason, b.cmd.Exit()))
 		}
 	}
 	if len(ops) == 1 {

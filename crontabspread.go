@@ -73,7 +73,7 @@ func (s *spreader) balance(jobs []*jobRun) {
 		}
 		_, line := c.line.firstOther(c.basePath, c.node)
 		hosts = max(hosts, len(line)) // each host stands once in each job's line
-		if c.slots == 1 {
+		if c.hold().handsOver() {
 			leads = append(leads, led{jr.job.Name, c, l})
 			leading[jr.job.Name] = true
 		}

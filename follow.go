@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -20,21 +19,7 @@ func (r *runner) beforeFollowing(c *candidate) verdict {
 	if r.set.NoWait {
 		children, _, err := c.s.Conn.Children(c.basePath)
 		line := sortedProposals(children)
-		ahead := err == nil && len(line) > 0 && c.basePath+"/"+line[0] != c.node
-		if c.slots > 1 {
-			// --slots: busy once N are ahead of us.
-			ahead = err == nil && slices.Index(line, c.node[len(c.basePath)+1:]) >= c.slots
-		} else if err == nil && !ahead {
-			// First in line by --priority, a leader may still hold the
-			// baton, or have handed it over to one that starts on credit.
-			held, owner, herr := c.batonHolder()
-			ahead = herr == nil && held && owner != c.s.ID()
-			if h, herr := c.readHandover(); !ahead && herr == nil && h.parsed && h.rec.State == handoverHanded && !c.handedToUs(h) {
-				ok, _, _ := c.s.Conn.Exists(h.rec.Successor)
-				ahead = ok
-			}
-		}
-		if ahead {
+		if err == nil && c.hold().othersAhead(line) {
 			c.withdraw()
 			leader := "(the baton's holder)"
 			if len(line) > 0 && c.basePath+"/"+line[0] != c.node {

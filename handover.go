@@ -167,16 +167,17 @@ type handTo struct {
 	noCredit bool
 }
 
-// successor is whom a leader hands the baton to: the first other proposal
-// in line as its lease's watch last saw it. Credit goes with it only if it
+// successor, with one baton, is whom a leader hands it to: the first
+// other proposal in line as its lease's watch last saw it. Credit goes with it only if it
 // is also the oldest other proposal: sequence numbers only grow, so any
 // proposal older than it was created before it and would have been seen;
 // a ballot older than priorities waits as the oldest only, and never for a
 // named successor (the take then goes first).
-func (c *candidate) successor() handTo {
+func (b oneBaton) successor() handTo {
+	c := b.c
 	p := c.line.seen.Load()
-	if p == nil || c.slots > 1 {
-		return handTo{} // --slots: a plain release, whoever is next takes it (slots.go)
+	if p == nil {
+		return handTo{}
 	}
 	var to handTo
 	oldest := int64(-1)

@@ -19,61 +19,81 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/zookeeper"
 )
+
+// historyWriter is the run history as one leadership writes it: what it
+// knows of the entries (kept in the candidate, historyState), where and
+// as whom it writes them, each write fenced by its proposal (node).
+type historyWriter struct {
+	*historyState
+	*proposalFacts // basePath, id, node, token
+	s              *zookeeper.Session
+	log            *slog.Logger
+	slot           int                // the slot led (--slots)
+	told           func(historyEntry) // each run's end, once (candidateTold.runEnded)
+}
+
+// leaderHistory is c's run history, as it leads.
+func leaderHistory(c *candidate) historyWriter {
+	return historyWriter{&c.history, &c.proposalFacts, c.s, c.log, c.slot, c.tell.runEnded}
+}
 
 // listHistory lists the entries, creating the history node if missing:
 // once per leadership, before its first run is recorded.
-func (c *candidate) listHistory() {
-	if c.history.names != nil {
+func (h historyWriter) listHistory() {
+	if h.names != nil {
 		return
 	}
-	dir := historyDir(c.basePath)
-	names, _, err := c.s.Conn.Children(dir)
+	dir := historyDir(h.basePath)
+	names, _, err := h.s.Conn.Children(dir)
 	if errors.Is(err, zk.ErrNoNode) {
-		_, err = c.s.Conn.Create(dir, nil, 0, c.s.ACL)
+		_, err = h.s.Conn.Create(dir, nil, 0, h.s.ACL)
 		if errors.Is(err, zk.ErrNodeExists) {
 			err = nil
 		}
 		names = nil
 	}
 	if err != nil {
-		c.log.Warn("cannot read the run history; runs are not recorded in it", "path", dir, "error", err)
+		h.log.Warn("cannot read the run history; runs are not recorded in it", "path", dir, "error", err)
 		return
 	}
 	sortStrings(names) // sequence numbers of equal width
-	c.history.names = append(make([]string, 0, len(names)+1), names...)
+	h.names = append(make([]string, 0, len(names)+1), names...)
 }
 
 // newRunEntry is the entry of a run about to start.
-func (c *candidate) newRunEntry(kind string) historyEntry {
+func (h historyWriter) newRunEntry(kind string) historyEntry {
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
-	return historyEntry{Format: historyFormat, Kind: kind, CandidateID: c.id, Host: host, FencingToken: c.token, StartedAt: &now, Slot: c.slot}
+	return historyEntry{Format: historyFormat, Kind: kind, CandidateID: h.id, Host: host, FencingToken: h.token, StartedAt: &now, Slot: h.slot}
 }
 
 // historyCreate is the op that creates entry e, to be added to a fenced
 // multi-op; nil when the history could not be listed.
-func (c *candidate) historyCreate(e historyEntry) *zk.CreateRequest {
-	if c.history.names == nil {
+func (h historyWriter) historyCreate(e historyEntry) *zk.CreateRequest {
+	if h.names == nil {
 		return nil
 	}
 	data, _ := json.Marshal(e)
-	return &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence}
+	return &zk.CreateRequest{Path: historyDir(h.basePath) + "/" + historyPrefix, Data: data, Acl: h.s.ACL, Flags: zk.FlagSequence}
 }
 
 // created notes the entry a multi-op created (res[i]) as the run going on.
-func (c *candidate) created(res []zk.MultiResponse, i int, e historyEntry) {
+func (h historyWriter) created(res []zk.MultiResponse, i int, e historyEntry) {
 	if i < 0 || i >= len(res) || res[i].String == "" {
 		return
 	}
-	c.history.open = &openEntry{path: res[i].String, entry: e}
-	c.history.skip = nil
-	c.history.ending, c.history.reason = "", ""
-	c.history.names = append(c.history.names, res[i].String[len(historyDir(c.basePath))+1:])
+	h.open = &openEntry{path: res[i].String, entry: e}
+	h.skip = nil
+	h.ending, h.reason = "", ""
+	h.names = append(h.names, res[i].String[len(historyDir(h.basePath))+1:])
 }
 
 // adoptOwnEntry finds, after a write whose answer was lost but which
@@ -81,28 +101,28 @@ func (c *candidate) created(res []zk.MultiResponse, i int, e historyEntry) {
 // that matches. Without it the run's end would never be recorded, and the
 // entry would stay open for good: successors close only entries newer than
 // the newest closed run, and this one is soon older than that.
-func (c *candidate) adoptOwnEntry(match func(historyEntry) bool) {
-	if c.history.names == nil {
+func (h historyWriter) adoptOwnEntry(match func(historyEntry) bool) {
+	if h.names == nil {
 		return // the history could not be listed: nothing was created
 	}
-	if o := c.findOpenEntry(c.token, match); o != nil {
-		c.history.open = o
-		c.history.skip = nil
-		c.history.ending, c.history.reason = "", ""
+	if o := h.findOpenEntry(h.token, match); o != nil {
+		h.open = o
+		h.skip = nil
+		h.ending, h.reason = "", ""
 	}
 }
 
 // findOpenEntry is the newest open entry of the leadership with fencing
 // token token that matches, among the newest ten; nil if none.
-func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *openEntry {
-	dir := historyDir(c.basePath)
-	names, _, err := c.s.Conn.Children(dir)
+func (h historyWriter) findOpenEntry(token int64, match func(historyEntry) bool) *openEntry {
+	dir := historyDir(h.basePath)
+	names, _, err := h.s.Conn.Children(dir)
 	if err != nil {
 		return nil
 	}
 	sortStrings(names)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
-		raw, st, err := c.s.Conn.Get(dir + "/" + names[i])
+		raw, st, err := h.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry
 		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
 			continue
@@ -115,12 +135,12 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 // runEndOf is when the newest run of scheduled time t (this slot's) ended,
 // as its history entry says: among the newest five entries (the skips of
 // that run are written after it); zero if not found or unfinished.
-func (c *candidate) runEndOf(t time.Time) time.Time {
-	dir := historyDir(c.basePath)
-	for i, looked := len(c.history.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
-		raw, _, err := c.s.Conn.Get(dir + "/" + c.history.names[i])
+func (h historyWriter) runEndOf(t time.Time) time.Time {
+	dir := historyDir(h.basePath)
+	for i, looked := len(h.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
+		raw, _, err := h.s.Conn.Get(dir + "/" + h.names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
+		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != h.slot {
 			continue
 		}
 		if e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.EndedAt != nil {
@@ -133,9 +153,9 @@ func (c *candidate) runEndOf(t time.Time) time.Time {
 
 // endAs says how the run going on ended when it was stopped (not for a run
 // that ended by itself): paused, stopped, timed-out, leadership-lost.
-func (c *candidate) endAs(ending, reason string) {
-	if c.history.open != nil && c.history.ending == "" {
-		c.history.ending, c.history.reason = ending, reason
+func (h historyWriter) endAs(ending, reason string) {
+	if h.open != nil && h.ending == "" {
+		h.ending, h.reason = ending, reason
 	}
 }
 
@@ -152,20 +172,20 @@ func endingOf(ex childExit) string {
 // close the entries of earlier leaderships left open, create the entry of
 // the times skipped while it ran, and delete the oldest entries past
 // historyKeep. Empty when no run is open.
-func (c *candidate) historyEndOps(ex childExit) []any {
-	o := c.history.open
+func (h historyWriter) historyEndOps(ex childExit) []any {
+	o := h.open
 	if o == nil {
 		return nil
 	}
-	ops := []any{c.endOp(o, c.history.ending, c.history.reason, ex)}
-	ops = append(ops, c.closeLeftOpen()...)
-	if sk := c.history.overlap; sk != nil {
+	ops := []any{h.endOp(o, h.ending, h.reason, ex)}
+	ops = append(ops, h.closeLeftOpen()...)
+	if sk := h.overlap; sk != nil {
 		data, _ := json.Marshal(sk)
-		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence})
+		ops = append(ops, &zk.CreateRequest{Path: historyDir(h.basePath) + "/" + historyPrefix, Data: data, Acl: h.s.ACL, Flags: zk.FlagSequence})
 	}
-	if extra := len(c.history.names) - historyKeep; extra > 0 {
-		for _, n := range c.history.names[:extra] {
-			ops = append(ops, &zk.DeleteRequest{Path: historyDir(c.basePath) + "/" + n, Version: -1})
+	if extra := len(h.names) - historyKeep; extra > 0 {
+		for _, n := range h.names[:extra] {
+			ops = append(ops, &zk.DeleteRequest{Path: historyDir(h.basePath) + "/" + n, Version: -1})
 		}
 	}
 	return ops
@@ -173,7 +193,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 
 // endOp is the op that records the end of o (ex; ending and reason when
 // it was stopped), telling c.tell.runEnded once.
-func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk.SetDataRequest {
+func (h historyWriter) endOp(o *openEntry, ending, reason string, ex childExit) *zk.SetDataRequest {
 	e := o.entry
 	now := time.Now().UTC()
 	e.EndedAt = &now
@@ -190,11 +210,11 @@ func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk
 		e.Reason = ex.Reason // the command could not be executed
 	}
 	e.Output = ex.Output
-	if !o.told && c.tell.runEnded != nil {
+	if !o.told && h.told != nil {
 		// Told before the write, which may wait out a partition: the
 		// hook's news is the run's end, not the history's.
 		o.told = true
-		c.tell.runEnded(e)
+		h.told(e)
 	}
 	data, _ := json.Marshal(e)
 	o.entry = e
@@ -205,19 +225,19 @@ func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk
 // leaderships still open: their leader died mid-run (this one holds the
 // baton, so nothing of theirs runs; with --slots, only this slot's). It reads newest first, past skips,
 // and stops at the first run that is closed; once per leadership.
-func (c *candidate) closeLeftOpen() []any {
-	if c.history.settled {
+func (h historyWriter) closeLeftOpen() []any {
+	if h.settled {
 		return nil
 	}
-	c.history.settled = true
+	h.settled = true
 	var ops []any
-	dir := historyDir(c.basePath)
-	for i := len(c.history.names) - 1; i >= 0 && len(ops) < 5; i-- {
-		p := dir + "/" + c.history.names[i]
-		if c.history.open != nil && p == c.history.open.path {
+	dir := historyDir(h.basePath)
+	for i := len(h.names) - 1; i >= 0 && len(ops) < 5; i-- {
+		p := dir + "/" + h.names[i]
+		if h.open != nil && p == h.open.path {
 			continue
 		}
-		raw, st, err := c.s.Conn.Get(p)
+		raw, st, err := h.s.Conn.Get(p)
 		if err != nil {
 			break
 		}
@@ -225,12 +245,12 @@ func (c *candidate) closeLeftOpen() []any {
 		switch {
 		case json.Unmarshal(raw, &e) != nil:
 			continue
-		case e.Kind == historySkip || e.FencingToken == c.token || e.Slot != c.slot:
+		case e.Kind == historySkip || e.FencingToken == h.token || e.Slot != h.slot:
 			continue // skips are never open; ours: an answer lost with the connection; another slot's: its holder may run
 		case e.Ended != "":
 			return ops
 		}
-		e.Ended, e.ClosedBy = endLeadershipLost, c.id
+		e.Ended, e.ClosedBy = endLeadershipLost, h.id
 		e.Reason = "its leader's session ended before the run's end was recorded; how the command ended is unknown"
 		data, _ := json.Marshal(e)
 		ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: st.Version})
@@ -240,78 +260,78 @@ func (c *candidate) closeLeftOpen() []any {
 
 // ended notes that the ops of historyEndOps were written: the run is over,
 // the deleted entries are gone.
-func (c *candidate) ended(ops []any) {
-	c.history.open, c.history.overlap = nil, nil
-	c.history.ending, c.history.reason = "", ""
+func (h historyWriter) ended(ops []any) {
+	h.open, h.overlap = nil, nil
+	h.ending, h.reason = "", ""
 	var deleted int
 	for _, op := range ops {
 		if _, ok := op.(*zk.DeleteRequest); ok {
 			deleted++
 		}
 	}
-	c.history.names = c.history.names[deleted:]
+	h.names = h.names[deleted:]
 }
 
 // writeRunEnd records the end of the run going on, fenced by this
 // leader's proposal. When that fails (a predecessor's entry changed, the
 // proposal is gone), it writes the end of its own entry alone, if nobody
 // changed that.
-func (c *candidate) writeRunEnd(ex childExit) {
-	ops := c.historyEndOps(ex)
+func (h historyWriter) writeRunEnd(ex childExit) {
+	ops := h.historyEndOps(ex)
 	if len(ops) == 0 {
 		return
 	}
-	_, err := c.s.Conn.Multi(append([]any{&zk.CheckVersionRequest{Path: c.node, Version: -1}}, ops...)...)
+	_, err := h.s.Conn.Multi(append([]any{&zk.CheckVersionRequest{Path: h.node, Version: -1}}, ops...)...)
 	if err != nil && len(ops) > 1 {
-		_, err = c.s.Conn.Multi(ops[0])
+		_, err = h.s.Conn.Multi(ops[0])
 		ops = ops[:1]
 		if err == nil {
 			// Something else changed the history (an entry to delete was
 			// gone): list it again, or the bound would never be kept.
-			defer func() { c.history.names = nil; c.listHistory() }()
+			defer func() { h.names = nil; h.listHistory() }()
 		}
 	}
 	if err != nil {
-		c.log.Warn("cannot record the end of the run in the history", "path", c.history.open.path, "error", err)
-		c.history.open = nil
+		h.log.Warn("cannot record the end of the run in the history", "path", h.open.path, "error", err)
+		h.open = nil
 		return
 	}
-	c.ended(ops)
+	h.ended(ops)
 }
 
 // recordSkip records a skipped scheduled time (or the range from..due),
 // fenced by the proposal. Skips for the same reason in a row extend one
 // entry, so a long pause does not push the runs out of the history.
-func (c *candidate) recordSkip(from, due time.Time, count int, reason string) {
-	if c.history.names == nil {
+func (h historyWriter) recordSkip(from, due time.Time, count int, reason string) {
+	if h.names == nil {
 		return
 	}
-	if sk := c.history.skip; sk != nil && sk.entry.Reason == reason {
+	if sk := h.skip; sk != nil && sk.entry.Reason == reason {
 		e := sk.entry
 		d := due.UTC()
 		e.LastSkipped, e.Skipped = &d, e.Skipped+count
 		data, _ := json.Marshal(e)
-		if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		if _, err := h.s.Conn.Multi(&zk.CheckVersionRequest{Path: h.node, Version: -1},
 			&zk.SetDataRequest{Path: sk.path, Data: data, Version: sk.version}); err == nil {
 			sk.entry, sk.version = e, sk.version+1
 			return
 		}
 	}
-	e := skipEntry(c, from, due, count, reason)
-	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1}, c.historyCreate(e))
+	e := h.skipEntry(from, due, count, reason)
+	res, err := h.s.Conn.Multi(&zk.CheckVersionRequest{Path: h.node, Version: -1}, h.historyCreate(e))
 	if err != nil {
-		c.log.Debug("cannot record the skipped time in the history", "error", err)
+		h.log.Debug("cannot record the skipped time in the history", "error", err)
 		return
 	}
-	c.history.skip = &openEntry{path: res[1].String, entry: e}
-	c.history.names = append(c.history.names, res[1].String[len(historyDir(c.basePath))+1:])
+	h.skip = &openEntry{path: res[1].String, entry: e}
+	h.names = append(h.names, res[1].String[len(historyDir(h.basePath))+1:])
 }
 
-func skipEntry(c *candidate, from, due time.Time, count int, reason string) historyEntry {
+func (h historyWriter) skipEntry(from, due time.Time, count int, reason string) historyEntry {
 	host, _ := os.Hostname()
 	f, d := from.UTC(), due.UTC()
-	e := historyEntry{Format: historyFormat, Kind: historySkip, ScheduledTime: &f, Skipped: count, CandidateID: c.id,
-		Host: host, FencingToken: c.token, Ended: endSkipped, Reason: reason}
+	e := historyEntry{Format: historyFormat, Kind: historySkip, ScheduledTime: &f, Skipped: count, CandidateID: h.id,
+		Host: host, FencingToken: h.token, Ended: endSkipped, Reason: reason}
 	if !d.Equal(f) {
 		e.LastSkipped = &d
 	}
@@ -320,17 +340,17 @@ func skipEntry(c *candidate, from, due time.Time, count int, reason string) hist
 
 // skippedWhileRunning notes a scheduled time skipped because the run is
 // still going; the entry is written with the run's end.
-func (c *candidate) skippedWhileRunning(due time.Time, reason string) {
-	if c.history.open == nil {
+func (h historyWriter) skippedWhileRunning(due time.Time, reason string) {
+	if h.open == nil {
 		return
 	}
-	if sk := c.history.overlap; sk != nil {
+	if sk := h.overlap; sk != nil {
 		d := due.UTC()
 		sk.LastSkipped, sk.Skipped = &d, sk.Skipped+1
 		return
 	}
-	e := skipEntry(c, due, due, 1, reason)
-	c.history.overlap = &e
+	e := h.skipEntry(due, due, 1, reason)
+	h.overlap = &e
 }
 
 // countTimes counts the scheduled times from first to last (at most 10000;
@@ -352,16 +372,17 @@ func countTimes(s schedule, first, last time.Time) int {
 // session may not answer: the write waits a quarter of the session
 // timeout at most; the next leader closes the entry otherwise.
 func (r *runner) closeRun(c *candidate, end leaderEnd) {
-	if c.history.open == nil {
+	h := leaderHistory(c)
+	if h.open == nil {
 		return
 	}
 	if ending, reason := end.how.ending(); ending != "" {
-		c.endAs(ending, reason)
+		h.endAs(ending, reason)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.writeRunEnd(end.ex)
+		h.writeRunEnd(end.ex)
 	}()
 	select {
 	case <-done:

@@ -316,7 +316,7 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 	l = holdLease(c, start, r.set.StopGracePeriod, busy, r.set.OnConnectionLoss != lossIgnore)
 	over = leadershipContext(c, l)
 	r.become(phaseLeading, change{c: c, l: l})
-	if r.set.PreemptAfter > 0 && r.rules.preempts && c.slots == 1 {
+	if r.set.PreemptAfter > 0 && r.rules.preempts && c.hold().handsOver() {
 		go r.watchPreemption(c, l, r.set.PreemptAfter)
 	}
 	return l, over
@@ -415,11 +415,11 @@ func planEnd(end leaderEnd, onceClaimed bool) endPlan {
 // it, as after any once run.
 func (r *runner) finishOnceRun(c *candidate, ex childExit, reason string) {
 	if reason == "paused" {
-		c.endAs(paused.ending())
+		leaderHistory(c).endAs(paused.ending())
 	} else {
-		c.endAs(steppedDown.ending())
+		leaderHistory(c).endAs(steppedDown.ending())
 	}
-	c.finishOnce(r.set.OnceKey, ex)
+	finishOnce(c, r.set.OnceKey, ex)
 	r.log.Info("once key run stopped by an operator; exiting with the command's exit code", "once_key", r.set.OnceKey,
 		"reason", reason, "exit_code", ex.Code)
 }

@@ -131,33 +131,35 @@ func (v *leadershipView) unpublishLeader()                      { v.r.unpublishL
 func (v *leadershipView) publish(f func(*proposalData))         { v.c.pub.update(f) }
 func (v *leadershipView) publishRunEnd(ex childExit)            { v.r.publishRunEnd(v.c, ex) }
 func (v *leadershipView) proposal() string                      { return v.c.node }
-func (v *leadershipView) readyToTakeOver() (id string, ok bool) { return v.c.readyToTakeOver() }
+func (v *leadershipView) readyToTakeOver() (id string, ok bool) { return readyToTakeOver(v.c) }
 
-func (v *leadershipView) listHistory()                         { v.c.listHistory() }
-func (v *leadershipView) newRunEntry(kind string) historyEntry { return v.c.newRunEntry(kind) }
-func (v *leadershipView) skipEntry(from, due time.Time, count int, reason string) historyEntry {
-	return skipEntry(v.c, from, due, count, reason)
+func (v *leadershipView) listHistory() { leaderHistory(v.c).listHistory() }
+func (v *leadershipView) newRunEntry(kind string) historyEntry {
+	return leaderHistory(v.c).newRunEntry(kind)
 }
-func (v *leadershipView) stashRun() runEntryState        { return v.c.stashRun() }
-func (v *leadershipView) unstashRun(h runEntryState)     { v.c.unstashRun(h) }
-func (v *leadershipView) endAs(ending, reason string)    { v.c.endAs(ending, reason) }
-func (v *leadershipView) writeRunEnd(ex childExit)       { v.c.writeRunEnd(ex) }
-func (v *leadershipView) runEndOf(t time.Time) time.Time { return v.c.runEndOf(t) }
+func (v *leadershipView) skipEntry(from, due time.Time, count int, reason string) historyEntry {
+	return leaderHistory(v.c).skipEntry(from, due, count, reason)
+}
+func (v *leadershipView) stashRun() runEntryState        { return leaderHistory(v.c).stashRun() }
+func (v *leadershipView) unstashRun(h runEntryState)     { leaderHistory(v.c).unstashRun(h) }
+func (v *leadershipView) endAs(ending, reason string)    { leaderHistory(v.c).endAs(ending, reason) }
+func (v *leadershipView) writeRunEnd(ex childExit)       { leaderHistory(v.c).writeRunEnd(ex) }
+func (v *leadershipView) runEndOf(t time.Time) time.Time { return leaderHistory(v.c).runEndOf(t) }
 func (v *leadershipView) recordSkip(from, due time.Time, count int, reason string) {
-	v.c.recordSkip(from, due, count, reason)
+	leaderHistory(v.c).recordSkip(from, due, count, reason)
 }
 func (v *leadershipView) skippedWhileRunning(due time.Time, reason string) {
-	v.c.skippedWhileRunning(due, reason)
+	leaderHistory(v.c).skippedWhileRunning(due, reason)
 }
 
 func (v *leadershipView) claimOnce(key string, retry onceRetry) (bool, *onceRecord, error) {
-	return v.c.claimOnce(key, retry, v.r.stopping)
+	return claimOnce(v.c, key, retry, v.r.stopping)
 }
 func (v *leadershipView) readOnce(key string) (*onceRecord, bool, error) {
 	rec, _, running, err := readOnce(v.c.s.Conn, v.c.basePath, key)
 	return rec, running, err
 }
-func (v *leadershipView) finishOnce(key string, ex childExit) bool { return v.c.finishOnce(key, ex) }
+func (v *leadershipView) finishOnce(key string, ex childExit) bool { return finishOnce(v.c, key, ex) }
 func (v *leadershipView) finishOnceRun(ex childExit, reason string) {
 	v.r.finishOnceRun(v.c, ex, reason)
 }

@@ -31,7 +31,7 @@ type metrics struct {
 	commandRunning    bool
 	leadershipChanges int
 	preemptions       int
-	slots, slot       int // --slots, and the slot held while leader
+	slots, slot       int // --slots, and the slot held while leader: set by a slot's holding only (0: no slots)
 	exits             map[int]int
 	cronLastRun       time.Time
 	cronLastSuccess   time.Time
@@ -148,7 +148,7 @@ func (m *metrics) render() string {
 	gauge("ballot_command_running", "1 while this candidate's command runs", m.commandRunning)
 	gauge("ballot_zookeeper_connected", "1 while the ZooKeeper session is connected", m.connected != nil && m.connected())
 	gauge("ballot_paused", "1 while this candidate leads a paused election (ballot pause)", m.paused)
-	if m.slots > 1 {
+	if m.slots != 0 {
 		fmt.Fprintf(&b, "# HELP ballot_slot The slot this candidate holds (--slots), while it leads\n# TYPE ballot_slot gauge\n")
 		if m.leader {
 			fmt.Fprintf(&b, "ballot_slot{%s} %d\n", m.labels, m.slot)

@@ -78,9 +78,10 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 // its proposal and the baton exist. claimed is false, with the record,
 // when KEY was run (or is running) already; true with the record written
 // (nil when only read back after a lost answer).
-func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
+func claimOnce(c *candidate, key string, retry onceRetry, stop <-chan struct{}) (claimed bool, prior *onceRecord, err error) {
+	h := leaderHistory(c)
 	listed := make(chan struct{}) // the history's listing, sent along: no round trip more
-	go func() { c.listHistory(); close(listed) }()
+	go func() { h.listHistory(); close(listed) }()
 	_, err = c.s.Conn.Create(onceDir(c.basePath), nil, 0, c.s.ACL)
 	<-listed
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -99,8 +100,8 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 		if rec != nil && rec.Proposal == c.node && rec.Session == session && running {
 			// Our own claim, whose answer was lost (below): it landed.
 			c.log.Info("the once key was recorded; only the answer was lost", "once_key", key)
-			c.adoptOwnEntry(func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key })
-			c.pruneOnce()
+			h.adoptOwnEntry(func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key })
+			pruneOnce(c)
 			return true, rec, nil
 		}
 		if rec != nil && (running || !retry.allows(rec)) {
@@ -122,17 +123,17 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
 		}
 		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.ACL, Flags: zk.FlagEphemeral})
-		entry := c.newRunEntry(historyOnce)
+		entry := h.newRunEntry(historyOnce)
 		entry.Key = key
 		if mine.Attempts > 0 {
 			entry.Attempt, entry.Attempts = mine.Attempt, mine.Attempts
 		}
-		if op := c.historyCreate(entry); op != nil {
+		if op := h.historyCreate(entry); op != nil {
 			ops = append(ops, op) // the run's history entry, in the same fenced write
 		}
 		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
-			c.created(res, 4, entry)
+			h.created(res, 4, entry)
 			switch {
 			case rec != nil && rec.FinishedAt != nil:
 				c.log.Info("retrying the once key: the previous attempt failed", logEvRetrying.attr(), "once_key", key,
@@ -143,7 +144,7 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 			case rec != nil:
 				c.log.Warn("running a key whose earlier run never finished (--once-retry-unfinished)", "once_key", key, "earlier", rec.String())
 			}
-			c.pruneOnce()
+			pruneOnce(c)
 			return true, &mine, nil
 		}
 		if zookeeper.Retryable(err) || errors.Is(err, zk.ErrSessionExpired) {
@@ -171,7 +172,8 @@ func (c *candidate) claimOnce(key string, retry onceRetry, stop <-chan struct{})
 
 // finishOnce records how the run of KEY ended; best effort (a lost
 // session leaves KEY "started, unfinished"). It reports whether it did.
-func (c *candidate) finishOnce(key string, ex childExit) bool {
+func finishOnce(c *candidate, key string, ex childExit) bool {
+	h := leaderHistory(c)
 	p := oncePath(c.basePath, key)
 	raw, st, err := c.s.Conn.Get(p)
 	if err != nil {
@@ -184,17 +186,17 @@ func (c *candidate) finishOnce(key string, ex childExit) bool {
 	rec.FinishedAt, rec.ExitCode, rec.TimedOut = &now, &code, ex.TimedOut
 	data, _ := json.Marshal(rec)
 	ops := []any{&zk.SetDataRequest{Path: p, Data: data, Version: st.Version}, &zk.DeleteRequest{Path: p + "/running", Version: -1}}
-	hist := c.historyEndOps(ex) // the history's end of the run, in the same write
+	hist := h.historyEndOps(ex) // the history's end of the run, in the same write
 	if _, err := c.s.Conn.Multi(append(ops, hist...)...); err == nil {
-		c.ended(hist)
+		h.ended(hist)
 		return true
 	}
 	if _, err := c.s.Conn.Multi(ops...); err != nil {
 		c.log.Warn("cannot record the end of the run", "once_key", key, "error", err)
-		c.writeRunEnd(ex)
+		h.writeRunEnd(ex)
 		return false
 	}
-	c.writeRunEnd(ex)
+	h.writeRunEnd(ex)
 	return true
 }
 
@@ -202,7 +204,7 @@ func (c *candidate) finishOnce(key string, ex childExit) bool {
 // unfinished key stays until it is retried (--once-retry-unfinished) or
 // cleared by hand: deleted, it could run again. A key still running (its
 // node has a child) cannot be deleted anyway.
-func (c *candidate) pruneOnce() {
+func pruneOnce(c *candidate) {
 	dir := onceDir(c.basePath)
 	names, _, err := c.s.Conn.Children(dir)
 	if err != nil || len(names) <= onceKeep {
@@ -232,7 +234,7 @@ func (c *candidate) pruneOnce() {
 // watchOnce returns a channel closed once KEY is recorded (by another
 // candidate, while this one waits in line), and a function to stop
 // watching.
-func (c *candidate) watchOnce(key string) (<-chan struct{}, func()) {
+func watchOnce(c *candidate, key string) (<-chan struct{}, func()) {
 	seen, quit := make(chan struct{}), make(chan struct{})
 	go func() {
 		for {
@@ -335,5 +337,5 @@ func (w *onceWork) whileFollowing(c *candidate) (done <-chan struct{}, unwatch f
 	if !w.keyed || r.set.OnceRetryUnfinished || r.set.Retries > 0 {
 		return nil, func() {}
 	}
-	return c.watchOnce(r.set.OnceKey)
+	return watchOnce(c, r.set.OnceKey)
 }

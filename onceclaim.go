@@ -37,7 +37,7 @@ func (r *runner) clearLostClaim(c *candidate) {
 			}
 			// The claim's run entry goes too: that run never happened.
 			ops := []any{&zk.DeleteRequest{Path: oncePath(c.basePath, key), Version: version}}
-			if e := c.findOpenEntry(rec.FencingToken, func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key }); e != nil {
+			if e := leaderHistory(c).findOpenEntry(rec.FencingToken, func(e historyEntry) bool { return e.Kind == historyOnce && e.Key == key }); e != nil {
 				ops = append(ops, &zk.DeleteRequest{Path: e.path, Version: e.version})
 			}
 			_, err = c.s.Conn.Multi(ops...)

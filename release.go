@@ -182,15 +182,13 @@ func releasedPath(base, name string) string {
 	return base + "/" + releasedDirName + "/" + name
 }
 
-// leaveReleasedNote writes the note of this candidate's proposal, which is
-// gone, with its command: only while the handover record is still at the
+// leaveNote, with one baton, writes the note of this candidate's
+// proposal, which is gone, with its command: only while the handover record is still at the
 // version of our take (version), or the note would be needed by nobody and
 // left behind. written reports that it exists (written before, and its
 // answer lost: it exists too).
-func (c *candidate) leaveReleasedNote(version int32) (written bool, err error) {
-	if c.slots > 1 {
-		return false, nil // a slot's successor reads no note (slots.go): a dropped slot waits W
-	}
+func (b oneBaton) leaveNote(version int32) (written bool, err error) {
+	c := b.c
 	note := releasedPath(c.basePath, path.Base(c.node))
 	ops := []any{&zk.CheckVersionRequest{Path: c.handoverPath(), Version: version},
 		&zk.CreateRequest{Path: note, Data: c.handoverData(handoverReleased), Acl: c.s.ACL}}

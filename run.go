@@ -15,18 +15,51 @@ import (
 	"ballot/internal/zookeeper"
 )
 
+// runner runs one election's candidacies: run once's or run cron's, or
+// one job's of a crontab. Its state is grouped by concern, each group a
+// value of its own, embedded so that its fields read as the runner's.
 type runner struct {
 	set *Settings
-	zk  *zookeeper.Access
 	log *slog.Logger
+	runnerSession
 
+	// stopping is closed on the first SIGTERM/SIGINT: what the runner
+	// waits on everywhere; the rest of the signals' state beside it.
+	stopping chan struct{}
+	stopSignals
+	jobHooks
+
+	runningChild
+	quickRunBackoff
+
+	phase   phase     // the candidacy's state, set only through enter and become (transition.go); supervision reads it (a paused leader)
+	notify  *notifier // systemd, when NOTIFY_SOCKET is set
+	metrics *metrics  // --metrics-file
+	reporting
+	leadingNow
+	runMode
+}
+
+// runnerSession is the ZooKeeper a runner stands on.
+type runnerSession struct {
+	zk   *zookeeper.Access
 	hold *sessionHolder     // the process's session: this runner's own, or every job's (crontab)
 	sess *zookeeper.Session // the session of the current candidacy, from hold
+}
 
+// stopSignals: the stop signals after the first (runner.stopping).
+type stopSignals struct {
+	hurry   chan struct{} // closed on the second SIGTERM/SIGINT
+	stopSig syscall.Signal
+}
+
+// jobHooks are run crontab's hooks into one job's runner; nil outside
+// crontab.
+type jobHooks struct {
 	// leaving (crontab: a job a reload removed) is closed before stopping:
 	// a run going on is not stopped but ends by itself (its --timeout
 	// still applies), then the candidate withdraws. procStop, closed on
-	// the process's stop signal, stops that run too. nil outside crontab.
+	// the process's stop signal, stops that run too.
 	leaving  chan struct{}
 	procStop chan struct{}
 	// joined, if set, is told of each proposal made (crontab's READY);
@@ -34,41 +67,49 @@ type runner struct {
 	// spreading of leaderships).
 	joined      func()
 	lineChanged func()
+}
 
-	// stopping is closed on the first SIGTERM/SIGINT, hurry on the second.
-	stopping chan struct{}
-	hurry    chan struct{}
-	stopSig  syscall.Signal
-
+// runningChild is the command running, and the keeper started for the
+// next one.
+type runningChild struct {
 	mu      sync.Mutex
 	current *child      // the running command, for signal forwarding
 	spare   *idleKeeper // a keeper started before it is needed (keeperidle.go)
+}
 
+// quickRunBackoff: the backoff after runs that end quickly (backoffFor).
+type quickRunBackoff struct {
 	// quickRuns: runs that ended quickly (failing or not) in a row, of
-	// reruns and of unelected runs, in either mode (backoffFor).
+	// reruns and of unelected runs, in either mode.
 	quickRuns int
 	// warnedQuickSuccess: the WARN on a quick success is said once.
 	warnedQuickSuccess bool
+}
 
+// reporting: what the runner tells besides the log, systemd and the
+// metrics file.
+type reporting struct {
+	health      *health        // nil without --health-check
+	ping        *pinger        // --ping-url; nil without (ping.go)
+	runEndHooks sync.WaitGroup // --on-run-end hooks going on: ballot's exit waits for them (hooks.go)
+}
+
+// leadingNow is the current candidacy and its leadership, for the
+// watchdog, health publishing and supervision.
+type leadingNow struct {
+	cand  *candidate            // the current proposal, for health publishing
+	lease atomic.Pointer[lease] // the current leadership's, for the watchdog
+	alarm *wakeAlarm            // wakes supervision at the lease's stop time, on the boot clock
+}
+
+// runMode is the mode, chosen once (strategy.go), and what it keeps across
+// candidacies.
+type runMode struct {
+	work  leaderWork // run once's or run cron's, with that mode's state (strategy.go)
+	rules runRules   // and what the runner needs to know of its runs
 	// lostClaim: the proposal of a --once-key claim whose answer was lost
 	// with its session (it may have landed); see clearLostClaim.
 	lostClaim string
-
-	phase phase // the candidacy's state, set only through enter and become (transition.go); supervision reads it (a paused leader)
-
-	notify  *notifier             // systemd, when NOTIFY_SOCKET is set
-	metrics *metrics              // --metrics-file
-	lease   atomic.Pointer[lease] // the current leadership's, for the watchdog
-	alarm   *wakeAlarm            // wakes supervision at the lease's stop time, on the boot clock
-
-	cand   *candidate // the current proposal, for health publishing
-	health *health    // nil without --health-check
-
-	work  leaderWork // run once's or run cron's, with that mode's state (strategy.go)
-	rules runRules   // and what the runner needs to know of its runs
-
-	runEndHooks sync.WaitGroup // --on-run-end hooks going on: ballot's exit waits for them (hooks.go)
-	ping        *pinger        // --ping-url; nil without (ping.go)
 }
 
 func newRunner(set *Settings, acc *zookeeper.Access, log *slog.Logger) *runner {
@@ -87,8 +128,9 @@ func newRunner(set *Settings, acc *zookeeper.Access, log *slog.Logger) *runner {
 // watchdog, metrics): run once's and run cron's, or one job's of a
 // crontab, whose process holds those for all of its jobs.
 func newJobRunner(set *Settings, hold *sessionHolder, log *slog.Logger, n *notifier) *runner {
-	r := &runner{set: set, zk: hold.acc, hold: hold, log: log, stopping: make(chan struct{}), hurry: make(chan struct{}), notify: n,
-		alarm: newWakeAlarm()}
+	r := &runner{set: set, runnerSession: runnerSession{zk: hold.acc, hold: hold}, log: log, stopping: make(chan struct{}),
+		stopSignals: stopSignals{hurry: make(chan struct{})}, notify: n}
+	r.alarm = newWakeAlarm()
 	if p, err := newPinger(r); err != nil { // checked with the flags (checkPing): a file changed since
 		log.Error("cannot ping; runs are not reported to --ping-url", "error", err)
 	} else {

@@ -115,6 +115,30 @@ func (s *electionSnapshot) slotCount() int {
 	return n
 }
 
+// slotHolding is the holding of an election with --slots N > 1: one of
+// N batons, taken by the first N in line, handed to nobody by name.
+type slotHolding struct{ c *candidate }
+
+func (sh slotHolding) takeTurn(stop <-chan struct{}) (leaseStart, error) { return sh.c.takeSlot(stop) }
+
+// successor: a plain release, whoever is next takes the slot.
+func (slotHolding) successor() handTo { return handTo{} }
+
+// leaveNote: a slot's successor reads no note; a dropped slot waits W.
+func (slotHolding) leaveNote(int32) (bool, error) { return false, nil }
+
+// othersAhead: N are ahead of us.
+func (sh slotHolding) othersAhead(line []string) bool {
+	c := sh.c
+	return slices.Index(line, c.node[len(c.basePath)+1:]) >= c.slots
+}
+
+func (slotHolding) handsOver() bool { return false }
+
+func (sh slotHolding) logged() []any { return []any{"slot", sh.c.slot, "slots", sh.c.slots} }
+
+func (sh slotHolding) slotShown() (slots, slot int, shown bool) { return sh.c.slots, sh.c.slot, true }
+
 // slotsMismatchError: a proposal that joined before ours says another N.
 type slotsMismatchError struct {
 	ours, theirs int
@@ -139,12 +163,13 @@ func (c *candidate) checkSlots(line []string) error {
 	return nil
 }
 
-// awaitSlot is awaitLeadership with --slots N > 1: it returns once this
+// awaitTurn is awaitLeadership with --slots N > 1: it returns once this
 // proposal is among the first N in line. The first candidate past them
 // watches all N (a released slot wakes it alone); the others watch their
 // predecessor, and list the line again when its state changes (it became
 // a holder: we may be first past the N now).
-func (c *candidate) awaitSlot(stop <-chan struct{}) error {
+func (sh slotHolding) awaitTurn(stop <-chan struct{}) error {
+	c := sh.c
 	following := ""
 	w := &slotWatches{c: c, armed: map[string]bool{}, woke: make(chan struct{}, 1), quit: make(chan struct{})}
 	defer close(w.quit)
@@ -285,7 +310,8 @@ func (c *candidate) checkHigherSlots(children []string, stop <-chan struct{}) (a
 // watchGone pings woke once the node at path is deleted (or the session's
 // watches end); the baton's renewals change its data every T/8, and only
 // re-arm the watch.
-func (c *candidate) watchGone(path string, ev <-chan zk.Event, woke chan struct{}, quit <-chan struct{}) {
+func (sh slotHolding) watchGone(path string, ev <-chan zk.Event, woke chan struct{}, quit <-chan struct{}) {
+	c := sh.c
 	for {
 		select {
 		case e := <-ev:
@@ -304,7 +330,7 @@ func (c *candidate) watchGone(path string, ev <-chan zk.Event, woke chan struct{
 	}
 }
 
-// takeSlot is takeBaton with --slots N > 1: it takes the first slot that
+// takeSlot is takeBaton with --slots N > 1 (slotHolding): it takes the first slot that
 // is free, waiting out a dropped one as takeBaton waits for the one baton.
 func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 	drops := make([]droppedWait, c.slots)
@@ -316,7 +342,7 @@ func (c *candidate) takeSlot(stop <-chan struct{}) (leaseStart, error) {
 		quit := make(chan struct{})
 		woke := make(chan struct{}, 1)
 		var until bootTime
-		start, again, err := c.scanSlots(drops, woke, quit, &until, stop)
+		start, again, err := slotHolding{c}.scanSlots(drops, woke, quit, &until, stop)
 		if err != nil || !again && start.end != 0 {
 			close(quit)
 			return start, err
@@ -383,7 +409,8 @@ func (c *candidate) waitForSlot(woke <-chan struct{}, until bootTime, stop <-cha
 // again: read them all again at once (a record changed, a reconnect);
 // neither again nor a start: none is free, and woke (or until, the end of
 // the earliest wait for a dropped baton) says when to look again.
-func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime, stop <-chan struct{}) (start leaseStart, again bool, err error) {
+func (sh slotHolding) scanSlots(drops []droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime, stop <-chan struct{}) (start leaseStart, again bool, err error) {
+	c := sh.c
 	for _, k := range c.scanOrder() {
 		c.slot = k
 		h, err := c.readHandover()
@@ -400,14 +427,14 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 				return leaseStart{}, true, c.retryAfter(err, stop)
 			}
 			if mine {
-				again, err := c.giveBackLostTake(version, stop)
+				again, err := sh.giveBackLostTake(version, stop)
 				return leaseStart{}, again, err
 			}
 			// Another candidacy's on our session: held, as another's is.
 		}
 		// Fires when its holder gives it back, or, free, when someone
 		// takes it.
-		go c.watchGone(c.batonPath(), ev, woke, quit)
+		go sh.watchGone(c.batonPath(), ev, woke, quit)
 		if held {
 			continue
 		}
@@ -420,14 +447,14 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 				return leaseStart{}, true, err
 			}
 		}
-		waiting, err := c.slotDropped(k, h, &drops[k], woke, quit, until)
+		waiting, err := sh.slotDropped(k, h, &drops[k], woke, quit, until)
 		if err != nil {
 			return leaseStart{}, true, c.retryAfter(err, stop)
 		}
 		if waiting {
 			continue
 		}
-		start, next, again, err := c.trySlot(k, h, stop)
+		start, next, again, err := sh.trySlot(k, h, stop)
 		if next {
 			continue // taken by another meanwhile: the next slot
 		}
@@ -439,7 +466,8 @@ func (c *candidate) scanSlots(drops []droppedWait, woke chan struct{}, quit <-ch
 // giveBackLostTake gives back a slot's baton our session holds: ours, from
 // a take whose answer was lost, nothing runs under it. Checked against our
 // proposal (waitHeld).
-func (c *candidate) giveBackLostTake(version int32, stop <-chan struct{}) (again bool, err error) {
+func (sh slotHolding) giveBackLostTake(version int32, stop <-chan struct{}) (again bool, err error) {
+	c := sh.c
 	res, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.DeleteRequest{Path: c.batonPath(), Version: version})
 	switch {
@@ -456,7 +484,8 @@ func (c *candidate) giveBackLostTake(version int32, stop <-chan struct{}) (again
 // slotDropped reports whether slot k (free) was dropped by a holder whose
 // lease may still run; waiting, it brings until forward to the end of that
 // wait if it is the earliest, and pings woke if the record changes.
-func (c *candidate) slotDropped(k int, h *handoverSeen, drop *droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime) (waiting bool, err error) {
+func (sh slotHolding) slotDropped(k int, h *handoverSeen, drop *droppedWait, woke chan struct{}, quit <-chan struct{}, until *bootTime) (waiting bool, err error) {
+	c := sh.c
 	dropped, wait, err := c.droppedTake(h)
 	if err != nil || dropped == "" {
 		return false, err
@@ -493,7 +522,8 @@ func earliestEnd(until, end bootTime) bootTime {
 // trySlot sends slot k's take (free, the wait for a dropped baton over).
 // next: another took it meanwhile, look at the next slot; again: read
 // them all again.
-func (c *candidate) trySlot(k int, h *handoverSeen, stop <-chan struct{}) (start leaseStart, next, again bool, err error) {
+func (sh slotHolding) trySlot(k int, h *handoverSeen, stop <-chan struct{}) (start leaseStart, next, again bool, err error) {
+	c := sh.c
 	if c.election == nil {
 		if _, err := c.readElection(); err != nil {
 			return leaseStart{}, false, true, c.retryAfter(err, stop)

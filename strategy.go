@@ -426,7 +426,7 @@ func rerunPause(k int, window time.Duration) time.Duration {
 // readyToTakeOver: the next in line, as the lease's watch last saw it, is
 // waiting, healthy and not sitting out itself, so --rerun-limit may hand
 // over to it (id: its candidate id).
-func (c *candidate) readyToTakeOver() (id string, ok bool) {
+func readyToTakeOver(c *candidate) (id string, ok bool) {
 	first, _ := c.line.firstOther(c.basePath, c.node)
 	if first == "" {
 		return "", false

@@ -93,16 +93,13 @@ func (r *runner) become(p phase, t change) {
 		// Status and metrics before the line: whoever reads "elected
 		// leader" finds them saying so already.
 		r.notify.Status(statusLine("leading", r.set.CandidateID, c.token))
-		r.metrics.Slot(c.slots, c.slot)
+		if n, k, shown := c.hold().slotShown(); shown {
+			r.metrics.Slot(n, k)
+		}
 		r.metrics.Leader(true)
 		c.demoteOwed = true // the demote hook is owed from here on
-		if c.slots > 1 {
-			r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-				"lease_left", t.l.Left().Round(time.Millisecond), "slot", c.slot, "slots", c.slots)
-		} else {
-			r.log.Info("elected leader", logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
-				"lease_left", t.l.Left().Round(time.Millisecond))
-		}
+		r.log.Info("elected leader", append([]any{logEvElected.attr(), "proposal", c.node, "fencing_token", c.token,
+			"lease_left", t.l.Left().Round(time.Millisecond)}, c.hold().logged()...)...)
 		c.pub.update(func(d *proposalData) {
 			d.State = stateLeading
 			d.FencingToken = c.token

@@ -123,9 +123,10 @@ func (cl *cronLeader) consumeTrigger(t *triggerRequest, e historyEntry) bool {
 // the write did not land, the request is to be taken again.
 func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) (taken, again bool) {
 	c := v.c
+	h := leaderHistory(c)
 	p := c.basePath + "/" + triggerName
 	ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.DeleteRequest{Path: p, Version: t.version}}
-	if op := c.historyCreate(e); op != nil {
+	if op := h.historyCreate(e); op != nil {
 		ops = append(ops, op)
 	}
 	res, err := c.s.Conn.Multi(ops...)
@@ -133,9 +134,9 @@ func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) (take
 		switch {
 		case len(res) < 3:
 		case e.Kind == historySkip:
-			c.history.names = append(c.history.names, res[2].String[len(historyDir(c.basePath))+1:])
+			h.names = append(h.names, res[2].String[len(historyDir(c.basePath))+1:])
 		default:
-			c.created(res, 2, e)
+			h.created(res, 2, e)
 		}
 		return true, false
 	}
@@ -159,8 +160,8 @@ func (v *leadershipView) consumeTrigger(t *triggerRequest, e historyEntry) (take
 		// did not land. Taken again at the next look.
 		return false, true
 	case !ok && e.Kind != historySkip:
-		c.adoptOwnEntry(func(o historyEntry) bool { return o.Trigger != nil && o.Trigger.ID == t.rec.ID })
-		return c.history.open != nil && c.history.open.entry.Trigger != nil && c.history.open.entry.Trigger.ID == t.rec.ID, false
+		h.adoptOwnEntry(func(o historyEntry) bool { return o.Trigger != nil && o.Trigger.ID == t.rec.ID })
+		return h.open != nil && h.open.entry.Trigger != nil && h.open.entry.Trigger.ID == t.rec.ID, false
 	}
 	return false, false
 }
