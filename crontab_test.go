@@ -157,6 +157,8 @@ func TestParseCrontab(t *testing.T) {
 			err: `f.tab:1: --candidate-id: not per job; it is the whole process's (one session, one log, one candidate), so give it on ballot run crontab's command line`},
 		{name: "a health check", text: "a @daily --health-check=true x\n",
 			err: `f.tab:1: --health-check: not per job; it is the whole process's (one session, one log, one candidate), so give it on ballot run crontab's command line`},
+		{name: "the metrics file", text: "a @daily --metrics-file /tmp/a.prom x\n",
+			err: `f.tab:1: --metrics-file: not per job; it is the whole process's (one session, one log, one candidate), so give it on ballot run crontab's command line`},
 		{name: "a run once flag", text: "a @daily --once-key k x\n",
 			err: `f.tab:1: unknown option --once-key; it applies to run once only; a job takes ` + jobOptionList()},
 		{name: "--schedule on a line", text: "a @daily --schedule @hourly x\n",
