@@ -258,36 +258,13 @@ func TestMetricsFileMerge(t *testing.T) {
 	alpha.CronSkipped("missed")
 	text := f.render()
 
-	families, last := map[string]int{}, ""
-	var order []string // the elections of each family's samples, in turn
-	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if f := strings.Fields(line); len(f) >= 4 && f[1] == "TYPE" {
-			families[f[2]]++
-			last = f[2]
-			order = append(order, "")
-			continue
-		}
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, labels, _ := strings.Cut(line, "{")
-		if name != last {
-			t.Errorf("sample %q away from its family's # TYPE (after %s's)", line, last)
-		}
-		e, _, _ := strings.Cut(strings.TrimPrefix(labels, `election="`), `"`)
-		order[len(order)-1] += e + " "
-	}
-	for name, n := range families {
-		if n != 1 {
-			t.Errorf("family %s given %d times", name, n)
-		}
-	}
-	for _, o := range order {
+	families := checkFamiliesOnce(t, text)
+	for _, o := range families {
 		if strings.Index(o, "zeta") >= 0 && strings.LastIndex(o, "alpha") > strings.Index(o, "zeta") {
 			t.Errorf("samples not in the elections' order: %s", o)
 		}
 	}
-	if families["ballot_slot"] != 1 || !strings.Contains(text, `ballot_slot{election="/ballot/crontab/zeta",candidate="host-1"} 2`) {
+	if _, ok := families["ballot_slot"]; !ok || !strings.Contains(text, `ballot_slot{election="/ballot/crontab/zeta",candidate="host-1"} 2`) {
 		t.Errorf("ballot_slot (zeta's --slots 3) missing:\n%s", text)
 	}
 	// Each election's part of the file is its own file.
@@ -356,4 +333,39 @@ func filterElection(text, election string) string {
 		}
 	}
 	return b.String()
+}
+
+// checkFamiliesOnce fails unless every family of a metrics file has one
+// # HELP and one # TYPE, its samples right after them; it returns each
+// family's samples' elections, in turn ("/e1 /e1 /e2 ").
+func checkFamiliesOnce(t *testing.T, text string) map[string]string {
+	t.Helper()
+	families, heads, last := map[string]string{}, map[string]int{}, ""
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "#" {
+			heads[f[1]+" "+f[2]]++
+			if f[1] == "TYPE" {
+				last = f[2]
+				families[last] += ""
+			}
+			continue
+		}
+		name, labels, _ := strings.Cut(line, "{")
+		if name != last {
+			t.Errorf("sample %q away from its family's # TYPE (after %s's)", line, last)
+		}
+		e, _, _ := strings.Cut(strings.TrimPrefix(labels, `election="`), `"`)
+		families[last] += e + " "
+	}
+	for head, n := range heads {
+		if n != 1 {
+			t.Errorf("# %s given %d times", head, n)
+		}
+	}
+	for name := range families {
+		if heads["HELP "+name] != 1 {
+			t.Errorf("family %s without its # HELP", name)
+		}
+	}
+	return families
 }
