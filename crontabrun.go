@@ -356,5 +356,5 @@ func (ct *crontab) retainMetrics() {
 	for _, name := range ct.names {
 		keep[ct.set.BasePath+"/"+name] = true // as loadCrontab names its election
 	}
-	ct.metrics.retain(func(election string) bool { return keep[election] })
+	ct.metrics.retain(keep)
 }

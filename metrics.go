@@ -10,11 +10,9 @@ package main
 // file that repeats a family), one writer for the process.
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +102,7 @@ func (f *metricsFile) member(election, candidate string, connected func() bool, 
 		return nil
 	}
 	return &metrics{file: f, election: election, connected: connected, lease: lease,
-		labels:        fmt.Sprintf(`election=%s,candidate=%s`, strconv.Quote(election), strconv.Quote(candidate)),
+		labels:        "election=" + strconv.Quote(election) + ",candidate=" + strconv.Quote(candidate),
 		metricsCounts: metricsCounts{exits: map[int]int{}, cronSkipped: map[string]int{}, hookFailures: map[string]int{}, rerunLimit: map[string]int{}}}
 }
 
@@ -220,23 +218,22 @@ func (f *metricsFile) loop(stop <-chan struct{}, done chan<- struct{}) {
 // the job's runner that ended by itself): their counters carry over.
 func (f *metricsFile) join(m *metrics) {
 	f.mu.Lock()
-	i := sort.Search(len(f.elections), func(i int) bool { return f.elections[i].election >= m.election })
-	if i < len(f.elections) && f.elections[i].election == m.election {
-		old := f.elections[i]
-		if old != m {
-			old.mu.Lock()
-			counts := old.metricsCounts.clone() // a late update of the old one's stays its own
-			old.mu.Unlock()
-			m.mu.Lock()
-			m.metricsCounts = counts
-			m.mu.Unlock()
-			f.elections[i] = m
-		}
-	} else {
+	i := 0
+	for i < len(f.elections) && f.elections[i].election < m.election {
+		i++
+	}
+	if i == len(f.elections) || f.elections[i].election != m.election {
 		f.elections = append(f.elections, nil)
 		copy(f.elections[i+1:], f.elections[i:])
-		f.elections[i] = m
+	} else if old := f.elections[i]; old != m {
+		old.mu.Lock()
+		counts := old.metricsCounts.clone() // a late update of the old one's stays its own
+		old.mu.Unlock()
+		m.mu.Lock()
+		m.metricsCounts = counts
+		m.mu.Unlock()
 	}
+	f.elections[i] = m
 	f.mu.Unlock()
 	m.update(func(m *metrics) { m.up = true })
 }
@@ -260,20 +257,23 @@ func (f *metricsFile) down(m *metrics) {
 	f.changed()
 }
 
-// retain drops the figures of the elections not kept (a job a reload
+// retain drops the figures of the elections not in keep (a job a reload
 // removed, once its runner has ended).
-func (f *metricsFile) retain(keep func(election string) bool) {
+func (f *metricsFile) retain(keep map[string]bool) {
 	if f == nil {
 		return
 	}
 	f.mu.Lock()
-	n := len(f.elections)
-	f.elections = slices.DeleteFunc(f.elections, func(m *metrics) bool { return !keep(m.election) })
-	dropped := len(f.elections) < n
-	f.mu.Unlock()
-	if dropped {
-		f.changed()
+	kept := f.elections[:0]
+	for _, m := range f.elections {
+		if keep[m.election] {
+			kept = append(kept, m)
+		}
 	}
+	clear(f.elections[len(kept):])
+	f.elections = kept
+	f.mu.Unlock()
+	f.changed()
 }
 
 // A metric family: its # HELP and # TYPE once, then its samples of each
@@ -294,12 +294,17 @@ func (w *metricFamilies) family(name, help, kind string, shown bool) {
 		w.bodies = append(w.bodies, nil)
 	}
 	if shown && w.heads[w.i] == "" {
-		w.heads[w.i] = fmt.Sprintf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+		w.heads[w.i] = "# HELP " + name + " " + help + "\n# TYPE " + name + " " + kind + "\n"
 	}
 }
 
-func (w *metricFamilies) sample(format string, a ...any) {
-	w.bodies[w.i] = fmt.Appendf(w.bodies[w.i], format, a...)
+// sample adds name{labels,extra} value to the current family.
+func (w *metricFamilies) sample(name, labels, extra, value string) {
+	b := append(append(append(w.bodies[w.i], name...), '{'), labels...)
+	if extra != "" {
+		b = append(append(b, ','), extra...)
+	}
+	w.bodies[w.i] = append(append(append(b, "} "...), value...), '\n')
 }
 
 func (w *metricFamilies) String() string {
@@ -340,7 +345,7 @@ func (m *metrics) describe(w *metricFamilies) {
 			n = 1
 		}
 		w.family(name, help, "gauge", true)
-		w.sample("%s{%s} %d\n", name, m.labels, n)
+		w.sample(name, m.labels, "", strconv.Itoa(n))
 	}
 	gauge("ballot_up", "1 while ballot runs; 0 once it has exited", m.up)
 	gauge("ballot_leader", "1 while this candidate leads the election", m.leader)
@@ -349,11 +354,11 @@ func (m *metrics) describe(w *metricFamilies) {
 	gauge("ballot_paused", "1 while this candidate leads a paused election (ballot pause)", m.paused)
 	w.family("ballot_slot", "The slot this candidate holds (--slots), while it leads", "gauge", m.slots != 0)
 	if m.slots != 0 && m.leader {
-		w.sample("ballot_slot{%s} %d\n", m.labels, m.slot)
+		w.sample("ballot_slot", m.labels, "", strconv.Itoa(m.slot))
 	}
 	counter := func(name, help string, n int) {
 		w.family(name, help, "counter", true)
-		w.sample("%s{%s} %d\n", name, m.labels, n)
+		w.sample(name, m.labels, "", strconv.Itoa(n))
 	}
 	counter("ballot_leadership_changes_total", "Times this candidate became leader or stopped leading", m.leadershipChanges)
 	counter("ballot_preemptions_total", "Times this candidate, leading, handed over to a candidate of higher --priority", m.preemptions)
@@ -364,12 +369,12 @@ func (m *metrics) describe(w *metricFamilies) {
 	}
 	sort.Ints(codes)
 	for _, c := range codes {
-		w.sample("ballot_command_exits_total{%s,code=\"%d\"} %d\n", m.labels, c, m.exits[c])
+		w.sample("ballot_command_exits_total", m.labels, `code="`+strconv.Itoa(c)+`"`, strconv.Itoa(m.exits[c]))
 	}
 	seconds := func(name, help string, d time.Duration, ok bool) {
 		w.family(name, help, "gauge", true)
 		if ok {
-			w.sample("%s{%s} %.3f\n", name, m.labels, d.Seconds())
+			w.sample(name, m.labels, "", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 		}
 	}
 	var l *lease
@@ -388,7 +393,7 @@ func (m *metrics) describe(w *metricFamilies) {
 	stamp := func(name, help string, t time.Time) {
 		w.family(name, help, "gauge", true)
 		if !t.IsZero() {
-			w.sample("%s{%s} %d\n", name, m.labels, t.Unix())
+			w.sample(name, m.labels, "", strconv.FormatInt(t.Unix(), 10))
 		}
 	}
 	stamp("ballot_cron_last_run_timestamp_seconds", "Scheduled time of the last run cron run started by this candidate", m.cronLastRun)
@@ -402,7 +407,7 @@ func (m *metrics) describe(w *metricFamilies) {
 		}
 		sortStrings(keys)
 		for _, k := range keys {
-			w.sample("%s{%s,%s=%s} %d\n", name, m.labels, label, strconv.Quote(k), counts[k])
+			w.sample(name, m.labels, label+"="+strconv.Quote(k), strconv.Itoa(counts[k]))
 		}
 	}
 	byLabel("ballot_cron_skipped_total", "Scheduled times this candidate skipped as leader, by reason", "reason", m.cronSkipped)
