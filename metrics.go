@@ -71,8 +71,9 @@ type metricsFile struct {
 
 	mu        sync.Mutex
 	elections []*metrics // by election path
-	written   uint64     // spreadHash of the text last written, if wrote
+	written   uint64     // the sum of the text last written, if wrote
 	wrote     bool
+	buf       metricFamilies // write's
 
 	kick chan struct{}
 }
@@ -325,13 +326,39 @@ func (m *metrics) render() string {
 
 // render is the file's text: every election's, each family once.
 func (f *metricsFile) render() string {
+	w := &metricFamilies{}
+	f.describe(w)
+	return w.String()
+}
+
+func (f *metricsFile) describe(w *metricFamilies) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	w := &metricFamilies{}
+	for i := range w.heads {
+		w.heads[i], w.bodies[i] = "", w.bodies[i][:0]
+	}
 	for _, m := range f.elections {
 		m.describe(w)
 	}
-	return w.String()
+}
+
+// sum is the text's FNV-1a hash: a change told without keeping a copy
+// (a crontab's text is large: 200 jobs, some 180 KB).
+func (w *metricFamilies) sum() uint64 {
+	x := uint64(14695981039346656037)
+	for i, h := range w.heads {
+		x = fnv1a(x, h)
+		x = fnv1a(x, w.bodies[i])
+	}
+	return x
+}
+
+func fnv1a[T string | []byte](x uint64, s T) uint64 {
+	for i := 0; i < len(s); i++ {
+		x ^= uint64(s[i])
+		x *= 1099511628211
+	}
+	return x
 }
 
 // describe adds m's samples to each family.
@@ -421,10 +448,14 @@ func (m *metrics) describe(w *metricFamilies) {
 func (m *metrics) write() { m.file.write() }
 
 // write replaces the file, through a temporary file renamed over it, when
-// its content changed (a hash of it is kept: a crontab's text is large).
+// its content changed. Only the loop writes: it renders into the same
+// buffers each time (a crontab's text made anew every metricsRefresh
+// would be garbage enough to grow the heap), and the text goes out family
+// by family, never whole in memory.
 func (f *metricsFile) write() {
-	text := f.render()
-	sum := spreadHash(text)
+	w := &f.buf
+	f.describe(w)
+	sum := w.sum()
 	if f.wrote && sum == f.written {
 		return
 	}
@@ -432,7 +463,14 @@ func (f *metricsFile) write() {
 	if err != nil {
 		return
 	}
-	_, err = tmp.WriteString(text)
+	for i, h := range w.heads {
+		if _, err = tmp.WriteString(h); err == nil {
+			_, err = tmp.Write(w.bodies[i])
+		}
+		if err != nil {
+			break
+		}
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
