@@ -262,6 +262,8 @@ func TestCrontabConfigJobs(t *testing.T) {
 			err: `config file $CFG: jobs[0] (a): key "overlap" "never": not an overlap policy; use one of skip, queue, replace, allow`},
 		{name: "a process key", jobs: `[{"name": "a", "schedule": "@daily", "command": "x", "log-level": "debug"}]`,
 			err: `config file $CFG: jobs[0] (a): key "log-level": --log-level: not per job; it is the whole process's (one session, one log, one candidate), so give it at the config file's top level`},
+		{name: "the metrics file", jobs: `[{"name": "a", "schedule": "@daily", "command": "x", "metrics-file": "/tmp/a.prom"}]`,
+			err: `config file $CFG: jobs[0] (a): key "metrics-file": --metrics-file: not per job; it is the whole process's (one session, one log, one candidate), so give it at the config file's top level`},
 		{name: "an unknown key", jobs: `[{"name": "a", "schedule": "@daily", "command": "x", "frob": 1}]`,
 			err: `config file $CFG: jobs[0] (a): key "frob": unknown option --frob; a job takes ` + jobOptionList()},
 		{name: "a key twice", jobs: `[{"name": "a", "schedule": "@daily", "command": "x", "command": "y"}]`,
