@@ -150,12 +150,27 @@ func TestCrontabMetricsFile(t *testing.T) {
 		}
 		return out
 	}
+	// A counter never goes back while ballot runs: not when a job's
+	// settings change either (its new runner carries them on).
+	seen := map[string]float64{}
 	wait := func(what string, ok func(jobs map[string]map[string]float64) bool) string {
 		t.Helper()
 		var text string
 		for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
 			if b, err := os.ReadFile(file); err == nil {
-				if text = string(b); ok(byJob(text)) {
+				text = string(b)
+				jobs := byJob(text)
+				for job, m := range jobs {
+					for k, v := range m {
+						if strings.Contains(k, "_total") {
+							if v < seen[job+" "+k] {
+								t.Errorf("job %s: %s went back from %v to %v", job, k, seen[job+" "+k], v)
+							}
+							seen[job+" "+k] = v
+						}
+					}
+				}
+				if ok(jobs) {
 					return text
 				}
 			}
@@ -187,12 +202,14 @@ func TestCrontabMetricsFile(t *testing.T) {
 		}
 	}
 
-	ct.write(ct.line("one", "@every 1s", "0"), ct.line("two", "@every 1s", "0"), ct.line("four", "@every 1s", "0"))
+	// three removed, four added, two changed (its command).
+	ct.write(ct.line("one", "@every 1s", "0"), ct.line("two", "@every 1s", "0.01"), ct.line("four", "@every 1s", "0"))
+	reloaded := float64(time.Now().Unix())
 	a.Signal(syscall.SIGHUP)
-	a.WaitEvent(logEvReloaded, within, "left", "three", "joined", "four")
-	text = wait("three gone, four run", func(m map[string]map[string]float64) bool {
+	a.WaitEvent(logEvReloaded, within, "left", "three", "joined", "four", "changed", "two")
+	text = wait("three gone, four run, two run again", func(m map[string]map[string]float64) bool {
 		_, three := m["three"]
-		return !three && ran("one", "two", "four")(m)
+		return !three && ran("one", "two", "four")(m) && m["two"]["ballot_cron_last_run_timestamp_seconds"] > reloaded
 	})
 	checkFamiliesOnce(t, text)
 
