@@ -287,7 +287,7 @@ type metricFamilies struct {
 }
 
 // family starts the next family; shown: its header is written even
-// without samples (ballot_slot only with --slots above 1).
+// without samples (ballot_slot only with --slots).
 func (w *metricFamilies) family(name, help, kind string, shown bool) {
 	w.i++
 	if w.i >= len(w.heads) {
