@@ -17,12 +17,13 @@ package main
 // run.
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/jsonlite"
 )
 
 // listHistory lists the entries, creating the history node if missing:
@@ -61,7 +62,7 @@ func (c *candidate) historyCreate(e historyEntry) *zk.CreateRequest {
 	if c.history.names == nil {
 		return nil
 	}
-	data, _ := json.Marshal(e)
+	data, _ := jsonlite.Marshal(e)
 	return &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence}
 }
 
@@ -104,7 +105,7 @@ func (c *candidate) findOpenEntry(token int64, match func(historyEntry) bool) *o
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
 		raw, st, err := c.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
+		if err != nil || jsonlite.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
 			continue
 		}
 		return &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
@@ -120,7 +121,7 @@ func (c *candidate) runEndOf(t time.Time) time.Time {
 	for i, looked := len(c.history.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
 		raw, _, err := c.s.Conn.Get(dir + "/" + c.history.names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
+		if err != nil || jsonlite.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != c.slot {
 			continue
 		}
 		if e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.EndedAt != nil {
@@ -160,7 +161,7 @@ func (c *candidate) historyEndOps(ex childExit) []any {
 	ops := []any{c.endOp(o, c.history.ending, c.history.reason, ex)}
 	ops = append(ops, c.closeLeftOpen()...)
 	if sk := c.history.overlap; sk != nil {
-		data, _ := json.Marshal(sk)
+		data, _ := jsonlite.Marshal(sk)
 		ops = append(ops, &zk.CreateRequest{Path: historyDir(c.basePath) + "/" + historyPrefix, Data: data, Acl: c.s.ACL, Flags: zk.FlagSequence})
 	}
 	if extra := len(c.history.names) - historyKeep; extra > 0 {
@@ -196,7 +197,7 @@ func (c *candidate) endOp(o *openEntry, ending, reason string, ex childExit) *zk
 		o.told = true
 		c.tell.runEnded(e)
 	}
-	data, _ := json.Marshal(e)
+	data, _ := jsonlite.Marshal(e)
 	o.entry = e
 	return &zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}
 }
@@ -223,7 +224,7 @@ func (c *candidate) closeLeftOpen() []any {
 		}
 		var e historyEntry
 		switch {
-		case json.Unmarshal(raw, &e) != nil:
+		case jsonlite.Unmarshal(raw, &e) != nil:
 			continue
 		case e.Kind == historySkip || e.FencingToken == c.token || e.Slot != c.slot:
 			continue // skips are never open; ours: an answer lost with the connection; another slot's: its holder may run
@@ -232,7 +233,7 @@ func (c *candidate) closeLeftOpen() []any {
 		}
 		e.Ended, e.ClosedBy = endLeadershipLost, c.id
 		e.Reason = "its leader's session ended before the run's end was recorded; how the command ended is unknown"
-		data, _ := json.Marshal(e)
+		data, _ := jsonlite.Marshal(e)
 		ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: st.Version})
 	}
 	return ops
@@ -290,7 +291,7 @@ func (c *candidate) recordSkip(from, due time.Time, count int, reason string) {
 		e := sk.entry
 		d := due.UTC()
 		e.LastSkipped, e.Skipped = &d, e.Skipped+count
-		data, _ := json.Marshal(e)
+		data, _ := jsonlite.Marshal(e)
 		if _, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.SetDataRequest{Path: sk.path, Data: data, Version: sk.version}); err == nil {
 			sk.entry, sk.version = e, sk.version+1

@@ -32,6 +32,10 @@ var layers = []struct {
 	name  string
 	files []string
 }{
+	// JSON as encoding/json writes and reads it, for ballot's types (the
+	// records, the config file, the readers' output); jsondiff, which
+	// only tests import, checks it against encoding/json.
+	{"json", []string{"internal/jsonlite", "internal/jsonlite/jsondiff"}},
 	// The boot clock and kernel alarms on it: below both the lease and
 	// the keeper, which pass deadlines to each other on it.
 	{"boot clock", []string{"internal/bootclock"}},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -39,7 +40,7 @@ func (r *runner) publishLeader(c *candidate) {
 	}
 	c.lead.published = true
 	host, _ := os.Hostname()
-	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
+	data, _ := jsonlite.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
 	l := r.lease.Load()
 	nodeOp(c, func() {
@@ -127,7 +128,7 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 // its session for its next proposal.
 func ownsLeaderNode(c *candidate, data []byte, stat *zk.Stat) bool {
 	var rec leaderRecord
-	return stat.EphemeralOwner == c.s.ID() && json.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
+	return stat.EphemeralOwner == c.s.ID() && jsonlite.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
 }
 
 // runLeader is `ballot leader`: print the acknowledged leader's data; with
@@ -219,7 +220,7 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 			return fmt.Errorf("cannot read ZooKeeper: %w", zookeeper.Error(err, "read", p))
 		}
 		var rec leaderRecord
-		if json.Unmarshal(b, &rec) != nil {
+		if jsonlite.Unmarshal(b, &rec) != nil {
 			return fmt.Errorf("%s holds data ballot cannot read", p)
 		}
 		recs = append(recs, rec)

@@ -14,6 +14,7 @@ package main
 // time. A request while a trigger is pending joins it: one run for both.
 
 import (
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 	"crypto/rand"
 	"encoding/hex"
@@ -274,7 +275,7 @@ func runTrigger(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.W
 	}
 	p := set.BasePath + "/" + triggerName
 	rec := triggerRecord{ID: newTriggerID(), By: operator(), At: time.Now().UTC()}
-	data, _ := json.Marshal(rec)
+	data, _ := jsonlite.Marshal(rec)
 	_, err := conn.Create(p, data, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {
@@ -286,11 +287,11 @@ func runTrigger(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.W
 		// A request is pending: this one is the same run.
 		var raw []byte
 		if raw, _, err = conn.Get(p); err == nil {
-			joined = json.Unmarshal(raw, &rec) == nil
+			joined = jsonlite.Unmarshal(raw, &rec) == nil
 		}
 		if errors.Is(err, zk.ErrNoNode) { // taken meanwhile: ask again
 			rec.ID, rec.At = newTriggerID(), time.Now().UTC()
-			data, _ = json.Marshal(rec)
+			data, _ = jsonlite.Marshal(rec)
 			_, err = conn.Create(p, data, 0, acc.ACL)
 		}
 	}
@@ -379,7 +380,7 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 			return exitFailure
 		}
 		it := &historyItem{Node: node, State: "running"}
-		_ = json.Unmarshal(raw, &it.historyEntry)
+		_ = jsonlite.Unmarshal(raw, &it.historyEntry)
 		if it.Ended != "" || it.Kind == historySkip {
 			it.State = "ended"
 		}
