@@ -6,7 +6,6 @@ package main
 // `ballot leader` prints it.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -192,13 +191,11 @@ func printLeaders(set *Settings, recs []leaderRecord, out, errw io.Writer) {
 			fmt.Fprintln(errw, "ballot: "+outs[i].Note)
 		}
 	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
 	switch {
 	case set.Output == "json" && len(outs) == 1:
-		_ = enc.Encode(outs[0])
+		_ = jsonlite.Encode(out, outs[0], "  ", true)
 	case set.Output == "json":
-		_ = enc.Encode(outs)
+		_ = jsonlite.Encode(out, outs, "  ", true)
 	default:
 		for _, r := range outs {
 			fmt.Fprintln(out, r.Data)

@@ -18,7 +18,6 @@ import (
 	"ballot/internal/zookeeper"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -252,9 +251,7 @@ func (o *triggerOut) fail(format string, a ...any) {
 // done prints the JSON report, if asked for, and returns code.
 func (o *triggerOut) done(code int) int {
 	if o.json {
-		enc := json.NewEncoder(o.out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(o.rep)
+		_ = jsonlite.Encode(o.out, o.rep, "  ", true)
 	}
 	return code
 }
