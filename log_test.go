@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -144,4 +145,68 @@ func TestLogPipeCloseStalled(t *testing.T) {
 	fmt.Fprint(p, "stuck\n")
 	<-w.stalled
 	p.Close(time.Millisecond) // the test hangs if Close waits for the reader
+}
+
+// TestLogJSONAsSlog: --log-format json writes the lines
+// slog.NewJSONHandler wrote (with ballot's level names), for every kind
+// of value ballot logs and the strings that need escaping.
+func TestLogJSONAsSlog(t *testing.T) {
+	var std, ours bytes.Buffer
+	stdH := slog.Handler(slog.NewJSONHandler(&std, &slog.HandlerOptions{
+		Level: LevelTrace,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.LevelKey {
+				return slog.String(slog.LevelKey, levelName(a.Value.Any().(slog.Level)))
+			}
+			return a
+		},
+	}))
+	ourH := newLogger(&ours, "json", LevelTrace).Handler()
+	at := time.Date(2026, 11, 26, 6, 15, 0, 123456789, time.FixedZone("", 3600))
+	type acl string
+	attrs := [][]any{
+		nil,
+		{logEvElected.attr(), "fencing_token", int64(7), "slot", 2, "pid", uint64(1 << 63)},
+		{"error", errors.New(`zk: "quoted" <b>&amp; \ line` + "\n\t\x00\x08\x0c\x7f\xff\u2028é")},
+		{"error", error(nil), "nothing", nil, "ok", true, "no", false},
+		{"duration", 1500 * time.Millisecond, "at", at, "at_utc", at.UTC(), "zero", time.Time{}},
+		{"zookeeper", []string{"zk1:2181", "zk<2>&"}, "empty", []string{}, "none", []string(nil)},
+		{"zookeeper_acl", acl("creator"), "policy", childPolicy("restart")},
+		{slog.Group("g", "a", 1, "b", "x"), slog.Group("empty"), slog.Group("", "inline", 1), slog.Attr{}, "", "empty key"},
+		{"dup", 1, "dup", 2, "msg", "a key named msg", "time", "and time"}, // not "level": the old ReplaceAttr panicked on it
+	}
+	msgs := []string{"elected leader", "", "quote \" and \\ and <tag> and \x01"}
+	handlers := []struct {
+		name string
+		with func(slog.Handler) slog.Handler
+	}{
+		{"plain", func(h slog.Handler) slog.Handler { return h }},
+		{"with", func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("job", "backup")}) }},
+		{"group", func(h slog.Handler) slog.Handler { return h.WithGroup("grp") }},
+		{"group with", func(h slog.Handler) slog.Handler {
+			return h.WithGroup("g1").WithAttrs([]slog.Attr{slog.Int("n", 1)}).WithGroup("g2")
+		}},
+		{"with nothing", func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Group("e")}) }},
+	}
+	levels := []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
+	for _, hs := range handlers {
+		a, b := hs.with(stdH), hs.with(ourH)
+		for i, as := range attrs {
+			for _, tm := range []time.Time{at, {}} {
+				r := slog.NewRecord(tm, levels[i%len(levels)], msgs[i%len(msgs)], 0)
+				r.Add(as...)
+				std.Reset()
+				ours.Reset()
+				if err := a.Handle(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Handle(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+				if std.String() != ours.String() {
+					t.Errorf("%s, attrs %d:\n slog: %s ours: %s", hs.name, i, std.String(), ours.String())
+				}
+			}
+		}
+	}
 }

@@ -123,6 +123,17 @@ func Marshal(v any) ([]byte, error) {
 	return e.b, nil
 }
 
+// Append appends v's JSON, as json.Marshal writes it with html, or as a
+// json.Encoder with SetEscapeHTML(false) without (and no newline).
+func Append(b []byte, v any, html bool) ([]byte, error) {
+	if v == nil {
+		return append(b, "null"...), nil
+	}
+	e := encoder{b: b, html: html}
+	err := e.value(reflect.ValueOf(v))
+	return e.b, err
+}
+
 // Encode is a json.Encoder's Encode with SetIndent("", indent) and
 // SetEscapeHTML(html): the value and a newline.
 func Encode(w io.Writer, v any, indent string, html bool) error {
@@ -155,7 +166,7 @@ func (e *encoder) value(v reflect.Value) error {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		e.b = strconv.AppendInt(e.b, v.Int(), 10)
 	case reflect.String:
-		e.b = AppendString(e.b, v.String(), e.html)
+		e.b = appendString(e.b, v.String(), e.html, true)
 	case reflect.Pointer:
 		if v.IsNil() {
 			e.b = append(e.b, "null"...)
@@ -197,7 +208,7 @@ func (e *encoder) value(v reflect.Value) error {
 			}
 			n++
 			e.newline()
-			e.b = AppendString(e.b, f.name, e.html)
+			e.b = appendString(e.b, f.name, e.html, true)
 			e.b = append(e.b, ':')
 			if e.indent != "" {
 				e.b = append(e.b, ' ')
@@ -233,6 +244,16 @@ const hex = "0123456789abcdef"
 // invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped, and with html, <, >
 // and & too.
 func AppendString(b []byte, s string, html bool) []byte {
+	return appendString(b, s, html, true)
+}
+
+// AppendLogString appends s as log/slog's JSONHandler writes a string:
+// as AppendString without html, but \b and \f as \u0008 and \u000c.
+func AppendLogString(b []byte, s string) []byte {
+	return appendString(b, s, false, false)
+}
+
+func appendString(b []byte, s string, html, short bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -245,10 +266,12 @@ func AppendString(b []byte, s string, html bool) []byte {
 			switch c {
 			case '\\', '"':
 				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
+			case '\b', '\f':
+				if short {
+					b = append(b, '\\', "bf"[c>>2&1]) // \b is 8, \f 12
+				} else {
+					b = append(b, '\\', 'u', '0', '0', '0', hex[c])
+				}
 			case '\n':
 				b = append(b, '\\', 'n')
 			case '\r':
