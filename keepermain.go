@@ -7,11 +7,11 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"time"
 
 	"ballot/internal/jsonlite"
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

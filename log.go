@@ -7,13 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 )
 
 // levelName spells the extra levels the way operators type them.

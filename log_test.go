@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
+	stdslog "log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 func TestLevelName(t *testing.T) {
@@ -152,11 +154,11 @@ func TestLogPipeCloseStalled(t *testing.T) {
 // of value ballot logs and the strings that need escaping.
 func TestLogJSONAsSlog(t *testing.T) {
 	var std, ours bytes.Buffer
-	stdH := slog.Handler(slog.NewJSONHandler(&std, &slog.HandlerOptions{
-		Level: LevelTrace,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.LevelKey {
-				return slog.String(slog.LevelKey, levelName(a.Value.Any().(slog.Level)))
+	stdH := stdslog.Handler(stdslog.NewJSONHandler(&std, &stdslog.HandlerOptions{
+		Level: stdslog.Level(LevelTrace),
+		ReplaceAttr: func(groups []string, a stdslog.Attr) stdslog.Attr {
+			if len(groups) == 0 && a.Key == stdslog.LevelKey {
+				return stdslog.String(stdslog.LevelKey, levelName(slog.Level(a.Value.Any().(stdslog.Level))))
 			}
 			return a
 		},
@@ -173,31 +175,43 @@ func TestLogJSONAsSlog(t *testing.T) {
 		{"zookeeper", []string{"zk1:2181", "zk<2>&"}, "empty", []string{}, "none", []string(nil)},
 		{"zookeeper_acl", acl("creator"), "policy", childPolicy("restart")},
 		{slog.Group("g", "a", 1, "b", "x"), slog.Group("empty"), slog.Group("", "inline", 1), slog.Attr{}, "", "empty key"},
+		{"small", int8(-3), "u16", uint16(7), "i32", int32(-9), "u", uint(3), "ptr", uintptr(4)},
+		{"value", "a lone key"}, {"x", 1, 42, "after a number key"}, // log/slog's !BADKEY
 		{"dup", 1, "dup", 2, "msg", "a key named msg", "time", "and time"}, // not "level": the old ReplaceAttr panicked on it
 	}
 	msgs := []string{"elected leader", "", "quote \" and \\ and <tag> and \x01"}
 	handlers := []struct {
 		name string
-		with func(slog.Handler) slog.Handler
+		std  func(stdslog.Handler) stdslog.Handler
+		ours func(slog.Handler) slog.Handler
 	}{
-		{"plain", func(h slog.Handler) slog.Handler { return h }},
-		{"with", func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("job", "backup")}) }},
-		{"group", func(h slog.Handler) slog.Handler { return h.WithGroup("grp") }},
-		{"group with", func(h slog.Handler) slog.Handler {
+		{"plain", func(h stdslog.Handler) stdslog.Handler { return h }, func(h slog.Handler) slog.Handler { return h }},
+		{"with", func(h stdslog.Handler) stdslog.Handler {
+			return h.WithAttrs([]stdslog.Attr{stdslog.String("job", "backup")})
+		},
+			func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("job", "backup")}) }},
+		{"group", func(h stdslog.Handler) stdslog.Handler { return h.WithGroup("grp") },
+			func(h slog.Handler) slog.Handler { return h.WithGroup("grp") }},
+		{"group with", func(h stdslog.Handler) stdslog.Handler {
+			return h.WithGroup("g1").WithAttrs([]stdslog.Attr{stdslog.Int("n", 1)}).WithGroup("g2")
+		}, func(h slog.Handler) slog.Handler {
 			return h.WithGroup("g1").WithAttrs([]slog.Attr{slog.Int("n", 1)}).WithGroup("g2")
 		}},
-		{"with nothing", func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Group("e")}) }},
+		{"with nothing", func(h stdslog.Handler) stdslog.Handler { return h.WithAttrs([]stdslog.Attr{stdslog.Group("e")}) },
+			func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Group("e")}) }},
 	}
 	levels := []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
 	for _, hs := range handlers {
-		a, b := hs.with(stdH), hs.with(ourH)
+		a, b := hs.std(stdH), hs.ours(ourH)
 		for i, as := range attrs {
 			for _, tm := range []time.Time{at, {}} {
 				r := slog.NewRecord(tm, levels[i%len(levels)], msgs[i%len(msgs)], 0)
 				r.Add(as...)
+				sr := stdslog.NewRecord(tm, stdslog.Level(levels[i%len(levels)]), msgs[i%len(msgs)], 0)
+				sr.Add(toStdArgs(as)...)
 				std.Reset()
 				ours.Reset()
-				if err := a.Handle(context.Background(), r); err != nil {
+				if err := a.Handle(context.Background(), sr); err != nil {
 					t.Fatal(err)
 				}
 				if err := b.Handle(context.Background(), r); err != nil {
@@ -209,4 +223,39 @@ func TestLogJSONAsSlog(t *testing.T) {
 			}
 		}
 	}
+}
+
+// toStdArgs is args with ballot's slog.Attrs made log/slog's.
+func toStdArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if at, ok := a.(slog.Attr); ok {
+			a = toStdAttr(at)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func toStdAttr(a slog.Attr) stdslog.Attr {
+	v := a.Value
+	switch v.Kind() {
+	case slog.KindGroup:
+		var g []stdslog.Attr
+		for _, x := range v.Group() {
+			g = append(g, toStdAttr(x))
+		}
+		return stdslog.Attr{Key: a.Key, Value: stdslog.GroupValue(g...)}
+	case slog.KindString:
+		return stdslog.String(a.Key, v.String())
+	case slog.KindInt64:
+		return stdslog.Int64(a.Key, v.Int64())
+	case slog.KindDuration:
+		return stdslog.Duration(a.Key, v.Duration())
+	case slog.KindAny:
+		if v.Any() == nil && a.Key == "" {
+			return stdslog.Attr{}
+		}
+	}
+	return stdslog.Any(a.Key, v.Any())
 }

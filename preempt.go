@@ -14,12 +14,12 @@ package main
 // has stayed healthy for D, and then one.
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 )
 
 // maxPriority bounds --priority both ways: plenty of levels, and names

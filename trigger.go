@@ -15,13 +15,13 @@ package main
 
 import (
 	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"syscall"
 	"time"
