@@ -174,7 +174,7 @@ func TestLogJSONAsSlog(t *testing.T) {
 		{"duration", 1500 * time.Millisecond, "at", at, "at_utc", at.UTC(), "zero", time.Time{}},
 		{"zookeeper", []string{"zk1:2181", "zk<2>&"}, "empty", []string{}, "none", []string(nil)},
 		{"zookeeper_acl", acl("creator"), "policy", childPolicy("restart")},
-		{slog.Group("g", "a", 1, "b", "x"), slog.Group("empty"), slog.Group("", "inline", 1), slog.Attr{}, "", "empty key"},
+		{slog.Group("g", "a", 1, "b", "x"), slog.Group("empty"), slog.Group("", "inline", 1), slog.Group("outer", slog.Group("inner")), slog.Attr{}, "", "empty key"},
 		{"small", int8(-3), "u16", uint16(7), "i32", int32(-9), "u", uint(3), "ptr", uintptr(4)},
 		{"value", "a lone key"}, {"x", 1, 42, "after a number key"}, // log/slog's !BADKEY
 		{"dup", 1, "dup", 2, "msg", "a key named msg", "time", "and time"}, // not "level": the old ReplaceAttr panicked on it

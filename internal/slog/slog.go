@@ -95,7 +95,13 @@ func AnyValue(v any) Value {
 	case float64:
 		return Value{kind: KindFloat64, any: v}
 	case []Attr:
-		return Value{kind: KindGroup, any: v}
+		var g []Attr // empty groups removed, as log/slog's GroupValue does
+		for _, a := range v {
+			if a.Value.kind != KindGroup || len(a.Value.Group()) > 0 {
+				g = append(g, a)
+			}
+		}
+		return Value{kind: KindGroup, any: g}
 	case Value:
 		return v
 	}
