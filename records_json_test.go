@@ -5,11 +5,19 @@ package main
 // by operators' tools: a codec bug there is a safety bug).
 
 import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/jsonlite/jsondiff"
 )
 
@@ -29,7 +37,82 @@ var recordTypes = []reflect.Type{
 	reflect.TypeFor[[]jobEntry](), reflect.TypeFor[triggerReport](), reflect.TypeFor[historyReport](),
 	reflect.TypeFor[watchEvent](),
 	// The config file's values.
-	reflect.TypeFor[bool](), reflect.TypeFor[string](), reflect.TypeFor[[]string](),
+	reflect.TypeFor[bool](), reflect.TypeFor[string](), reflect.TypeFor[[]string](), reflect.TypeFor[[]jsonlite.RawMessage](),
+}
+
+// TestRecordJSONTypesListed: every type ballot's code gives jsonlite (or
+// writeJSON) is in recordTypes, so that the tests below compare it with
+// encoding/json: a new record type, or a field whose name an embedded
+// struct's field shadows, is caught there.
+func TestRecordJSONTypesListed(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	imports := map[string]bool{}
+	names, _ := filepath.Glob("*.go")
+	for _, f := range names {
+		if ok, err := build.Default.MatchFile(".", f); err != nil || !ok || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, is := range af.Imports {
+			imports[strings.Trim(is.Path.Value, `"`)] = true
+		}
+		files = append(files, af)
+	}
+	conf := types.Config{Importer: exportImporter(t, fset, imports)}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	if _, err := conf.Check("main", fset, files, info); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, rt := range recordTypes {
+		listed[strings.ReplaceAll(rt.String(), " ", "")] = true
+	}
+	// The argument that is the value, by function.
+	valueArg := map[string]int{"Marshal": 0, "Unmarshal": 1, "Decode": 1, "Encode": 1, "Append": 1, "writeJSON": 1}
+	qual := func(p *types.Package) string { return p.Name() }
+	seen := 0
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			var name string
+			switch fn := call.Fun.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); ok && x.Name == "jsonlite" {
+					name = fn.Sel.Name
+				}
+			case *ast.Ident:
+				if fn.Name == "writeJSON" {
+					name = fn.Name
+				}
+			}
+			i, ok := valueArg[name]
+			if !ok || i >= len(call.Args) {
+				return true
+			}
+			typ := info.Types[call.Args[i]].Type
+			if p, ok := typ.(*types.Pointer); ok {
+				typ = p.Elem()
+			}
+			if types.IsInterface(typ) {
+				return true // writeJSON's own call, and the log's values (log_test.go)
+			}
+			seen++
+			if s := strings.ReplaceAll(types.TypeString(typ, qual), " ", ""); !listed[s] {
+				t.Errorf("%s: %s is given %s, which recordTypes does not list", fset.Position(call.Pos()), name, s)
+			}
+			return true
+		})
+	}
+	if seen < 40 {
+		t.Errorf("found only %d calls", seen)
+	}
 }
 
 // TestRecordJSONRandom: random values of every record type encode byte
