@@ -9,7 +9,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

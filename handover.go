@@ -21,13 +21,13 @@ package main
 // wait for a named successor, then find its baton taken first.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -40,7 +40,7 @@ func (c *candidate) handedData(to handTo) []byte {
 	if c.election != nil {
 		rec.BatonWaitMs = max(rec.BatonWaitMs, c.election.rec.BatonWaitMs)
 	}
-	b, _ := json.Marshal(rec)
+	b, _ := jsonlite.Marshal(rec)
 	return b
 }
 
@@ -238,7 +238,7 @@ func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *st
 	if seen.revokeDue(bootNow()) {
 		rec := h.rec
 		rec.State, rec.RevokedBy, rec.At = handoverRevoked, c.id, time.Now().UTC()
-		b, _ := json.Marshal(rec)
+		b, _ := jsonlite.Marshal(rec)
 		if _, err := c.s.Conn.Set(c.handoverPath(), b, h.stat.Version); err != nil && !errors.Is(err, zk.ErrBadVersion) {
 			return true, c.retryAfter(err, stop)
 		} else if err == nil {
