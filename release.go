@@ -50,6 +50,7 @@ func (c *candidate) releaseOps(to handTo) []any {
 // is left, goes with it.
 func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	released = true
+	var reconnectBy time.Time // one wait for the session, from the first drop
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
@@ -59,7 +60,10 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 			break
 		}
 		i := failedOp(res)
-		if i < 0 && zookeeper.Retryable(merr) && !errors.Is(merr, zk.ErrClosing) && c.awaitReconnect() {
+		if reconnectBy.IsZero() {
+			reconnectBy = time.Now().Add(c.s.Timeout())
+		}
+		if i < 0 && zookeeper.Retryable(merr) && !errors.Is(merr, zk.ErrClosing) && c.awaitReconnect(reconnectBy) {
 			// The connection dropped with the answer (its member paused
 			// or cut off): the session lives on, reconnected to another
 			// member. The same ops again are fenced as the first were:
@@ -81,14 +85,16 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 	return released, nil
 }
 
-// awaitReconnect waits until the session is connected again, at most its
-// timeout (by then it has expired, and its nodes are gone anyway); false
-// if it is lost or still offline.
-func (c *candidate) awaitReconnect() bool {
+// awaitReconnect waits until the session is connected again, until by at
+// most (the session's timeout from the first drop: by then it has expired,
+// and its nodes are gone anyway); false if it is lost or still offline.
+// Lost is asked last: go-zookeeper may connect a replacement session after
+// an expiry, which is not ours to write on.
+func (c *candidate) awaitReconnect(by time.Time) bool {
 	stop := make(chan struct{})
-	t := time.AfterFunc(c.s.Timeout(), func() { close(stop) })
+	t := time.AfterFunc(time.Until(by), func() { close(stop) })
 	defer t.Stop()
-	return c.s.WaitOnline(stop) == nil
+	return c.s.WaitOnline(stop) == nil && !c.s.IsLost()
 }
 
 // pruneRetire decides what follows when operation i of a retire multi-op
