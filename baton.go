@@ -206,6 +206,11 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 	return h, nil
 }
 
+// handedToUs reports a release that names this proposal.
+func (c *candidate) handedToUs(h *handoverSeen) bool {
+	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
+}
+
 // namesProposal says whether a node's data (a baton, a take record, a
 // leader node) names proposal: on a session several elections share, the
 // owner alone does not say which candidacy a node is of.

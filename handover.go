@@ -44,11 +44,6 @@ func (c *candidate) handedData(to handTo) []byte {
 	return b
 }
 
-// handedToUs reports a release that names this proposal.
-func (c *candidate) handedToUs(h *handoverSeen) bool {
-	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
-}
-
 // creditFloorDiv: a handover starts on credit only with a round trip and
 // T/8 of it left before the command would be asked to stop, for the take's
 // answer; with less, the take goes first, as for any take.
