@@ -31,7 +31,6 @@ package main
 // (release.go).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -70,7 +70,7 @@ func (c *candidate) handoverRecord(state string) handoverRecord {
 }
 
 func (c *candidate) handoverData(state string) []byte {
-	b, _ := json.Marshal(c.handoverRecord(state))
+	b, _ := jsonlite.Marshal(c.handoverRecord(state))
 	return b
 }
 
@@ -78,7 +78,7 @@ func (c *candidate) handoverData(state string) []byte {
 // and how the renewals go, for ballot info (the node's mtime dates the
 // last renewal on ZooKeeper's clock).
 func (c *candidate) batonData(last, largest, lease time.Duration) []byte {
-	b, _ := json.Marshal(batonRecord{handoverRecord: c.handoverRecord(handoverTaken),
+	b, _ := jsonlite.Marshal(batonRecord{handoverRecord: c.handoverRecord(handoverTaken),
 		LastRenewalMs: last.Milliseconds(), LargestRenewalMs: largest.Milliseconds(),
 		LeaseMs: lease.Milliseconds(), RenewEveryMs: (c.s.Timeout() / renewEveryDiv).Milliseconds()})
 	return b
@@ -218,7 +218,7 @@ func namesProposal(raw []byte, proposal string) bool {
 	var r struct {
 		Proposal string `json:"proposal"`
 	}
-	return json.Unmarshal(raw, &r) == nil && r.Proposal == proposal
+	return jsonlite.Unmarshal(raw, &r) == nil && r.Proposal == proposal
 }
 
 // ownBaton reads whether the baton is this candidacy's: this session's and
@@ -239,7 +239,7 @@ func (c *candidate) ownBaton() (mine bool, version int32, err error) {
 // parseHandover reads a handover record's data.
 func parseHandover(raw []byte) *handoverSeen {
 	h := &handoverSeen{raw: raw, exists: raw != nil}
-	h.parsed = json.Unmarshal(raw, &h.rec) == nil
+	h.parsed = jsonlite.Unmarshal(raw, &h.rec) == nil
 	return h
 }
 
@@ -471,7 +471,7 @@ func (c *candidate) take(h *handoverSeen) (sent bootTime, res []zk.MultiResponse
 	w := recordedWaitMs(c.s.Timeout())
 	record := c.election.ours && w > c.election.rec.BatonWaitMs
 	if record {
-		b, _ := json.Marshal(electionRecord{BatonWaitMs: w})
+		b, _ := jsonlite.Marshal(electionRecord{BatonWaitMs: w})
 		ops = append(ops, &zk.SetDataRequest{Path: c.basePath, Data: b, Version: c.election.version})
 	}
 	sent = bootNow()
@@ -531,7 +531,7 @@ func (c *candidate) waitHeld(announced *string, stop <-chan struct{}) error {
 		holder := "session " + zookeeper.SessionHex(owner)
 		if b, _, err := c.s.Conn.Get(c.batonPath()); err == nil {
 			var rec handoverRecord
-			if json.Unmarshal(b, &rec) == nil {
+			if jsonlite.Unmarshal(b, &rec) == nil {
 				holder = fmt.Sprintf("%s (proposal %s, session %s)", rec.CandidateID, rec.Proposal, rec.Session)
 			}
 		}

@@ -6,12 +6,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

@@ -2,11 +2,12 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // TestStartGivesUpOnAStoppedKeeper: a keeper stopped as soon as it runs
@@ -16,7 +17,7 @@ import (
 // itself (testChildMain's stopself).
 func TestStartGivesUpOnAStoppedKeeper(t *testing.T) {
 	const limit = 300 * time.Millisecond
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := newLogger(io.Discard, "human", slog.LevelInfo)
 	began := time.Now()
 	c, err := startChild(log, childSpec{Argv: []string{"true"}, StartLimit: limit,
 		Env: []string{"BALLOT_TEST_CHILD=stopself", "GORACE=atexit_sleep_ms=0"}})

@@ -6,9 +6,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
+
+	"ballot/internal/slog"
 )
 
 // flagValue records the raw strings given for one flag; validation happens

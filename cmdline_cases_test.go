@@ -3,12 +3,13 @@ package main
 // More command lines that parse (cmdline_valid_test.go runs them).
 
 import (
-	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // validSyntaxCases: server lists, chroot, TLS and credentials, flag syntax, config file search.

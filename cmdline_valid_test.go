@@ -3,7 +3,6 @@ package main
 // Command lines that parse: parseCommandLine against the parameter table.
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // configTestEnv prepares a hermetic temp dir: files (paths relative to it,

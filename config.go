@@ -5,12 +5,12 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

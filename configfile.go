@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+
+	"ballot/internal/jsonlite"
 )
 
 // configJobsKey is the config file's key for run crontab's jobs.
@@ -23,10 +24,10 @@ const configJobsKey = "jobs"
 
 type configFile struct {
 	path   string
-	values map[string]json.RawMessage
+	values map[string]jsonlite.RawMessage
 }
 
-func (c *configFile) get(name string) (json.RawMessage, bool) {
+func (c *configFile) get(name string) (jsonlite.RawMessage, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -35,7 +36,7 @@ func (c *configFile) get(name string) (json.RawMessage, bool) {
 }
 
 // apply decodes the config file's value for p and stores it in s.
-func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
+func (c *configFile) apply(s *Settings, p *param, raw jsonlite.RawMessage) error {
 	prefix := fmt.Sprintf("config file %s: key %q", c.path, p.name)
 	got := describeJSON(raw)
 	switch p.kind {
@@ -43,7 +44,7 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 		return applyServerList(s, prefix, raw, got)
 	case kindBool:
 		var b bool
-		if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
+		if string(raw) == "null" || jsonlite.Unmarshal(raw, &b) != nil {
 			return usagef("%s: expected true or false, got %s", prefix, got)
 		}
 		return p.apply(s, strconv.FormatBool(b))
@@ -59,13 +60,13 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 	case kindCommand:
 		if len(raw) > 0 && raw[0] == '[' {
 			// An array is argv as it is, without splitting.
-			var elems []json.RawMessage
-			if err := json.Unmarshal(raw, &elems); err != nil {
+			var elems []jsonlite.RawMessage
+			if err := jsonlite.Unmarshal(raw, &elems); err != nil {
 				return usagef("%s: %v", prefix, err)
 			}
 			argv := make([]string, len(elems))
 			for i, e := range elems {
-				if string(e) == "null" || json.Unmarshal(e, &argv[i]) != nil {
+				if string(e) == "null" || jsonlite.Unmarshal(e, &argv[i]) != nil {
 					return usagef(`%s: element %d: expected a string, got %s; use an array of strings such as ["/usr/local/bin/promote", "--now"]`,
 						prefix, i+1, describeJSON(e))
 				}
@@ -78,7 +79,7 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 		}
 	}
 	var v string
-	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
+	if string(raw) == "null" || jsonlite.Unmarshal(raw, &v) != nil {
 		switch p.kind {
 		case kindDuration:
 			return usagef(`%s: expected a duration string such as "5s", got %s`, prefix, got)
@@ -95,9 +96,9 @@ func (c *configFile) apply(s *Settings, p *param, raw json.RawMessage) error {
 
 // applyServerList is zookeeper-servers from the file: an array of strings,
 // the last of which may carry the chroot.
-func applyServerList(s *Settings, prefix string, raw json.RawMessage, got string) error {
+func applyServerList(s *Settings, prefix string, raw jsonlite.RawMessage, got string) error {
 	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+	if err := jsonlite.Unmarshal(raw, &list); err != nil || list == nil {
 		return usagef(`%s: expected an array of strings such as ["zk1:2181", "zk2:2181"], got %s`, prefix, got)
 	}
 	if len(list) == 0 {
@@ -143,21 +144,18 @@ func setArgv(s *Settings, p *param, argv []string) {
 
 // wholeNumber decodes a JSON number with no fractional part (3, 3.0, 3e0);
 // strings, fractions and other types are refused.
-func wholeNumber(raw json.RawMessage) (int64, bool) {
+func wholeNumber(raw jsonlite.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
-		return 0, false // json.Number would also take "3", a string
+		return 0, false // a string such as "3" is refused
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var n json.Number
-	if dec.Decode(&n) != nil {
+	if !jsonlite.Valid(raw) { // a number, whole: json.Number's text
 		return 0, false
 	}
-	if i, err := n.Int64(); err == nil {
+	if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 		return i, true
 	}
-	f, err := n.Float64()
+	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
@@ -166,22 +164,22 @@ func wholeNumber(raw json.RawMessage) (int64, bool) {
 
 // compactJSON is raw on one line, as --debug shows a config file's value;
 // a string without its quotes, as a flag would give it.
-func compactJSON(raw json.RawMessage) string {
+func compactJSON(raw jsonlite.RawMessage) string {
 	var str string
-	if json.Unmarshal(raw, &str) == nil {
+	if jsonlite.Unmarshal(raw, &str) == nil {
 		return str
 	}
 	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
+	if jsonlite.Compact(&b, raw) != nil {
 		return string(raw)
 	}
 	return b.String()
 }
 
 // describeJSON renders a JSON value compactly on one line for messages.
-func describeJSON(raw json.RawMessage) string {
+func describeJSON(raw jsonlite.RawMessage) string {
 	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
+	if jsonlite.Compact(&b, raw) != nil {
 		b.Reset()
 		b.Write(raw)
 	}
@@ -256,13 +254,12 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 		return nil, usagef("%s: file is empty; expected a JSON object such as {\"candidate-id\": \"a\"}", prefix)
 	}
 
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+	raw, off, err := jsonlite.Value(data) // as a json.Decoder's Decode: the first value
+	if err != nil {
 		if looksLikeYAML(data) {
 			return nil, yamlErr
 		}
-		var se *json.SyntaxError
+		var se *jsonlite.SyntaxError
 		if errors.As(err, &se) {
 			line, col := lineCol(data, int(se.Offset))
 			return nil, usagef("%s: invalid JSON at line %d, column %d: %v", prefix, line, col, se)
@@ -270,7 +267,7 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 		line, col := lineCol(data, len(data)+1)
 		return nil, usagef("%s: invalid JSON at line %d, column %d: unexpected end of file", prefix, line, col)
 	}
-	if off := int(dec.InputOffset()); len(bytes.TrimSpace(data[off:])) > 0 {
+	if len(bytes.TrimSpace(data[off:])) > 0 {
 		// Point at the first non-blank byte after the object.
 		off += len(data[off:]) - len(bytes.TrimLeft(data[off:], " \t\r\n"))
 		line, col := lineCol(data, off+1)
@@ -285,21 +282,10 @@ func parseConfig(path string, data []byte) (*configFile, error) {
 	}
 
 	// Walk the object's keys in order, to report unknown and duplicate keys.
-	cfg := &configFile{path: path, values: map[string]json.RawMessage{}}
-	kd := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := kd.Token(); err != nil { // "{"
-		return nil, usagef("%s: %v", prefix, err)
-	}
-	for kd.More() {
-		tok, err := kd.Token()
-		if err != nil {
-			return nil, usagef("%s: %v", prefix, err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := kd.Decode(&v); err != nil {
-			return nil, usagef("%s: key %q: %v", prefix, key, err)
-		}
+	cfg := &configFile{path: path, values: map[string]jsonlite.RawMessage{}}
+	keys, vals := jsonlite.Object(raw)
+	for i, key := range keys {
+		v := vals[i]
 		p := lookupParam(key)
 		switch {
 		case key == configJobsKey:

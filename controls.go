@@ -14,17 +14,17 @@ package main
 // each until it fires), so an idle election pays nothing for them.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -157,7 +157,7 @@ func parsePause(raw []byte) *pauseRecord {
 		return nil
 	}
 	p := &pauseRecord{}
-	if json.Unmarshal(raw, p) != nil {
+	if jsonlite.Unmarshal(raw, p) != nil {
 		p = &pauseRecord{Reason: "(unreadable pause record)"}
 	}
 	return p
@@ -168,7 +168,7 @@ func parsePause(raw []byte) *pauseRecord {
 // nobody.
 func namesUs(raw []byte, proposal string) bool {
 	var sd stepDownRecord
-	return raw != nil && json.Unmarshal(raw, &sd) == nil && sd.Proposal == proposal
+	return raw != nil && jsonlite.Unmarshal(raw, &sd) == nil && sd.Proposal == proposal
 }
 
 // watchControls keeps the controls of the leadership of proposal f, on
@@ -332,7 +332,7 @@ func runStepDown(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.
 		return exitNo
 	}
 	old := l.data.CandidateID
-	rec, _ := json.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
+	rec, _ := jsonlite.Marshal(stepDownRecord{Proposal: set.BasePath + "/" + l.name, CandidateID: old, By: operator(), At: time.Now().UTC()})
 	p := set.BasePath + "/" + stepDownName
 	_, err = conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNodeExists) {
@@ -408,7 +408,7 @@ func runPause(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Wri
 	}
 	defer conn.Close()
 	p := set.BasePath + "/" + pauseName
-	rec, _ := json.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
+	rec, _ := jsonlite.Marshal(pauseRecord{Reason: set.Reason, By: operator(), Since: time.Now().UTC()})
 	_, err := conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {

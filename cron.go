@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -95,7 +95,7 @@ func (v *leadershipView) readCronRecord() (cronState, error) {
 		case err == nil:
 			var rec cronRecord
 			if len(b) > 0 {
-				if err := json.Unmarshal(b, &rec); err != nil {
+				if err := jsonlite.Unmarshal(b, &rec); err != nil {
 					r.log.Warn("the cron record cannot be read; treating it as empty", "path", st.path, "error", err)
 				}
 			}
@@ -120,7 +120,7 @@ func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt i
 	if r.set.Retries > 0 {
 		rec.Attempt, rec.Attempts = attempt, r.set.Retries+1
 	}
-	data, _ := json.Marshal(rec)
+	data, _ := jsonlite.Marshal(rec)
 	if err := r.checkClock(c, start); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (v *leadershipView) recordCron(st *cronState, t, start time.Time, attempt i
 		b, stat, gerr := c.s.Conn.Get(st.path)
 		if gerr == nil {
 			var got cronRecord
-			if json.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
+			if jsonlite.Unmarshal(b, &got) == nil && got.ScheduledTime.Equal(t) && got.Proposal == c.node && got.Attempt == rec.Attempt {
 				st.last, st.version, st.rec = t, stat.Version, got
 				h.adoptOwnEntry(func(e historyEntry) bool {
 					return e.Kind == historyCron && e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.Attempt == rec.Attempt
@@ -747,7 +747,7 @@ func (cl *cronLeader) recordEnd(ok bool) {
 // the record itself.
 func (v *leadershipView) recordCronEnd(st *cronState) {
 	r, c := v.r, v.c
-	data, _ := json.Marshal(st.rec)
+	data, _ := jsonlite.Marshal(st.rec)
 	for try := 0; ; try++ {
 		_, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 			&zk.SetDataRequest{Path: st.path, Data: data, Version: st.version})
@@ -759,7 +759,7 @@ func (v *leadershipView) recordCronEnd(st *cronState) {
 			// The answer was lost: the write may have happened.
 			if b, stat, gerr := c.s.Conn.Get(st.path); gerr == nil {
 				var got cronRecord
-				if json.Unmarshal(b, &got) == nil && got.Ended == st.rec.Ended && got.Attempt == st.rec.Attempt && got.ScheduledTime.Equal(st.last) {
+				if jsonlite.Unmarshal(b, &got) == nil && got.Ended == st.rec.Ended && got.Attempt == st.rec.Attempt && got.ScheduledTime.Equal(st.last) {
 					st.version = stat.Version
 					break
 				}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -61,7 +61,7 @@ func aheadFromRealMtimes(t *testing.T, c *zkCluster) {
 // lease renewed on ZooKeeper; log collects its log lines.
 func cronLeaderOnZK(t *testing.T, c *zkCluster, base string, log *syncBuffer) *cronLeader {
 	t.Helper()
-	lg := slog.New(slog.NewTextHandler(log, nil))
+	lg := newLogger(log, "human", slog.LevelInfo)
 	set := &Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open", Timezone: time.UTC, StopGracePeriod: time.Second}
 	acc, err := loadZKAccess(set)
 	if err != nil {

@@ -11,7 +11,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ballot/internal/jsonlite"
 )
 
 // Limits of a job's name: one path element, short enough for a log line.
@@ -395,8 +396,8 @@ func configJobs(set *Settings, raw []byte, now time.Time) ([]cronJob, error) {
 		return nil, err
 	}
 	prefix := fmt.Sprintf("config file %s: key %q", set.ConfigFile, configJobsKey)
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil || elems == nil {
+	var elems []jsonlite.RawMessage
+	if err := jsonlite.Unmarshal(raw, &elems); err != nil || elems == nil {
 		return nil, usagef(`%s: expected an array of jobs such as [{"name": "backup", "schedule": "0 3 * * *", "command": "/usr/local/bin/backup"}], got %s`, prefix, describeJSON(raw))
 	}
 	if len(elems) == 0 {
@@ -420,7 +421,7 @@ func configJobs(set *Settings, raw []byte, now time.Time) ([]cronJob, error) {
 }
 
 // configJob is one entry of "jobs".
-func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) (cronJob, error) {
+func configJob(set *Settings, where string, raw jsonlite.RawMessage, now time.Time) (cronJob, error) {
 	keys, vals, err := jsonObject(raw)
 	if err != nil {
 		return cronJob{}, usagef("%s: %v", where, err)
@@ -429,7 +430,7 @@ func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) 
 		var s string
 		if raw, ok := vals[key]; !ok {
 			return "", nil
-		} else if string(raw) == "null" || json.Unmarshal(raw, &s) != nil {
+		} else if string(raw) == "null" || jsonlite.Unmarshal(raw, &s) != nil {
 			return "", fmt.Errorf("key %q: expected a string, got %s", key, describeJSON(raw))
 		}
 		return s, nil
@@ -475,7 +476,7 @@ func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) 
 			continue
 		case "args":
 			var argv []string
-			if err := json.Unmarshal(vals[k], &argv); err != nil || checkArgv(argv) != nil {
+			if err := jsonlite.Unmarshal(vals[k], &argv); err != nil || checkArgv(argv) != nil {
 				return cronJob{}, usagef(`%s: key "args": expected a non-empty array of strings such as ["/usr/local/bin/backup", "--all"], got %s`, where, describeJSON(vals[k]))
 			}
 			job.Args = argv
@@ -509,26 +510,15 @@ func configJob(set *Settings, where string, raw json.RawMessage, now time.Time) 
 
 // jsonObject is a JSON object's keys in order and their values; a key
 // given twice is an error, as at the config file's top level.
-func jsonObject(raw json.RawMessage) ([]string, map[string]json.RawMessage, error) {
+func jsonObject(raw jsonlite.RawMessage) ([]string, map[string]jsonlite.RawMessage, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, nil, fmt.Errorf(`expected a job object such as {"name": "backup", "schedule": "0 3 * * *", "command": "/usr/local/bin/backup"}, got %s`, describeJSON(raw))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, err
-	}
 	var keys []string
-	vals := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("key %q: %v", key, err)
-		}
+	vals := map[string]jsonlite.RawMessage{}
+	ks, vs := jsonlite.Object(raw) // raw is a part of the config file, whose JSON was read whole
+	for i, key := range ks {
+		v := vs[i]
 		if _, dup := vals[key]; dup {
 			return nil, nil, fmt.Errorf("key %q appears more than once", key)
 		}

@@ -9,7 +9,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -54,15 +54,13 @@ type crontab struct {
 	jobs   atomic.Pointer[[]*jobRun] // cur in the file's order, for the spreader's goroutine
 	spread *spreader
 	health *health // --health-check: one check of the host for every job; nil without
+
+	metrics *metricsFile // --metrics-file: every job's figures in one file; nil without
 }
 
 // runCrontab runs jobs, and on SIGHUP the file's jobs as they then are;
 // its exit code. Nothing is started when a check fails.
 func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.Logger) int {
-	if set.MetricsFile != "" {
-		fmt.Fprintf(os.Stderr, "ballot: run crontab: --metrics-file %q: not supported with run crontab (one file per election); leave it out, or run the job with run cron\n", set.MetricsFile)
-		return exitUsage
-	}
 	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "jobs", len(jobs), "zookeeper", set.ZooKeeperServers}, acc.Describe()...)...)
 	ct := &crontab{set: set, log: log, notify: newNotifier(), procStop: make(chan struct{}), ended: make(chan *jobRun),
@@ -72,7 +70,10 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		live:    map[*jobRun]bool{},
 		joined:  map[string]bool{},
 		readyCh: make(chan string, len(jobs)),
+		metrics: newMetricsFile(set.MetricsFile),
 	}
+	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
+	go ct.metrics.loop(metricsStop, metricsDone)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
 		syscall.SIGTSTP)
@@ -154,6 +155,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 			case syscall.SIGHUP:
 				if !isClosed(ct.procStop) {
 					ct.reload()
+					ct.retainMetrics()
 					setVouch()
 					ct.checkReady() // a job of the first load removed before it joined
 				}
@@ -177,6 +179,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 					code = jr.code
 				}
 			}
+			ct.endMetrics(jr)
 			if len(ct.cur) == 0 && len(ct.live) == 0 && !isClosed(ct.procStop) {
 				log.Error("every job has ended; exiting", "exit_code", code)
 				close(ct.procStop)
@@ -189,6 +192,8 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 	}
 	ct.hold.close()
 	awaitKeepers(time.Second)
+	close(metricsStop)
+	<-metricsDone // every job's ballot_up 0 is written before ballot exits
 	if signalled {
 		return exitOK
 	}
@@ -236,6 +241,7 @@ func (ct *crontab) launch(j cronJob, after *jobRun, first bool) *jobRun {
 	r.work, r.rules = newLeaderWork(r, sched)
 	r.lineChanged = ct.spread.changed
 	r.health = ct.health
+	r.metrics = ct.metrics.member(j.Set.BasePath, j.Set.CandidateID, r.connected, r.lease.Load) // joins the file as r runs
 	if first {
 		r.joined = func() {
 			select {
@@ -324,4 +330,31 @@ func (ct *crontab) reload() {
 func sameJob(a, b cronJob) bool {
 	return maps.Equal(a.Set.Values, b.Set.Values) && slices.Equal(a.Set.Args, b.Set.Args) &&
 		a.Set.Schedule == b.Set.Schedule && a.Set.BasePath == b.Set.BasePath
+}
+
+// endMetrics: jr's runner has ended. Unless a runner of the same job is
+// to follow (a changed job's, which carries its figures on), its series
+// say ballot_up 0: a job that ended by itself, or the process stopping.
+func (ct *crontab) endMetrics(jr *jobRun) {
+	if ct.last[jr.job.Name] == nil {
+		ct.metrics.down(jr.r.metrics)
+	}
+	ct.retainMetrics()
+}
+
+// retainMetrics drops from the metrics file the jobs no longer in the
+// crontab whose runner has ended (a job a reload removed): the job is
+// gone, not down.
+func (ct *crontab) retainMetrics() {
+	if ct.metrics == nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, jr := range ct.last {
+		keep[jr.job.Set.BasePath] = true
+	}
+	for _, name := range ct.names {
+		keep[ct.set.BasePath+"/"+name] = true // as loadCrontab names its election
+	}
+	ct.metrics.retain(keep)
 }

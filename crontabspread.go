@@ -11,8 +11,9 @@ package main
 // are made then, and it writes nothing but the handover itself.
 
 import (
-	"encoding/json"
 	"time"
+
+	"ballot/internal/jsonlite"
 )
 
 // spreader pokes the process's balancing, run on its own goroutine.
@@ -94,7 +95,7 @@ func (s *spreader) balance(jobs []*jobRun) {
 		}
 		raw, _, err := sess.Conn.Get(jr.r.set.BasePath + "/" + leaderName)
 		var rec leaderRecord
-		if err == nil && json.Unmarshal(raw, &rec) == nil {
+		if err == nil && jsonlite.Unmarshal(raw, &rec) == nil {
 			load[rec.CandidateID]++
 		}
 	}
@@ -123,7 +124,7 @@ func (s *spreader) balance(jobs []*jobRun) {
 			}
 			raw, _, err := sess.Conn.Get(n)
 			p = proposalData{}
-			if err == nil && json.Unmarshal(raw, &p) == nil && p.CandidateID != d.c.id && load[p.CandidateID] < share {
+			if err == nil && jsonlite.Unmarshal(raw, &p) == nil && p.CandidateID != d.c.id && load[p.CandidateID] < share {
 				first = n
 				break
 			}

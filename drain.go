@@ -16,12 +16,12 @@ package main
 // line, every other candidate would have to skip it when deciding who leads.
 
 import (
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -154,7 +154,7 @@ func runDrain(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.Wri
 		}
 		d.UntilReboot, d.BootID = true, boot
 	}
-	rec, _ := json.Marshal(d)
+	rec, _ := jsonlite.Marshal(d)
 	_, err := conn.Create(p, rec, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {

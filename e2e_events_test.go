@@ -11,11 +11,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // WaitEvent waits until ballot logs ev with every attribute of kv ("key",

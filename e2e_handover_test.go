@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -192,7 +192,7 @@ func newInProcess(t *testing.T, zkc *zkCluster, base string) *inProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &inProcess{t: t, log: slog.New(slog.NewTextHandler(io.Discard, nil)), acc: acc, base: base}
+	return &inProcess{t: t, log: newLogger(io.Discard, "human", slog.LevelInfo), acc: acc, base: base}
 }
 
 func (p *inProcess) session() *zookeeper.Session {

@@ -7,7 +7,7 @@ package main
 // messages beside them are for people and may be reworded. "Log events"
 // (docs/operating.md) lists them; a test checks that it lists every one.
 
-import "log/slog"
+import "ballot/internal/slog"
 
 // logEvent is the name of one kind of log line (watch has events of its
 // own, the ev* constants of watch_events.go).

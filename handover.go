@@ -26,13 +26,13 @@ package main
 // over by a ballot older than slots, too): functions of the candidate.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -45,7 +45,7 @@ func handedData(c *candidate, to handTo) []byte {
 	if c.election != nil {
 		rec.BatonWaitMs = max(rec.BatonWaitMs, c.election.rec.BatonWaitMs)
 	}
-	b, _ := json.Marshal(rec)
+	b, _ := jsonlite.Marshal(rec)
 	return b
 }
 
@@ -241,7 +241,7 @@ func waitForNamed(c *candidate, h *handoverSeen, seen *namedWait, announced *str
 	if seen.revokeDue(bootNow()) {
 		rec := h.rec
 		rec.State, rec.RevokedBy, rec.At = handoverRevoked, c.id, time.Now().UTC()
-		b, _ := json.Marshal(rec)
+		b, _ := jsonlite.Marshal(rec)
 		if _, err := c.s.Conn.Set(c.handoverPath(), b, h.stat.Version); err != nil && !errors.Is(err, zk.ErrBadVersion) {
 			return true, c.retryAfter(err, stop)
 		} else if err == nil {

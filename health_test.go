@@ -1,12 +1,13 @@
 package main
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 func closed(ch <-chan struct{}) bool {

@@ -17,14 +17,14 @@ package main
 // run.
 
 import (
-	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -81,7 +81,7 @@ func (h historyWriter) historyCreate(e historyEntry) *zk.CreateRequest {
 	if h.names == nil {
 		return nil
 	}
-	data, _ := json.Marshal(e)
+	data, _ := jsonlite.Marshal(e)
 	return &zk.CreateRequest{Path: historyDir(h.basePath) + "/" + historyPrefix, Data: data, Acl: h.s.ACL, Flags: zk.FlagSequence}
 }
 
@@ -124,7 +124,7 @@ func (h historyWriter) findOpenEntry(token int64, match func(historyEntry) bool)
 	for i, looked := len(names)-1, 0; i >= 0 && looked < 10; i, looked = i-1, looked+1 {
 		raw, st, err := h.s.Conn.Get(dir + "/" + names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
+		if err != nil || jsonlite.Unmarshal(raw, &e) != nil || e.FencingToken != token || e.Ended != "" || !match(e) {
 			continue
 		}
 		return &openEntry{path: dir + "/" + names[i], version: st.Version, entry: e}
@@ -140,7 +140,7 @@ func (h historyWriter) runEndOf(t time.Time) time.Time {
 	for i, looked := len(h.names)-1, 0; i >= 0 && looked < 5; i, looked = i-1, looked+1 {
 		raw, _, err := h.s.Conn.Get(dir + "/" + h.names[i])
 		var e historyEntry
-		if err != nil || json.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != h.slot {
+		if err != nil || jsonlite.Unmarshal(raw, &e) != nil || e.Kind != historyCron || e.Slot != h.slot {
 			continue
 		}
 		if e.ScheduledTime != nil && e.ScheduledTime.Equal(t) && e.EndedAt != nil {
@@ -180,7 +180,7 @@ func (h historyWriter) historyEndOps(ex childExit) []any {
 	ops := []any{h.endOp(o, h.ending, h.reason, ex)}
 	ops = append(ops, h.closeLeftOpen()...)
 	if sk := h.overlap; sk != nil {
-		data, _ := json.Marshal(sk)
+		data, _ := jsonlite.Marshal(sk)
 		ops = append(ops, &zk.CreateRequest{Path: historyDir(h.basePath) + "/" + historyPrefix, Data: data, Acl: h.s.ACL, Flags: zk.FlagSequence})
 	}
 	if extra := len(h.names) - historyKeep; extra > 0 {
@@ -216,7 +216,7 @@ func (h historyWriter) endOp(o *openEntry, ending, reason string, ex childExit) 
 		o.told = true
 		h.told(e)
 	}
-	data, _ := json.Marshal(e)
+	data, _ := jsonlite.Marshal(e)
 	o.entry = e
 	return &zk.SetDataRequest{Path: o.path, Data: data, Version: o.version}
 }
@@ -243,7 +243,7 @@ func (h historyWriter) closeLeftOpen() []any {
 		}
 		var e historyEntry
 		switch {
-		case json.Unmarshal(raw, &e) != nil:
+		case jsonlite.Unmarshal(raw, &e) != nil:
 			continue
 		case e.Kind == historySkip || e.FencingToken == h.token || e.Slot != h.slot:
 			continue // skips are never open; ours: an answer lost with the connection; another slot's: its holder may run
@@ -252,7 +252,7 @@ func (h historyWriter) closeLeftOpen() []any {
 		}
 		e.Ended, e.ClosedBy = endLeadershipLost, h.id
 		e.Reason = "its leader's session ended before the run's end was recorded; how the command ended is unknown"
-		data, _ := json.Marshal(e)
+		data, _ := jsonlite.Marshal(e)
 		ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: st.Version})
 	}
 	return ops
@@ -310,7 +310,7 @@ func (h historyWriter) recordSkip(from, due time.Time, count int, reason string)
 		e := sk.entry
 		d := due.UTC()
 		e.LastSkipped, e.Skipped = &d, e.Skipped+count
-		data, _ := json.Marshal(e)
+		data, _ := jsonlite.Marshal(e)
 		if _, err := h.s.Conn.Multi(&zk.CheckVersionRequest{Path: h.node, Version: -1},
 			&zk.SetDataRequest{Path: sk.path, Data: data, Version: sk.version}); err == nil {
 			sk.entry, sk.version = e, sk.version+1

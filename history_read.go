@@ -4,16 +4,16 @@ package main
 // that info and check show.
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -46,7 +46,7 @@ func batonTokens(s *electionSnapshot) map[int64]bool {
 	}
 	for _, b := range s.batons() {
 		var br batonRecord
-		if b != nil && json.Unmarshal(b.raw, &br) == nil {
+		if b != nil && jsonlite.Unmarshal(b.raw, &br) == nil {
 			tokens[br.FencingToken] = true
 		}
 	}

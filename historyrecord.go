@@ -5,13 +5,13 @@ package main
 // reading the newest back.
 
 import (
-	"encoding/json"
 	"errors"
 	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -144,7 +144,7 @@ func readHistory(conn *zk.Conn, base string, limit int, enough func(*historyItem
 			return nil, zookeeper.Error(err, "read", dir+"/"+n)
 		}
 		it := &historyItem{Node: n, mtime: st.Mtime}
-		if err := json.Unmarshal(raw, &it.historyEntry); err != nil {
+		if err := jsonlite.Unmarshal(raw, &it.historyEntry); err != nil {
 			it.ParseError = err.Error()
 		}
 		items = append(items, it)

@@ -13,14 +13,14 @@ package main
 // is added, so no candidate's clock is trusted.
 
 import (
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -150,7 +150,7 @@ func buildCandidates(base string, s *electionSnapshot, now time.Time) (cands []i
 func addControls(inf *infoElection, base string, s *electionSnapshot) {
 	if n := s.pause; n != nil {
 		inf.Paused = &pauseRecord{}
-		if json.Unmarshal(n.raw, inf.Paused) != nil {
+		if jsonlite.Unmarshal(n.raw, inf.Paused) != nil {
 			inf.Paused.Reason = "(unreadable pause record)"
 		}
 		inf.Notes = append(inf.Notes, fmt.Sprintf("the election is paused (%s, by %s): its leader runs nothing until ballot resume",
@@ -166,7 +166,7 @@ func addControls(inf *infoElection, base string, s *electionSnapshot) {
 	}
 	if n := s.trigger; n != nil {
 		var t triggerRecord
-		if json.Unmarshal(n.raw, &t) == nil {
+		if jsonlite.Unmarshal(n.raw, &t) == nil {
 			inf.Trigger = &t
 			inf.Notes = append(inf.Notes, fmt.Sprintf("a run was asked for by %s (ballot trigger) at %s; no leader has taken it yet",
 				orNone(t.By), t.At.UTC().Format(time.RFC3339)))
@@ -174,7 +174,7 @@ func addControls(inf *infoElection, base string, s *electionSnapshot) {
 	}
 	if n := s.stepDown; n != nil {
 		var sd stepDownRecord
-		if json.Unmarshal(n.raw, &sd) == nil {
+		if jsonlite.Unmarshal(n.raw, &sd) == nil {
 			inf.StepDown = &sd
 			if l := s.lowestProposal(); l != nil && base+"/"+l.name == sd.Proposal {
 				inf.Notes = append(inf.Notes, fmt.Sprintf("the leader was asked to step down by %s", orNone(sd.By)))
@@ -312,7 +312,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 	switch {
 	case s.baton != nil:
 		var br batonRecord
-		_ = json.Unmarshal(s.baton.raw, &br)
+		_ = jsonlite.Unmarshal(s.baton.raw, &br)
 		rec = br.handoverRecord
 		b = &infoBaton{State: "held", SessionID: zookeeper.SessionHex(s.baton.stat.EphemeralOwner), SinceAgoMs: ageMs(now, s.baton.stat.Ctime)}
 		if br.LeaseMs > 0 {
@@ -324,7 +324,7 @@ func buildBaton(s *electionSnapshot, now time.Time) *infoBaton {
 			b.Note = fmt.Sprintf("the baton is held by %s, which is not the lowest proposal: the next leader starts only once that candidate's command is gone and it gives the baton back, or its session ends", orNone(rec.CandidateID))
 		}
 	case s.handover != nil:
-		if json.Unmarshal(s.handover.raw, &rec) != nil {
+		if jsonlite.Unmarshal(s.handover.raw, &rec) != nil {
 			return &infoBaton{State: "unknown", SinceAgoMs: ageMs(now, s.handover.stat.Mtime), Note: "the handover record cannot be parsed"}
 		}
 		b = &infoBaton{State: rec.State, SessionID: rec.Session, SinceAgoMs: ageMs(now, s.handover.stat.Mtime)}
@@ -362,7 +362,7 @@ func buildCron(base string, n *snapNode, now time.Time) *infoCron {
 	case len(n.raw) == 0:
 		c.ParseError = "no data"
 	default:
-		if err := json.Unmarshal(n.raw, &rec); err != nil {
+		if err := jsonlite.Unmarshal(n.raw, &rec); err != nil {
 			c.ParseError = err.Error()
 			c.RawData = cut(n.raw)
 			return c

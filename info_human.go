@@ -3,7 +3,6 @@ package main
 // ballot info's human format: YAML-like, the same fields as the JSON.
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"ballot/internal/jsonlite"
 )
 
 // fmtMs prints a duration in ms the way people read ages: 850ms, 2.2s,
@@ -315,11 +316,8 @@ func writeOnceKeys(w io.Writer, keys []infoOnceKey) {
 // rawData shows node data: JSON as it is (YAML reads it as flow style),
 // anything else quoted.
 func rawData(s string) string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) == nil && !strings.ContainsAny(s, "\n\r") {
-		if _, ok := v.(map[string]any); ok {
-			return s
-		}
+	if jsonlite.IsObject([]byte(s)) && !strings.ContainsAny(s, "\n\r") {
+		return s
 	}
 	return yq(s)
 }
@@ -339,8 +337,5 @@ func writeInfo(w io.Writer, format string, inf *infoElection) error {
 
 // writeJSON is a reader's --output json: indented, "<" and ">" as they are.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return jsonlite.Encode(w, v, "  ", false)
 }

@@ -19,13 +19,13 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

@@ -6,12 +6,12 @@ package main
 // how to date a release record, which are package main's.
 
 import (
-	"encoding/json"
 	"io"
-	"log/slog"
 	"time"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -30,9 +30,9 @@ func keeperMain(args []string) int {
 // stampRelease dates the release record now, as the keeper writes it.
 func stampRelease(h *zookeeper.Handoff) {
 	var rec handoverRecord
-	if h.ReleasePath == "" || json.Unmarshal(h.ReleaseData, &rec) != nil {
+	if h.ReleasePath == "" || jsonlite.Unmarshal(h.ReleaseData, &rec) != nil {
 		return
 	}
 	rec.At = time.Now().UTC()
-	h.ReleaseData, _ = json.Marshal(rec)
+	h.ReleaseData, _ = jsonlite.Marshal(rec)
 }

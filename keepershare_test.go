@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -51,7 +51,7 @@ func sharedKeepersMain(args []string) int {
 	running, _ := strconv.Atoi(args[4])
 	unheld, _ := strconv.Atoi(args[5])
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "sharedkeepers:", err); return 3 }
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := newLogger(os.Stderr, "human", slog.LevelInfo)
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: servers, ZooKeeperACL: aclOpen})
 	if err != nil {
 		return fail(err)

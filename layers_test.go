@@ -32,6 +32,13 @@ var layers = []struct {
 	name  string
 	files []string
 }{
+	// JSON as encoding/json writes and reads it, for ballot's types (the
+	// records, the config file, the readers' output); jsondiff, which
+	// only tests import, checks it against encoding/json.
+	{"json", []string{"internal/jsonlite", "internal/jsonlite/jsondiff"}},
+	// The part of log/slog ballot uses, without log/slog's default
+	// handler, which links encoding/json.
+	{"slog", []string{"internal/slog"}},
 	// The boot clock and kernel alarms on it: below both the lease and
 	// the keeper, which pass deadlines to each other on it.
 	{"boot clock", []string{"internal/bootclock"}},

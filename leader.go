@@ -6,17 +6,17 @@ package main
 // `ballot leader` prints it.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -39,7 +39,7 @@ func (r *runner) publishLeader(c *candidate) {
 	}
 	c.lead.published = true
 	host, _ := os.Hostname()
-	data, _ := json.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
+	data, _ := jsonlite.Marshal(leaderRecord{Data: r.set.LeaderData, CandidateID: c.id, Host: host,
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
 	l := r.lease.Load()
 	nodeOp(c, func() {
@@ -127,7 +127,7 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 // its session for its next proposal.
 func ownsLeaderNode(c *candidate, data []byte, stat *zk.Stat) bool {
 	var rec leaderRecord
-	return stat.EphemeralOwner == c.s.ID() && json.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
+	return stat.EphemeralOwner == c.s.ID() && jsonlite.Unmarshal(data, &rec) == nil && rec.Proposal == c.node
 }
 
 // runLeader is `ballot leader`: print the acknowledged leader's data; with
@@ -191,13 +191,11 @@ func printLeaders(set *Settings, recs []leaderRecord, out, errw io.Writer) {
 			fmt.Fprintln(errw, "ballot: "+outs[i].Note)
 		}
 	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
 	switch {
 	case set.Output == "json" && len(outs) == 1:
-		_ = enc.Encode(outs[0])
+		_ = jsonlite.Encode(out, outs[0], "  ", true)
 	case set.Output == "json":
-		_ = enc.Encode(outs)
+		_ = jsonlite.Encode(out, outs, "  ", true)
 	default:
 		for _, r := range outs {
 			fmt.Fprintln(out, r.Data)
@@ -219,7 +217,7 @@ func readLeaderNodes(conn *zk.Conn, base string, watch bool) (recs []leaderRecor
 			return fmt.Errorf("cannot read ZooKeeper: %w", zookeeper.Error(err, "read", p))
 		}
 		var rec leaderRecord
-		if json.Unmarshal(b, &rec) != nil {
+		if jsonlite.Unmarshal(b, &rec) != nil {
 			return fmt.Errorf("%s holds data ballot cannot read", p)
 		}
 		recs = append(recs, rec)

@@ -75,7 +75,7 @@ func reelection(reason string, ex childExit) leaderEnd {
 // code.
 func (r *runner) run() int {
 	metricsStop, metricsDone := make(chan struct{}), make(chan struct{})
-	go r.metrics.loop(metricsStop, metricsDone)
+	r.metrics.start(metricsStop, metricsDone)
 	defer func() {
 		r.dropSpare()
 		if !r.sharedSession() { // a crontab's process closes the shared one

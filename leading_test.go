@@ -7,12 +7,13 @@ import (
 	"go/token"
 	"go/types"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // TestModeChosenOnce: the mode and its rules, from the settings, as
@@ -40,7 +41,7 @@ func TestModeChosenOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			set := tc.set
-			r := &runner{set: &set, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			r := &runner{set: &set, log: newLogger(io.Discard, "human", slog.LevelInfo)}
 			w, rules := newLeaderWork(r, tc.sched)
 			if _, cron := w.(*cronWork); cron != tc.cron {
 				t.Errorf("work %T, want run cron's: %v", w, tc.cron)

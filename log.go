@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 )
 
 // levelName spells the extra levels the way operators type them.
@@ -39,15 +41,7 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	mu := &sync.Mutex{}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(&lockedWriter{mu: mu, w: w}, &slog.HandlerOptions{
-			Level: level,
-			ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-				if len(groups) == 0 && a.Key == slog.LevelKey {
-					return slog.String(slog.LevelKey, levelName(a.Value.Any().(slog.Level)))
-				}
-				return a
-			},
-		}))
+		return slog.New(&jsonHandler{mu: mu, w: w, level: level})
 	case "raw":
 		return slog.New(&lineHandler{mu: mu, w: w, level: level, raw: true})
 	default:
@@ -153,6 +147,144 @@ func (h *lineHandler) WithGroup(name string) slog.Handler {
 		name = n.group + "." + name
 	}
 	n.group = name
+	return &n
+}
+
+// jsonHandler writes the lines slog.NewJSONHandler wrote with ballot's
+// level names (log_test.go compares them), without linking encoding/json:
+// {"time":…,"level":…,"msg":…, then the attributes; With's first, groups
+// as objects}.
+type jsonHandler struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	level  slog.Level
+	pre    []byte   // With's attributes, written: `,"k":v`, `,"group":{`
+	open   int      // groups opened in pre
+	groups []string // WithGroup's, the open ones first
+}
+
+func (h *jsonHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level }
+
+func (h *jsonHandler) Handle(_ context.Context, r slog.Record) error {
+	b := []byte{'{'}
+	if !r.Time.IsZero() {
+		b = appendJSONAttr(b, slog.Time(slog.TimeKey, r.Time.Round(0)))
+	}
+	b = appendJSONAttr(b, slog.String(slog.LevelKey, levelName(r.Level)))
+	b = appendJSONAttr(b, slog.String(slog.MessageKey, r.Message))
+	b = append(b, h.pre...)
+	open := h.open
+	if r.NumAttrs() > 0 {
+		n := len(b)
+		b = openGroups(b, h.groups[h.open:])
+		m := len(b)
+		r.Attrs(func(a slog.Attr) bool {
+			b = appendJSONAttr(b, a)
+			return true
+		})
+		if len(b) == m {
+			b = b[:n]
+		} else {
+			open = len(h.groups)
+		}
+	}
+	for i := 0; i <= open; i++ {
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := h.w.Write(b)
+	return err
+}
+
+func openGroups(b []byte, groups []string) []byte {
+	for _, g := range groups {
+		b = append(jsonlite.AppendLogString(comma(b), g), ':', '{')
+	}
+	return b
+}
+
+// comma separates what comes next from what came before, if anything did.
+func comma(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '{' {
+		return b
+	}
+	return append(b, ',')
+}
+
+// appendJSONAttr appends `,"key":value`, as slog's JSON handler does:
+// nothing for an empty attribute or group.
+func appendJSONAttr(b []byte, a slog.Attr) []byte {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return b
+	}
+	start := len(b)
+	v := a.Value
+	if v.Kind() == slog.KindGroup {
+		if a.Key != "" {
+			b = openGroups(b, []string{a.Key})
+		}
+		n := len(b)
+		for _, g := range v.Group() {
+			b = appendJSONAttr(b, g)
+		}
+		if len(b) == n {
+			b = b[:start]
+		} else if a.Key != "" {
+			b = append(b, '}')
+		}
+		return b
+	}
+	b = append(jsonlite.AppendLogString(comma(b), a.Key), ':')
+	var err error
+	switch v.Kind() {
+	case slog.KindString:
+		b = jsonlite.AppendLogString(b, v.String())
+	case slog.KindInt64:
+		b = strconv.AppendInt(b, v.Int64(), 10)
+	case slog.KindUint64:
+		b = strconv.AppendUint(b, v.Uint64(), 10)
+	case slog.KindFloat64:
+		b = strconv.AppendFloat(b, v.Float64(), 'g', -1, 64) // ballot logs none; json.Marshal's form differs for some
+	case slog.KindBool:
+		b = strconv.AppendBool(b, v.Bool())
+	case slog.KindDuration:
+		b = strconv.AppendInt(b, int64(v.Duration()), 10)
+	case slog.KindTime:
+		b = append(v.Time().AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
+	default:
+		if e, ok := v.Any().(error); ok {
+			b = jsonlite.AppendLogString(b, e.Error())
+		} else {
+			n := len(b)
+			if b, err = jsonlite.Append(b, v.Any(), false); err != nil {
+				b = jsonlite.AppendLogString(b[:n], "!ERROR:"+err.Error())
+			}
+		}
+	}
+	return b
+}
+
+func (h *jsonHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	n := *h
+	n.pre = openGroups(append([]byte(nil), h.pre...), h.groups[h.open:])
+	m := len(n.pre)
+	for _, a := range as {
+		n.pre = appendJSONAttr(n.pre, a)
+	}
+	if len(n.pre) == m {
+		n.pre = h.pre
+	} else {
+		n.open = len(h.groups)
+	}
+	return &n
+}
+
+func (h *jsonHandler) WithGroup(name string) slog.Handler {
+	n := *h
+	n.groups = append(append([]string(nil), h.groups...), name)
 	return &n
 }
 

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"log/slog"
+	stdslog "log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 func TestLevelName(t *testing.T) {
@@ -144,4 +147,115 @@ func TestLogPipeCloseStalled(t *testing.T) {
 	fmt.Fprint(p, "stuck\n")
 	<-w.stalled
 	p.Close(time.Millisecond) // the test hangs if Close waits for the reader
+}
+
+// TestLogJSONAsSlog: --log-format json writes the lines
+// slog.NewJSONHandler wrote (with ballot's level names), for every kind
+// of value ballot logs and the strings that need escaping.
+func TestLogJSONAsSlog(t *testing.T) {
+	var std, ours bytes.Buffer
+	stdH := stdslog.Handler(stdslog.NewJSONHandler(&std, &stdslog.HandlerOptions{
+		Level: stdslog.Level(LevelTrace),
+		ReplaceAttr: func(groups []string, a stdslog.Attr) stdslog.Attr {
+			if len(groups) == 0 && a.Key == stdslog.LevelKey {
+				return stdslog.String(stdslog.LevelKey, levelName(slog.Level(a.Value.Any().(stdslog.Level))))
+			}
+			return a
+		},
+	}))
+	ourH := newLogger(&ours, "json", LevelTrace).Handler()
+	at := time.Date(2026, 11, 26, 6, 15, 0, 123456789, time.FixedZone("", 3600))
+	type acl string
+	attrs := [][]any{
+		nil,
+		{logEvElected.attr(), "fencing_token", int64(7), "slot", 2, "pid", uint64(1 << 63)},
+		{"error", errors.New(`zk: "quoted" <b>&amp; \ line` + "\n\t\x00\x08\x0c\x7f\xff\u2028é")},
+		{"error", error(nil), "nothing", nil, "ok", true, "no", false},
+		{"duration", 1500 * time.Millisecond, "at", at, "at_utc", at.UTC(), "zero", time.Time{}},
+		{"zookeeper", []string{"zk1:2181", "zk<2>&"}, "empty", []string{}, "none", []string(nil)},
+		{"zookeeper_acl", acl("creator"), "policy", childPolicy("restart")},
+		{slog.Group("g", "a", 1, "b", "x"), slog.Group("empty"), slog.Group("", "inline", 1), slog.Group("outer", slog.Group("inner")), slog.Attr{}, "", "empty key"},
+		{"small", int8(-3), "u16", uint16(7), "i32", int32(-9), "u", uint(3), "ptr", uintptr(4)},
+		{"value", "a lone key"}, {"x", 1, 42, "after a number key"}, // log/slog's !BADKEY
+		{"dup", 1, "dup", 2, "msg", "a key named msg", "time", "and time"}, // not "level": the old ReplaceAttr panicked on it
+	}
+	msgs := []string{"elected leader", "", "quote \" and \\ and <tag> and \x01"}
+	handlers := []struct {
+		name string
+		std  func(stdslog.Handler) stdslog.Handler
+		ours func(slog.Handler) slog.Handler
+	}{
+		{"plain", func(h stdslog.Handler) stdslog.Handler { return h }, func(h slog.Handler) slog.Handler { return h }},
+		{"with", func(h stdslog.Handler) stdslog.Handler {
+			return h.WithAttrs([]stdslog.Attr{stdslog.String("job", "backup")})
+		},
+			func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("job", "backup")}) }},
+		{"group", func(h stdslog.Handler) stdslog.Handler { return h.WithGroup("grp") },
+			func(h slog.Handler) slog.Handler { return h.WithGroup("grp") }},
+		{"group with", func(h stdslog.Handler) stdslog.Handler {
+			return h.WithGroup("g1").WithAttrs([]stdslog.Attr{stdslog.Int("n", 1)}).WithGroup("g2")
+		}, func(h slog.Handler) slog.Handler {
+			return h.WithGroup("g1").WithAttrs([]slog.Attr{slog.Int("n", 1)}).WithGroup("g2")
+		}},
+		{"with nothing", func(h stdslog.Handler) stdslog.Handler { return h.WithAttrs([]stdslog.Attr{stdslog.Group("e")}) },
+			func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.Group("e")}) }},
+	}
+	levels := []slog.Level{LevelTrace, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, LevelFatal, LevelPanic}
+	for _, hs := range handlers {
+		a, b := hs.std(stdH), hs.ours(ourH)
+		for i, as := range attrs {
+			for _, tm := range []time.Time{at, {}} {
+				r := slog.NewRecord(tm, levels[i%len(levels)], msgs[i%len(msgs)], 0)
+				r.Add(as...)
+				sr := stdslog.NewRecord(tm, stdslog.Level(levels[i%len(levels)]), msgs[i%len(msgs)], 0)
+				sr.Add(toStdArgs(as)...)
+				std.Reset()
+				ours.Reset()
+				if err := a.Handle(context.Background(), sr); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Handle(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+				if std.String() != ours.String() {
+					t.Errorf("%s, attrs %d:\n slog: %s ours: %s", hs.name, i, std.String(), ours.String())
+				}
+			}
+		}
+	}
+}
+
+// toStdArgs is args with ballot's slog.Attrs made log/slog's.
+func toStdArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if at, ok := a.(slog.Attr); ok {
+			a = toStdAttr(at)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func toStdAttr(a slog.Attr) stdslog.Attr {
+	v := a.Value
+	switch v.Kind() {
+	case slog.KindGroup:
+		var g []stdslog.Attr
+		for _, x := range v.Group() {
+			g = append(g, toStdAttr(x))
+		}
+		return stdslog.Attr{Key: a.Key, Value: stdslog.GroupValue(g...)}
+	case slog.KindString:
+		return stdslog.String(a.Key, v.String())
+	case slog.KindInt64:
+		return stdslog.Int64(a.Key, v.Int64())
+	case slog.KindDuration:
+		return stdslog.Duration(a.Key, v.Duration())
+	case slog.KindAny:
+		if v.Any() == nil && a.Key == "" {
+			return stdslog.Attr{}
+		}
+	}
+	return stdslog.Any(a.Key, v.Any())
 }

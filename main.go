@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"ballot/internal/keeper"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

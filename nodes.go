@@ -21,13 +21,13 @@ package main
 //	                                  its command gone (release.go)
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/jsonlite"
 )
 
 // ---------------------------------------------------------------------------
@@ -187,9 +187,7 @@ type electionRecord struct {
 // parseElectionRecord reads the election path's data; ok only if it is
 // ballot's record and nothing else (other data is another tool's).
 func parseElectionRecord(raw []byte) (rec electionRecord, ok bool) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	return rec, d.Decode(&rec) == nil
+	return rec, jsonlite.Decode(raw, &rec, true) == nil // a json.Decoder with DisallowUnknownFields, as before
 }
 
 // leaderRecord is the data of the leader node.
@@ -346,7 +344,7 @@ func parseDrain(raw []byte) *drainRecord {
 		return nil
 	}
 	d := &drainRecord{}
-	if json.Unmarshal(raw, d) != nil {
+	if jsonlite.Unmarshal(raw, d) != nil {
 		d = &drainRecord{Reason: "(unreadable drain record)"}
 	}
 	return d
@@ -380,7 +378,7 @@ func parseTrigger(raw []byte, st *zk.Stat) *triggerRequest {
 		return nil
 	}
 	t := &triggerRequest{version: st.Version, czxid: st.Czxid, ctime: time.UnixMilli(st.Ctime)}
-	if json.Unmarshal(raw, &t.rec) != nil {
+	if jsonlite.Unmarshal(raw, &t.rec) != nil {
 		t.rec = triggerRecord{By: "(unreadable trigger request)"}
 	}
 	return t

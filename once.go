@@ -16,7 +16,6 @@ package main
 // once that session is gone (its "running" node with it).
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -67,7 +67,7 @@ func readOnce(conn *zk.Conn, base, key string) (rec *onceRecord, version int32, 
 		return nil, 0, false, err
 	}
 	rec = &onceRecord{}
-	if json.Unmarshal(raw, rec) != nil {
+	if jsonlite.Unmarshal(raw, rec) != nil {
 		rec = &onceRecord{Key: key, CandidateID: "(unreadable record)"}
 	}
 	running, _, err = conn.Exists(p + "/running")
@@ -115,11 +115,11 @@ func claimOnce(c *candidate, key string, retry onceRetry, stop <-chan struct{}) 
 		}
 		ops := []any{&zk.CheckVersionRequest{Path: c.node, Version: -1}, &zk.CheckVersionRequest{Path: c.batonPath(), Version: -1}}
 		if rec == nil {
-			data, _ := json.Marshal(mine)
+			data, _ := jsonlite.Marshal(mine)
 			ops = append(ops, &zk.CreateRequest{Path: p, Data: data, Acl: c.s.ACL})
 		} else {
 			mine.Attempt = rec.Attempt + 1
-			data, _ := json.Marshal(mine)
+			data, _ := jsonlite.Marshal(mine)
 			ops = append(ops, &zk.SetDataRequest{Path: p, Data: data, Version: version})
 		}
 		ops = append(ops, &zk.CreateRequest{Path: p + "/running", Acl: c.s.ACL, Flags: zk.FlagEphemeral})
@@ -181,10 +181,10 @@ func finishOnce(c *candidate, key string, ex childExit) bool {
 		return false
 	}
 	var rec onceRecord
-	_ = json.Unmarshal(raw, &rec)
+	_ = jsonlite.Unmarshal(raw, &rec)
 	now, code := time.Now().UTC(), ex.Code
 	rec.FinishedAt, rec.ExitCode, rec.TimedOut = &now, &code, ex.TimedOut
-	data, _ := json.Marshal(rec)
+	data, _ := jsonlite.Marshal(rec)
 	ops := []any{&zk.SetDataRequest{Path: p, Data: data, Version: st.Version}, &zk.DeleteRequest{Path: p + "/running", Version: -1}}
 	hist := h.historyEndOps(ex) // the history's end of the run, in the same write
 	if _, err := c.s.Conn.Multi(append(ops, hist...)...); err == nil {
@@ -224,7 +224,7 @@ func pruneOnce(c *candidate) {
 	for _, k := range keys[:max(0, len(keys)-onceKeep)] {
 		raw, st, err := c.s.Conn.Get(dir + "/" + k.name)
 		var rec onceRecord
-		if err != nil || json.Unmarshal(raw, &rec) != nil || rec.FinishedAt == nil {
+		if err != nil || jsonlite.Unmarshal(raw, &rec) != nil || rec.FinishedAt == nil {
 			continue
 		}
 		_ = c.s.Conn.Delete(dir+"/"+k.name, st.Version) // unless retried since

@@ -414,7 +414,8 @@ func metricsParams() []*param {
 	return []*param{
 		{name: "metrics-file", scope: scopeRun, arg: "PATH", opt: true,
 			help: "keep a Prometheus text-format file of this candidate's state at PATH (for\n" +
-				"node_exporter's textfile collector); its directory must exist",
+				"node_exporter's textfile collector); its directory must exist; run crontab:\n" +
+				"one file, every job's series",
 			apply: func(s *Settings, v string) error {
 				if v == "" || strings.HasSuffix(v, "/") {
 					return errors.New("must name a file, such as /var/lib/node_exporter/textfile_collector/ballot.prom")

@@ -14,11 +14,12 @@ package main
 // has stayed healthy for D, and then one.
 
 import (
-	"encoding/json"
-	"log/slog"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 )
 
 // maxPriority bounds --priority both ways: plenty of levels, and names
@@ -106,7 +107,7 @@ func readyToLead(conn *zk.Conn, proposal string) (bool, <-chan zk.Event) {
 		return false, nil
 	}
 	var d proposalData
-	if json.Unmarshal(raw, &d) != nil {
+	if jsonlite.Unmarshal(raw, &d) != nil {
 		return false, ev
 	}
 	waiting := d.State == stateFollowing || d.State == stateWaitingForBaton
@@ -126,7 +127,7 @@ func publishPreempt(log *slog.Logger, conn *zk.Conn, pub *publisher, ours int, p
 		At: time.Now().Add(time.Duration(due - bootNow())).UTC().Truncate(time.Millisecond)}
 	if raw, _, err := conn.Get(proposal); err == nil {
 		var d proposalData
-		if json.Unmarshal(raw, &d) == nil {
+		if jsonlite.Unmarshal(raw, &d) == nil {
 			st.CandidateID = d.CandidateID
 		}
 	}

@@ -4,12 +4,13 @@ package main
 // publisher that keeps it current.
 
 import (
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/jsonlite"
 )
 
 func (d *proposalData) encode() []byte { return d.encodeAt(time.Now()) }
@@ -36,7 +37,7 @@ func (d *proposalData) encodeAt(now time.Time) []byte {
 			d.NextRun.InMs = t.Sub(now).Milliseconds()
 		}
 	}
-	b, _ := json.Marshal(d)
+	b, _ := jsonlite.Marshal(d)
 	return b
 }
 

@@ -4,7 +4,6 @@ package main
 // Its candidacies, one after another, are in leadership.go.
 
 import (
-	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

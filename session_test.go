@@ -7,7 +7,6 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"regexp"
 	"strconv"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -30,7 +30,7 @@ func TestSessionFactsComeOffTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+	quiet := newLogger(io.Discard, "human", slog.LevelError)
 	for _, tc := range []struct {
 		name      string
 		requested time.Duration

@@ -5,13 +5,13 @@ package main
 // as its watches fire (watch.go).
 
 import (
-	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
 	"ballot/internal/zookeeper"
 )
 
@@ -81,7 +81,7 @@ func parseProposalData(raw []byte) (*proposalData, string) {
 		return nil, "no data"
 	}
 	var d proposalData
-	if err := json.Unmarshal(raw, &d); err != nil {
+	if err := jsonlite.Unmarshal(raw, &d); err != nil {
 		return nil, err.Error()
 	}
 	if d.CandidateID == "" {
@@ -267,7 +267,7 @@ func readOnceKeys(conn *zk.Conn, base string, s *electionSnapshot) {
 	for _, n := range names {
 		raw, _, err := conn.Get(onceDir(base) + "/" + n)
 		var rec onceRecord
-		if err != nil || json.Unmarshal(raw, &rec) != nil {
+		if err != nil || jsonlite.Unmarshal(raw, &rec) != nil {
 			continue
 		}
 		if ok, _, _ := conn.Exists(onceDir(base) + "/" + n + "/running"); ok {

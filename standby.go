@@ -12,13 +12,13 @@ package main
 
 import (
 	"errors"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -317,6 +318,23 @@ func TestStdliteKeepsPackagesOut(t *testing.T) {
 		for _, pkg := range banned {
 			if slices.Contains(deps, pkg) {
 				t.Errorf("the build with tags %q links %s again (issue 35: stdlite.go replaces it)", tags, pkg)
+			}
+		}
+		// encoding/json stays a dependency (log/slog imports it) but must
+		// not be linked: internal/jsonlite and log.go's jsonHandler
+		// replace it (233 KB). Its symbols tell.
+		bin := filepath.Join(t.TempDir(), "ballot")
+		if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+		}
+		out, err = exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm: %v", err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 && strings.HasPrefix(f[len(f)-1], "encoding/json.") {
+				t.Errorf("the build with tags %q links encoding/json again (%s): use internal/jsonlite", tags, f[len(f)-1])
+				break
 			}
 		}
 	}

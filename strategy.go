@@ -5,11 +5,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"ballot/internal/jsonlite"
 )
 
 // leaderWork is the mode, run once or run cron, chosen once at start
@@ -433,7 +434,7 @@ func readyToTakeOver(c *candidate) (id string, ok bool) {
 	}
 	raw, _, err := c.s.Conn.Get(first)
 	var d proposalData
-	if err != nil || json.Unmarshal(raw, &d) != nil {
+	if err != nil || jsonlite.Unmarshal(raw, &d) != nil {
 		return "", false
 	}
 	waiting := d.State == stateFollowing || d.State == stateWaitingForBaton

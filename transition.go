@@ -7,9 +7,10 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	rtmetrics "runtime/metrics"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // phase is where a candidate is in its life.

@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 // TestBecomeEffects: each transition, from one place, leaves the phase,
@@ -76,7 +77,7 @@ func TestBecomeEffects(t *testing.T) {
 func TestJoiningLogsRuntime(t *testing.T) {
 	runtime.GC() // heap_live_bytes is the last collection's
 	var buf bytes.Buffer
-	r := &runner{log: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), phase: phaseResigning}
+	r := &runner{log: newLogger(&buf, "json", slog.LevelDebug), phase: phaseResigning}
 	r.enter(phaseJoining)
 	r.enter(phaseFollowing)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

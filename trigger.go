@@ -14,14 +14,14 @@ package main
 // time. A request while a trigger is pending joins it: one run for both.
 
 import (
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"syscall"
 	"time"
@@ -252,9 +252,7 @@ func (o *triggerOut) fail(format string, a ...any) {
 // done prints the JSON report, if asked for, and returns code.
 func (o *triggerOut) done(code int) int {
 	if o.json {
-		enc := json.NewEncoder(o.out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(o.rep)
+		_ = jsonlite.Encode(o.out, o.rep, "  ", true)
 	}
 	return code
 }
@@ -275,7 +273,7 @@ func runTrigger(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.W
 	}
 	p := set.BasePath + "/" + triggerName
 	rec := triggerRecord{ID: newTriggerID(), By: operator(), At: time.Now().UTC()}
-	data, _ := json.Marshal(rec)
+	data, _ := jsonlite.Marshal(rec)
 	_, err := conn.Create(p, data, 0, acc.ACL)
 	if errors.Is(err, zk.ErrNoNode) {
 		if err = zookeeper.CreateParents(conn, set.BasePath, acc.ACL); err == nil {
@@ -287,11 +285,11 @@ func runTrigger(set *Settings, acc *zookeeper.Access, log *slog.Logger, out io.W
 		// A request is pending: this one is the same run.
 		var raw []byte
 		if raw, _, err = conn.Get(p); err == nil {
-			joined = json.Unmarshal(raw, &rec) == nil
+			joined = jsonlite.Unmarshal(raw, &rec) == nil
 		}
 		if errors.Is(err, zk.ErrNoNode) { // taken meanwhile: ask again
 			rec.ID, rec.At = newTriggerID(), time.Now().UTC()
-			data, _ = json.Marshal(rec)
+			data, _ = jsonlite.Marshal(rec)
 			_, err = conn.Create(p, data, 0, acc.ACL)
 		}
 	}
@@ -380,7 +378,7 @@ func awaitTriggered(conn *zk.Conn, set *Settings, p string, st *zk.Stat, id stri
 			return exitFailure
 		}
 		it := &historyItem{Node: node, State: "running"}
-		_ = json.Unmarshal(raw, &it.historyEntry)
+		_ = jsonlite.Unmarshal(raw, &it.historyEntry)
 		if it.Ended != "" || it.Kind == historySkip {
 			it.State = "ended"
 		}

@@ -4,11 +4,12 @@ package main
 // policies.
 
 import (
-	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 func TestParseServerNormalisation(t *testing.T) {

@@ -16,10 +16,8 @@ package main
 // output line goes through a queue that one goroutine writes out.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,6 +27,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/jsonlite"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -64,7 +64,7 @@ func (w *watcher) emit(ev watchEvent) {
 		ev.Time = time.Now().UTC().Truncate(time.Millisecond)
 	}
 	if w.set.Output == "json" {
-		b, _ := json.Marshal(ev)
+		b, _ := jsonlite.Marshal(ev)
 		w.out.Print(string(b) + "\n")
 		return
 	}

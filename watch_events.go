@@ -4,12 +4,13 @@ package main
 // election, and the one line (or JSON object) each is printed as.
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
+
+	"ballot/internal/jsonlite"
 )
 
 // watchCandidate names a candidate in an event.
@@ -158,7 +159,7 @@ func diffElection(base string, prev, cur *electionSnapshot) []watchEvent {
 	switch {
 	case cur.pause != nil && prev.pause == nil:
 		var p pauseRecord
-		_ = json.Unmarshal(cur.pause.raw, &p)
+		_ = jsonlite.Unmarshal(cur.pause.raw, &p)
 		evs = append(evs, watchEvent{Event: evPaused, Message: fmt.Sprintf("election paused by %s: %s", orNone(p.By), orNone(p.Reason))})
 	case cur.pause == nil && prev.pause != nil && cur.exists:
 		evs = append(evs, watchEvent{Event: evResumed, Message: "election resumed"})

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"path"
 	"reflect"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -234,7 +234,7 @@ func TestFollowersLeaveNoWatchOnGoneProposals(t *testing.T) {
 // the test, and a log that says nothing.
 func watchTestSession(t *testing.T, c *zkCluster) (*slog.Logger, *zookeeper.Session) {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := newLogger(io.Discard, "human", slog.LevelInfo)
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: c.Servers(), ZooKeeperACL: "open"})
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -25,7 +25,7 @@ func TestSessionWritesGiveEachElectionItsOwnAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := newLogger(io.Discard, "human", slog.LevelInfo)
 	s, err := zookeeper.DialSession(log, acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)

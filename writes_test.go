@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"ballot/internal/bootclock"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -42,7 +42,7 @@ func TestSessionWritesShareOneMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := zookeeper.DialSession(slog.New(slog.NewTextHandler(io.Discard, nil)), acc, 2*time.Second, 5*time.Second, nil)
+	s, err := zookeeper.DialSession(newLogger(io.Discard, "human", slog.LevelInfo), acc, 2*time.Second, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"io"
-	"log/slog"
 	"testing"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 
@@ -16,7 +16,7 @@ func TestWaitOnlineWakesEveryWaiter(t *testing.T) {
 	t.Parallel()
 	c := sharedZK(t)
 	p := newTCPProxy(t, c.Servers())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := newLogger(io.Discard, "human", slog.LevelInfo)
 	acc, err := loadZKAccess(&Settings{ZooKeeperServers: []string{p.Addr()}, ZooKeeperACL: "open"})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

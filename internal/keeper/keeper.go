@@ -60,7 +60,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -70,6 +69,7 @@ import (
 	"time"
 
 	"ballot/internal/bootclock"
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

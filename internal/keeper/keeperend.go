@@ -8,9 +8,9 @@ package keeper
 // on-demote: two holders of a virtual IP.
 
 import (
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 	"errors"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"

@@ -32,12 +32,12 @@ package keeper
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"sync"
 	"syscall"
 	"time"
 
+	"ballot/internal/slog"
 	"ballot/internal/zookeeper"
 )
 

@@ -11,13 +11,14 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/slog"
 )
 
 // The errors a session's waits end with; package main compares with them.

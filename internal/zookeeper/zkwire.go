@@ -21,10 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 	"time"
+
+	"ballot/internal/slog"
 )
 
 const (
