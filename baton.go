@@ -150,12 +150,12 @@ func (b oneBaton) takeTurn(stop <-chan struct{}) (leaseStart, error) {
 			}
 			continue
 		}
-		if end, ok := c.credit(h, proof); ok {
+		if end, ok := b.credit(h, proof); ok {
 			c.log.Info("baton handed over to us: starting on credit while the take goes out", logEvHandedOver.attr(),
 				"proposal", c.node, "credit_left", time.Duration(end-bootNow()).Round(time.Millisecond))
 			return leaseStart{end: end, pending: h}, nil
 		}
-		if waited, err := c.waitForNamed(h, &named, &announced, stop); err != nil {
+		if waited, err := waitForNamed(c, h, &named, &announced, stop); err != nil {
 			return leaseStart{}, err
 		} else if waited {
 			continue
@@ -178,7 +178,7 @@ func (b oneBaton) takeTurn(stop <-chan struct{}) (leaseStart, error) {
 		}
 		sent, taken, err := b.tryTake(h, &announced, stop)
 		if taken && dropped != "" {
-			go c.clearNotes() // the record they were for is replaced by ours
+			go b.clearNotes() // the record they were for is replaced by ours
 		}
 		if err != nil || taken {
 			return leaseStart{end: sent + bootTime(batonWait(c.s.Timeout()))}, err
@@ -204,6 +204,11 @@ func (c *candidate) readHandover() (*handoverSeen, error) {
 	h.stat, h.exists = stat, err == nil
 	h.parsed = h.exists && h.parsed
 	return h, nil
+}
+
+// handedToUs reports a release that names this proposal.
+func (c *candidate) handedToUs(h *handoverSeen) bool {
+	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
 }
 
 // namesProposal says whether a node's data (a baton, a take record, a

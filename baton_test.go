@@ -126,7 +126,7 @@ func TestRetirePruning(t *testing.T) {
 	c.baton.took(0, 0)
 	leaderNode := &zk.DeleteRequest{Path: c.basePath + "/leader", Version: 3}
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
-	ops := append([]any{leaderNode, proposal}, c.releaseOps(handTo{})...)
+	ops := append([]any{leaderNode, proposal}, releaseOps(c, handTo{})...)
 	record, baton := ops[2], ops[3]
 	name := func(ops []any) []string {
 		var out []string
@@ -161,7 +161,7 @@ func TestRetirePruning(t *testing.T) {
 		{"refused: given up", 1, zk.ErrNoAuth, nil, true, false},
 	} {
 		in := append([]any(nil), ops...)
-		rest, keep, retry := c.pruneRetire(in, tc.failed, tc.err)
+		rest, keep, retry := pruneRetire(c, in, tc.failed, tc.err)
 		if retry != tc.retry || (retry && (keep != tc.keepRelease || !reflect.DeepEqual(name(rest), tc.rest))) {
 			t.Errorf("%s: tries again %v %v (release kept %v), want %v %v (%v)", tc.name, retry, name(rest), keep, tc.retry, tc.rest, tc.keepRelease)
 		}
@@ -179,7 +179,7 @@ func TestRetirePruningHandedOver(t *testing.T) {
 	c.baton.took(0, 0)
 	successor := c.basePath + "/_c_y-proposal-0000000002"
 	proposal := &zk.DeleteRequest{Path: c.node, Version: -1}
-	ops := append([]any{proposal}, c.releaseOps(handTo{proposal: successor})...)
+	ops := append([]any{proposal}, releaseOps(c, handTo{proposal: successor})...)
 	check, ok := ops[1].(*zk.CheckVersionRequest)
 	if !ok || check.Path != successor {
 		t.Fatalf("the release does not check its successor: %#v", ops)
@@ -190,7 +190,7 @@ func TestRetirePruningHandedOver(t *testing.T) {
 	}
 
 	in := append([]any(nil), ops...)
-	rest, keep, retry := c.pruneRetire(in, 1, zk.ErrNoNode)
+	rest, keep, retry := pruneRetire(c, in, 1, zk.ErrNoNode)
 	if !retry || !keep || len(rest) != 3 {
 		t.Fatalf("successor gone: tries again %v %#v (release kept %v), want the release to nobody", retry, rest, keep)
 	}
@@ -202,7 +202,7 @@ func TestRetirePruningHandedOver(t *testing.T) {
 		t.Errorf("the caller's operations were changed")
 	}
 
-	rest, keep, retry = c.pruneRetire(append([]any(nil), ops...), 0, zk.ErrNoNode)
+	rest, keep, retry = pruneRetire(c, append([]any(nil), ops...), 0, zk.ErrNoNode)
 	if !retry || keep || len(rest) != 0 {
 		t.Errorf("proposal gone: tries again %v %#v (release kept %v), want nothing left: no release, no successor's check", retry, rest, keep)
 	}

@@ -441,8 +441,8 @@ func (c *candidate) withdraw(extra ...any) bool {
 	if c.s.IsLost() {
 		return true // the session, and its nodes, are gone
 	}
-	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), c.releaseOps(c.successor())...)
-	released, err := c.retireMulti(ops)
+	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), releaseOps(c, c.successor())...)
+	released, err := retireMulti(c, ops)
 	if err != nil || !released || c.baton.maybe() {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
 		return false

@@ -167,7 +167,7 @@ func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
 	if err := s.Conn.Delete(c.node, -1); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.takeHandedOver(h, func() bool { return true }, nil)
+	_, err = oneBaton{c}.takeHandedOver(h, func() bool { return true }, nil)
 	var lost *nodeLostError
 	if !errors.As(err, &lost) {
 		t.Fatalf("take without a proposal: %v, want the proposal lost", err)

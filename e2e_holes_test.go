@@ -94,7 +94,7 @@ func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
+	released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...))
 	if err != nil {
 		t.Fatalf("retire: %v", err)
 	}

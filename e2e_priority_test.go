@@ -243,7 +243,7 @@ func TestNamedSuccessorHoldsOffAHigherPriority(t *testing.T) {
 				if h.rec.State != handoverTaken || h.rec.CandidateID != "preferred" {
 					t.Fatalf("record %s, want taken by preferred", h.raw)
 				}
-				if _, ok := named.credit(&handoverSeen{parsed: true, rec: handoverRecord{State: handoverRevoked, Successor: named.node, BatonWaitMs: 1500}}, bootTime(named.standby.proof.Load())); ok {
+				if _, ok := (oneBaton{named}).credit(&handoverSeen{parsed: true, rec: handoverRecord{State: handoverRevoked, Successor: named.node, BatonWaitMs: 1500}}, bootTime(named.standby.proof.Load())); ok {
 					t.Errorf("a revoked handover gives credit")
 				}
 				if now < creditEnd {

@@ -281,7 +281,7 @@ func TestReleasedNoteIsForItsRecordOnly(t *testing.T) {
 		}
 
 		// The next take after a dropped baton clears the notes.
-		s.clearNotes()
+		oneBaton{s}.clearNotes()
 		if exists(t, note) {
 			t.Errorf("the note outlived clearNotes")
 		}

@@ -19,6 +19,11 @@ package main
 // oldest proposal in line (a higher --priority went ahead of older ones)
 // gets no credit (noCredit): ballots older than priorities, which do not
 // wait for a named successor, then find its baton taken first.
+//
+// The named successor's steps (its credit, its take on credit) are one
+// baton's (oneBaton): a slot is never handed over. The release that names
+// it and the wait of the others are steps of any take (slot 0, handed
+// over by a ballot older than slots, too): functions of the candidate.
 
 import (
 	"errors"
@@ -34,7 +39,7 @@ import (
 // handedData is the release that names a successor. Its W is the longest
 // this leader knows of (its own, the election's record): what anyone
 // waits should that successor vanish, and the most its credit may use.
-func (c *candidate) handedData(to handTo) []byte {
+func handedData(c *candidate, to handTo) []byte {
 	rec := c.handoverRecord(handoverHanded)
 	rec.Successor, rec.NoCredit = to.proposal, to.noCredit
 	if c.election != nil {
@@ -42,11 +47,6 @@ func (c *candidate) handedData(to handTo) []byte {
 	}
 	b, _ := jsonlite.Marshal(rec)
 	return b
-}
-
-// handedToUs reports a release that names this proposal.
-func (c *candidate) handedToUs(h *handoverSeen) bool {
-	return h.parsed && h.rec.State == handoverHanded && h.rec.Successor == c.node
 }
 
 // creditFloorDiv: a handover starts on credit only with a round trip and
@@ -60,7 +60,8 @@ const creditFloorDiv = 8
 // record's (which is what everyone else waits, should it vanish). ok is
 // false without a proof, with a record that gives no credit, or with too
 // little of it left.
-func (c *candidate) credit(h *handoverSeen, proof bootTime) (end bootTime, ok bool) {
+func (b oneBaton) credit(h *handoverSeen, proof bootTime) (end bootTime, ok bool) {
+	c := b.c
 	if c.standby.noCredit || !c.handedToUs(h) || h.rec.NoCredit || proof == 0 || c.election == nil || h.rec.BatonWaitMs <= 0 {
 		return 0, false
 	}
@@ -84,7 +85,8 @@ func creditTerms(t time.Duration, recordWaitMs int64, proof, rtt, now bootTime) 
 // answer is lost (a reconnect) is looked for, and sent again if it was not
 // applied, while fresh says the credit lasts: a hiccup that cannot expire
 // the session must not cost the command.
-func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-chan struct{}) (sent bootTime, err error) {
+func (b oneBaton) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-chan struct{}) (sent bootTime, err error) {
+	c := b.c
 	var lost bootTime // the first take whose answer was lost: it may be the one applied
 	for {
 		s, res, err := c.take(h)
@@ -120,7 +122,7 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 			if err := c.s.WaitOnline(quit); err != nil {
 				return 0, err
 			}
-			if mine, h, err = c.findOwnTake(); err == nil {
+			if mine, h, err = b.findOwnTake(); err == nil {
 				break
 			}
 			if !zookeeper.Retryable(err) {
@@ -136,7 +138,8 @@ func (c *candidate) takeHandedOver(h *handoverSeen, fresh func() bool, quit <-ch
 // findOwnTake looks, after a take's answer was lost, for the baton held by
 // our session and the record of our take. Not found, it returns the record
 // to take again from, which must still hand the baton to us.
-func (c *candidate) findOwnTake() (mine bool, h *handoverSeen, err error) {
+func (b oneBaton) findOwnTake() (mine bool, h *handoverSeen, err error) {
+	c := b.c
 	held, owner, err := c.batonHolder()
 	if err != nil {
 		return false, nil, err
@@ -223,7 +226,7 @@ func (n *namedWait) revokeDue(now bootTime) bool { return now >= n.revokeAt }
 // stopped, or did not learn it was named) has its handover revoked: a
 // write after the read that could give it credit, so that its credit ends
 // before ours begins plus W.
-func (c *candidate) waitForNamed(h *handoverSeen, seen *namedWait, announced *string, stop <-chan struct{}) (waited bool, err error) {
+func waitForNamed(c *candidate, h *handoverSeen, seen *namedWait, announced *string, stop <-chan struct{}) (waited bool, err error) {
 	if !h.parsed || h.rec.State != handoverHanded || c.handedToUs(h) || h.rec.Successor == "" {
 		return false, nil
 	}

@@ -63,7 +63,7 @@ func TestNoCreditWithout(t *testing.T) {
 		c := testCandidate(0x22, 2*time.Second)
 		c.election = &electionSeen{ours: true}
 		h := handed(c.node, 1500, false)
-		end, ok := c.credit(h, tc.setup(c, h))
+		end, ok := oneBaton{c}.credit(h, tc.setup(c, h))
 		if tc.name == "" && end != fresh+bootTime(1500*time.Millisecond) {
 			t.Errorf("named, with a proof and W: credit until %d; want the proof's send + W", end)
 		}

@@ -105,7 +105,7 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 	c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C) // a create still queued goes first
 	for to := c.successor(); ; to = (handTo{}) {
 		ops := append([]any{&zk.DeleteRequest{Path: c.leaderPath(), Version: 0},
-			&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(to)...)
+			&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, to)...)
 		res, err := c.s.Conn.Multi(ops...)
 		if err == nil {
 			break

@@ -532,7 +532,7 @@ func (r *runner) releaseLost(c *candidate) {
 		defer close(done)
 		for attempt := 0; attempt < 5 && !c.s.IsLost(); attempt++ {
 			// The proposal goes too: the session is about to end anyway.
-			released, err := c.retireMulti(append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, c.releaseOps(handTo{})...))
+			released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...))
 			switch {
 			case err == nil && released:
 				r.log.Info("baton given back", "proposal", c.node)
@@ -597,7 +597,7 @@ func (r *runner) endSession(c *candidate) {
 }
 
 // leaveElection deletes, on a shared session, what its end would have
-// deleted of c's election (candidate.leaveOwn), retried while the session
+// deleted of c's election (leaveOwn, release.go), retried while the session
 // lives: a flapping connection cannot end it, and ending it would stop
 // every job's command. Should that fail otherwise (an ACL, a deleted
 // election path), the session ends after all, the safe side: every job
@@ -609,7 +609,7 @@ func (r *runner) leaveElection(c *candidate) {
 			r.hold.drop(c.s)
 			return
 		}
-		err := c.leaveOwn()
+		err := leaveOwn(c)
 		if err == nil {
 			return
 		}

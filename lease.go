@@ -286,7 +286,7 @@ func (l *lease) endOwn() bool {
 		// the moment it would. Left held, on a session the
 		// other jobs keep alive, it would stall every successor.
 		if ok2, _, e := c.s.Conn.Exists(c.node); e == nil && !ok2 {
-			if c.dropOwnBaton() != nil {
+			if dropOwnBaton(c) != nil {
 				return false // changed since the read, or no answer: again next tick
 			}
 			l.lose((&nodeLostError{"proposal"}).Error())
@@ -309,7 +309,7 @@ func (l *lease) endOwn() bool {
 // candidate's baton state is settled when l.taken closes.
 func (l *lease) takeHandedBaton() bool {
 	defer close(l.taken)
-	sent, err := l.c.takeHandedOver(l.pending, l.fresh, l.quit)
+	sent, err := oneBaton{l.c}.takeHandedOver(l.pending, l.fresh, l.quit)
 	if err != nil {
 		l.c.baton.takeFailed()
 		var lost *nodeLostError

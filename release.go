@@ -2,7 +2,11 @@ package main
 
 // Giving the baton back: the release ops that go into the multi-op that
 // deletes a leader's proposal (naming a successor, or not), and what is
-// tried again when part of that multi-op fails.
+// tried again when part of that multi-op fails; on a session other
+// elections share, deleting this candidacy's nodes alone. Steps, not
+// state: functions of the candidate, the same for one baton and a slot
+// (whom a release names is the holding's, successor); the note is one
+// baton's.
 
 import (
 	"errors"
@@ -25,14 +29,14 @@ import (
 // to, when it names a proposal, is named in the record (handed over), and
 // checked to be in line in the same multi-op; retireMulti drops the name
 // if it is not.
-func (c *candidate) releaseOps(to handTo) []any {
+func releaseOps(c *candidate, to handTo) []any {
 	if !c.baton.held() {
 		return nil
 	}
 	if to.proposal != "" {
 		return []any{
 			&zk.CheckVersionRequest{Path: to.proposal, Version: -1},
-			&zk.SetDataRequest{Path: c.handoverPath(), Data: c.handedData(to), Version: c.baton.version},
+			&zk.SetDataRequest{Path: c.handoverPath(), Data: handedData(c, to), Version: c.baton.version},
 			&zk.DeleteRequest{Path: c.batonPath(), Version: -1},
 		}
 	}
@@ -48,7 +52,7 @@ func (c *candidate) releaseOps(to handTo) []any {
 // record changed under us, the release is dropped and released reports
 // false: the caller must end the session, so that a baton of ours, if any
 // is left, goes with it.
-func (c *candidate) retireMulti(ops []any) (released bool, err error) {
+func retireMulti(c *candidate, ops []any) (released bool, err error) {
 	released = true
 	var reconnectBy time.Time // one wait for the session, from the first drop
 	for attempt := 0; len(ops) > 0; attempt++ {
@@ -63,7 +67,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 		if reconnectBy.IsZero() {
 			reconnectBy = time.Now().Add(c.s.Timeout())
 		}
-		if i < 0 && zookeeper.Retryable(merr) && !errors.Is(merr, zk.ErrClosing) && c.awaitReconnect(reconnectBy) {
+		if i < 0 && zookeeper.Retryable(merr) && !errors.Is(merr, zk.ErrClosing) && awaitReconnect(c, reconnectBy) {
 			// The connection dropped with the answer (its member paused
 			// or cut off): the session lives on, reconnected to another
 			// member. The same ops again are fenced as the first were:
@@ -76,7 +80,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 			return false, merr
 		}
 		var keepRelease, retry bool
-		if ops, keepRelease, retry = c.pruneRetire(ops, i, res[i].Error); !retry {
+		if ops, keepRelease, retry = pruneRetire(c, ops, i, res[i].Error); !retry {
 			return false, merr
 		}
 		released = released && keepRelease
@@ -90,7 +94,7 @@ func (c *candidate) retireMulti(ops []any) (released bool, err error) {
 // and its nodes are gone anyway); false if it is lost or still offline.
 // Lost is asked last: go-zookeeper may connect a replacement session after
 // an expiry, which is not ours to write on.
-func (c *candidate) awaitReconnect(by time.Time) bool {
+func awaitReconnect(c *candidate, by time.Time) bool {
 	stop := make(chan struct{})
 	t := time.AfterFunc(time.Until(by), func() { close(stop) })
 	defer t.Stop()
@@ -102,7 +106,7 @@ func (c *candidate) awaitReconnect(by time.Time) bool {
 // release may stay among them. A delete of what someone else already
 // deleted is dropped; once the proposal itself is gone, or the handover
 // record changed under us, so is the release.
-func (c *candidate) pruneRetire(ops []any, i int, err error) (rest []any, keepRelease, retry bool) {
+func pruneRetire(c *candidate, ops []any, i int, err error) (rest []any, keepRelease, retry bool) {
 	switch op := ops[i].(type) {
 	case *zk.CheckVersionRequest:
 		if op.Path != c.node && errors.Is(err, zk.ErrNoNode) {
@@ -121,20 +125,20 @@ func (c *candidate) pruneRetire(ops []any, i int, err error) (rest []any, keepRe
 		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 			rest = append(ops[:i:i], ops[i+1:]...)
 			if op.Path == c.node {
-				return c.withoutRelease(rest), false, true // not in line any more: the baton may not be ours to give
+				return withoutRelease(c, rest), false, true // not in line any more: the baton may not be ours to give
 			}
 			return rest, true, true
 		}
 	case *zk.SetDataRequest:
 		if op.Path == c.handoverPath() {
-			return c.withoutRelease(ops), false, true
+			return withoutRelease(c, ops), false, true
 		}
 	}
 	return ops, true, false
 }
 
 // withoutRelease is ops without the baton's release (releaseOps).
-func (c *candidate) withoutRelease(ops []any) []any {
+func withoutRelease(c *candidate, ops []any) []any {
 	var keep []any
 	for _, o := range ops {
 		switch o := o.(type) {
@@ -240,7 +244,8 @@ func noteSubject(h *handoverSeen) string {
 // replaced the record they were for: a note is only ever needed while the
 // record names its proposal. Off the critical path; one that fails to go
 // stays until the next take after a dropped baton.
-func (c *candidate) clearNotes() {
+func (b oneBaton) clearNotes() {
+	c := b.c
 	dir := c.basePath + "/" + releasedDirName
 	names, _, err := c.s.Conn.Children(dir)
 	if err != nil {
@@ -256,7 +261,7 @@ func (c *candidate) clearNotes() {
 // elections keep. Fenced as leaveOwn's deletes are: the handover record
 // read first, then the baton's owner, data (naming our proposal) and
 // version. nil once no baton of ours is left.
-func (c *candidate) dropOwnBaton() error {
+func dropOwnBaton(c *candidate) error {
 	recOK, rec, err := c.s.Conn.Exists(c.handoverPath())
 	if err != nil {
 		return err
@@ -271,7 +276,7 @@ func (c *candidate) dropOwnBaton() error {
 	if st.EphemeralOwner != c.s.ID() || !namesProposal(raw, c.node) {
 		return nil
 	}
-	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}, c.recordFence(c.handoverPath(), recOK, rec)...)
+	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: st.Version}}, recordFence(c, c.handoverPath(), recOK, rec)...)
 	res, err := c.s.Conn.Multi(ops...)
 	if failedOp(res) == 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
 		return nil // gone meanwhile
@@ -285,7 +290,7 @@ func (c *candidate) dropOwnBaton() error {
 // take has made it). Without it a lone delete, queued across an expiry
 // and sent on go-zookeeper's replacement session, could meet a
 // successor's baton or leader node made again at the version ours had.
-func (c *candidate) recordFence(record string, recOK bool, rec *zk.Stat) []any {
+func recordFence(c *candidate, record string, recOK bool, rec *zk.Stat) []any {
 	if recOK {
 		return []any{&zk.CheckVersionRequest{Path: record, Version: rec.Version}}
 	}
@@ -301,7 +306,7 @@ func (c *candidate) recordFence(record string, recOK bool, rec *zk.Stat) []any {
 // dropped and made again by another meanwhile is left alone. A
 // successor that finds the baton gone waits W, as after the session's
 // end. nil once neither is left.
-func (c *candidate) leaveOwn() error {
+func leaveOwn(c *candidate) error {
 	c.pub.stop()
 	c.retire()
 	slot := c.slot
@@ -339,7 +344,7 @@ func (c *candidate) leaveOwn() error {
 					// And no take since the read: a baton or leader node
 					// made again restarts at a version ours had.
 					fenced = true
-					ops = append(ops, c.recordFence(record, recOK, rec)...)
+					ops = append(ops, recordFence(c, record, recOK, rec)...)
 				}
 			}
 		}

@@ -122,7 +122,7 @@ func TestSharedSessionLeaveOwnTakesOnlyItsNodes(t *testing.T) {
 	behind := ps[2].join(s, "behind")
 
 	for _, c := range []*candidate{cs[1], behind} {
-		if err := c.leaveOwn(); err != nil {
+		if err := leaveOwn(c); err != nil {
 			t.Fatalf("leaveOwn %s: %v", c.basePath, err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestSharedSessionCandidaciesOfOneElectionKeepEachOthersBaton(t *testing.T) 
 	close(stopped) // it waits for the baton's end: stopped at once
 	announced := ""
 	_ = second.waitHeld(&announced, stopped)
-	if err := second.leaveOwn(); err != nil {
+	if err := leaveOwn(second); err != nil {
 		t.Fatal(err)
 	}
 	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
@@ -267,7 +267,7 @@ func TestRecordFenceOfAnAbsentRecord(t *testing.T) {
 	if _, err := conn.Create(c.handoverPath(), []byte(`{"state":"taken"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, c.recordFence(c.handoverPath(), recOK, rec)...)
+	ops := append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, recordFence(c, c.handoverPath(), recOK, rec)...)
 	if _, err := c.s.Conn.Multi(ops...); !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatalf("the fenced delete: want NodeExists, got %v", err)
 	}
@@ -278,7 +278,7 @@ func TestRecordFenceOfAnAbsentRecord(t *testing.T) {
 	if err := conn.Delete(c.handoverPath(), -1); err != nil {
 		t.Fatal(err)
 	}
-	ops = append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, c.recordFence(c.handoverPath(), false, nil)...)
+	ops = append([]any{&zk.DeleteRequest{Path: c.batonPath(), Version: 0}}, recordFence(c, c.handoverPath(), false, nil)...)
 	if _, err := c.s.Conn.Multi(ops...); err != nil {
 		t.Fatalf("unfenced by any take: %v", err)
 	}

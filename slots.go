@@ -443,7 +443,7 @@ func (sh slotHolding) scanSlots(drops []droppedWait, woke chan struct{}, quit <-
 			// handed slot 0 over to a named successor (baton.go).
 			var named namedWait
 			announced := ""
-			if waited, err := c.waitForNamed(h, &named, &announced, stop); err != nil || waited {
+			if waited, err := waitForNamed(c, h, &named, &announced, stop); err != nil || waited {
 				return leaseStart{}, true, err
 			}
 		}

@@ -209,7 +209,7 @@ func TestFollowersLeaveNoWatchOnGoneProposals(t *testing.T) {
 		del(a)
 		seen := &namedWait{}
 		announced := ""
-		if waited, err := cand.waitForNamed(handed(base+"/"+a, 1500, false), seen, &announced, stop); err != nil || waited {
+		if waited, err := waitForNamed(cand, handed(base+"/"+a, 1500, false), seen, &announced, stop); err != nil || waited {
 			t.Fatalf("successor gone: waited %v, err %v; want the wait for a dropped take", waited, err)
 		}
 		// A slot's holder gone.
