@@ -27,23 +27,37 @@ func spreadFor(t *testing.T, base string, lo, hi time.Duration) (spread, offset 
 }
 
 // firstTick is when the first run's command started, from its tick file.
+//
+// The test command records its run before its first tick, so a run seen
+// recorded may not have ticked yet: wait for the tick (the bound only ends
+// a failing wait).
 func firstTick(t *testing.T, file string) time.Time {
 	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if at, ok := readFirstTick(file); ok {
+			return at
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no tick in %s", file)
+		}
+	}
+}
+
+func readFirstTick(file string) (time.Time, bool) {
 	f, err := os.Open(file)
 	if err != nil {
-		t.Fatal(err)
+		return time.Time{}, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	if sc.Scan() {
 		if fs := strings.Fields(sc.Text()); len(fs) == 3 {
 			if ns, err := strconv.ParseInt(fs[2], 10, 64); err == nil {
-				return time.Unix(0, ns)
+				return time.Unix(0, ns), true
 			}
 		}
 	}
-	t.Fatalf("no tick in %s", file)
-	return time.Time{}
+	return time.Time{}, false
 }
 
 // TestCronSpreadHostDeathCatchUp: with --spread the first run keeps its
