@@ -117,6 +117,7 @@ func TestPauseAndResume(t *testing.T) {
 // TestPauseSkipsCron: a paused run cron leader skips its scheduled times,
 // saying why.
 func TestPauseSkipsCron(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	if out, code := control(t, e, "pause", "--reason", "freeze"); code != 0 {

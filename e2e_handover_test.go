@@ -26,6 +26,7 @@ import (
 // names it, on that keeper; commands never overlap and fencing tokens
 // grow.
 func TestCleanHandoverStartsOnCredit(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	// T = 4 s (the harness's largest): a proof every second and a credit
@@ -64,6 +65,7 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 // baton, the next candidate — a newcomer, or the old leader standing
 // again in the same session — starts only after that credit has run out.
 func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)

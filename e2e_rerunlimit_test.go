@@ -45,6 +45,7 @@ func rerunLimitRuns(t *testing.T, file string) (by map[string][]time.Time) {
 // restarts here, pausing 1 s, then 2 s, and a never leads again. The
 // window (1 min) outlasts the test, so nothing leaves it meanwhile.
 func TestRerunLimitHandsOverThenRestartsHere(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	dir := t.TempDir()
@@ -112,6 +113,7 @@ echo "$BALLOT_CANDIDATE_ID $(date +%s%N)" >> "$RUNS"; exit 3`
 // no rerun in place) has nobody to hand over to: it keeps the lead and
 // restarts here after a pause of 1 s, then 2 s, saying so once.
 func TestRerunLimitAloneRestartsHere(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newElection(t, c)
 	runs := filepath.Join(t.TempDir(), "runs")

@@ -44,6 +44,7 @@ func waitFile(t *testing.T, file string, timeout time.Duration, what string, con
 }
 
 func TestRunOutputInHistory(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	dir := t.TempDir()
 
@@ -82,6 +83,7 @@ func TestRunOutputInHistory(t *testing.T) {
 }
 
 func TestOnRunEnd(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 
 	// run once --once-key: the hook runs after the run, with its outcome
@@ -210,6 +212,7 @@ func TestOnRunEnd(t *testing.T) {
 }
 
 func TestPing(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 
 	// run once --once-key, the URL from a file: URL/start, then URL/4 with

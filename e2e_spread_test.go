@@ -56,6 +56,7 @@ func firstTick(t *testing.T, file string) time.Time {
 // O + T >= 4.5T late and skipped. The schedule's step N = 5T leaves more
 // than the failover between a start and the next time.
 func TestCronSpreadHostDeathCatchUp(t *testing.T) {
+	t.Parallel()
 	const (
 		T = 2 * time.Second
 		N = 5 * T
@@ -112,6 +113,7 @@ func TestCronSpreadHostDeathCatchUp(t *testing.T) {
 // TestCronSpreadInfo: info shows the next run's scheduled time and, with
 // --spread, its start; the same offset on every candidate.
 func TestCronSpreadInfo(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	const yearly = "0 0 1 1 *" // never due while the test runs
@@ -145,6 +147,7 @@ func TestCronSpreadInfo(t *testing.T) {
 // the value hashed from the election's path: every run's scheduled time
 // has those seconds, the same as hashExpr computes here.
 func TestCronHashedSchedule(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	e := newCronElection(t, c)
 	expr, err := hashExpr("H/5 * * * * *", e.base)
