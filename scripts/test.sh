@@ -87,8 +87,8 @@ done
 # -parallel 4: the tests marked t.Parallel() mostly wait on ZooKeeper and
 # timers, so twice the cores keeps the CPU busy without starving them (the
 # timing-sensitive tests stay serial: they run alone, before the parallel ones).
-step "go test -race -count=1 -timeout 15m -parallel 4 -v ./... $*"
-go test -race -count=1 -timeout 15m -parallel 4 -v ./... "$@"
+step "go test -race -count=1 -timeout 15m -parallel 8 -v ./... $*"
+go test -race -count=1 -timeout 15m -parallel 8 -v ./... "$@"
 
 if [ "$#" -gt 0 ]; then
 	step "cross build skipped (go test arguments given)"
