@@ -118,7 +118,7 @@ func TestPauseAndResume(t *testing.T) {
 // saying why.
 func TestPauseSkipsCron(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	if out, code := control(t, e, "pause", "--reason", "freeze"); code != 0 {
 		t.Fatalf("pause: exit %d: %s", code, out)

@@ -116,7 +116,7 @@ func mostAtOnce(spans map[string]*pidSpan) int {
 // end is in the history.
 func TestCronOverlapAllow(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--overlap", "allow", "--overlap-limit", "2", "--on-child-success", "rerun")
 	a.WaitEvent(logEvRunSkipped, 15*time.Second, "skip", "overlap-limit")
@@ -153,7 +153,7 @@ func TestCronOverlapAllow(t *testing.T) {
 // while another tree may live, so the next leader waits for its expiry).
 func TestCronOverlapAllowLeadershipEnds(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, how := range []string{"step-down", "proposal-deleted", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
 			e := newCronElection(t, c)

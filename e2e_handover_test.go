@@ -27,7 +27,7 @@ import (
 // grow.
 func TestCleanHandoverStartsOnCredit(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	// T = 4 s (the harness's largest): a proof every second and a credit
 	// of 3 s, so that a handover finds credit even on a machine so busy
@@ -66,7 +66,7 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 // again in the same session — starts only after that credit has run out.
 func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 	t.Parallel()
-	zkc := startZK(t, 1)
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)

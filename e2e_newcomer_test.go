@@ -289,7 +289,7 @@ func TestCrontabRecipeQuiet(t *testing.T) {
 // that succeeds stays at INFO.
 func TestFailingRunWarns(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	const T = 2 * time.Second // runArgs' session timeout
 	// Both lines on one stream: ballot reads stdout and stderr apart, so
 	// which of two streams' lines comes last is not the command's order.

@@ -46,7 +46,7 @@ func rerunLimitRuns(t *testing.T, file string) (by map[string][]time.Time) {
 // window (1 min) outlasts the test, so nothing leaves it meanwhile.
 func TestRerunLimitHandsOverThenRestartsHere(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	dir := t.TempDir()
 	gate, runs := filepath.Join(dir, "gate"), filepath.Join(dir, "runs")
@@ -114,7 +114,7 @@ echo "$BALLOT_CANDIDATE_ID $(date +%s%N)" >> "$RUNS"; exit 3`
 // restarts here after a pause of 1 s, then 2 s, saying so once.
 func TestRerunLimitAloneRestartsHere(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	runs := filepath.Join(t.TempDir(), "runs")
 	env := ballotEnv(t, "RUNS="+runs)

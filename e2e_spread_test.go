@@ -61,7 +61,7 @@ func TestCronSpreadHostDeathCatchUp(t *testing.T) {
 		T = 2 * time.Second
 		N = 5 * T
 	)
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	spread, offset := spreadFor(t, e.base, 7*time.Second, 9*time.Second)
 	flags := []string{"--on-child-success", "rerun", "--spread", spread.String(), "--starting-deadline", (3 * T).String()}
@@ -114,7 +114,7 @@ func TestCronSpreadHostDeathCatchUp(t *testing.T) {
 // --spread, its start; the same offset on every candidate.
 func TestCronSpreadInfo(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	const yearly = "0 0 1 1 *" // never due while the test runs
 	a := e.add("a", yearly, "10ms", "--spread", "24h")
@@ -148,7 +148,7 @@ func TestCronSpreadInfo(t *testing.T) {
 // has those seconds, the same as hashExpr computes here.
 func TestCronHashedSchedule(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	expr, err := hashExpr("H/5 * * * * *", e.base)
 	if err != nil {
