@@ -84,9 +84,11 @@ for goos in darwin freebsd; do
 	echo "ok"
 done
 
-# -parallel 4: the tests marked t.Parallel() mostly wait on ZooKeeper and
-# timers, so twice the cores keeps the CPU busy without starving them (the
-# timing-sensitive tests stay serial: they run alone, before the parallel ones).
+# -parallel 8: the tests marked t.Parallel() mostly wait on ZooKeeper and
+# timers (at -parallel 4 all four slots were taken for the whole parallel
+# phase while the suite used about half a core), and their margins are
+# seconds derived from T, not CPU scheduling (the timing-sensitive tests
+# stay serial: they run alone, before the parallel ones).
 step "go test -race -count=1 -timeout 15m -parallel 8 -v ./... $*"
 go test -race -count=1 -timeout 15m -parallel 8 -v ./... "$@"
 
