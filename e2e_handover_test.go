@@ -153,7 +153,8 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 // TestHandedOverTakeFailsWithoutProposal: a successor whose proposal was
 // deleted before its take cannot take the baton handed to it.
 func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)
@@ -265,7 +266,8 @@ func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 // than a pipe holds, and a last line without a newline) is logged before
 // "command ended", and the next leader starts only after it all.
 func TestResignationWaitsForTheTreeAndItsOutput(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	// The command stamps its start and exits at once; a leftover in its
 	// process group ignores SIGTERM, waits for the gate (opened once b
@@ -331,7 +333,8 @@ exit 0`
 // stand again, would hold the baton and stall the election. Both ways of
 // withdrawing decline, so resign ends the session and the baton with it.
 func TestResignLeavesNoBatonThatMayBeOurs(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/resign-maybe-baton"
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)

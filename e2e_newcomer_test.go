@@ -324,7 +324,8 @@ func TestFailingRunWarns(t *testing.T) {
 // --leader-data says so on stderr and in JSON; stdout stays one (empty)
 // line per leader and the exit status 0, as scripts expect.
 func TestLeaderWithoutData(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	a.WaitEvent(logEvAcknowledged, 10*time.Second)
@@ -346,7 +347,8 @@ func TestLeaderWithoutData(t *testing.T) {
 // once (TestNewElectionWaits), and says it as what it is, not as a holder
 // that dropped the baton.
 func TestNewElectionWaitWording(t *testing.T) {
-	e := newFreshElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newFreshElection(t, sharedZK(t))
 	a := e.add("a", nil, nil, "tick")
 	ev := a.WaitEvent(logEvBatonWait, 20*time.Second)
 	if !strings.HasPrefix(ev["msg"], "a new election (no handover record yet): waiting 1.5s once, in case") {
