@@ -223,6 +223,8 @@ func crontabRecipe(t *testing.T, servers, base, host, key, job string) string {
 // else, unwrapped; the two that find the key run print nothing and exit
 // 0 — cron mails nothing from them.
 func TestCrontabRecipeQuiet(t *testing.T) {
+	// Serial: the winner must print the job's output and nothing else, and
+	// a WARN prints even under --quiet (a renewal slowed by load, say).
 	// The recipe keeps the default session timeout, 5 s: a tickTime that
 	// allows it (2 to 20 ticks), or the server's clamp is a WARN, rightly
 	// printed even under --quiet.
