@@ -266,8 +266,7 @@ func TestHandedOverTakeRereadsTheElectionRecord(t *testing.T) {
 // than a pipe holds, and a last line without a newline) is logged before
 // "command ended", and the next leader starts only after it all.
 func TestResignationWaitsForTheTreeAndItsOutput(t *testing.T) {
-	t.Parallel()
-	c := sharedZK(t)
+	c := startZK(t, 1)
 	e := newElection(t, c)
 	// The command stamps its start and exits at once; a leftover in its
 	// process group ignores SIGTERM, waits for the gate (opened once b
