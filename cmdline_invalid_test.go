@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseCommandLineInvalid(t *testing.T) {
+	t.Parallel()
 	runOnce := func(extra ...string) []string {
 		return append(append(a("run", "once", "--candidate-id", "c"), extra...), "--", "x")
 	}

@@ -138,6 +138,7 @@ func TestParseScheduleValid(t *testing.T) {
 }
 
 func TestParseScheduleInvalid(t *testing.T) {
+	t.Parallel()
 	const (
 		syntax  = "not a valid cron expression; use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, an optional year last, or @yearly, @monthly, @weekly, @daily, @hourly, @every 30s"
 		noDate  = "valid syntax, but no such date comes (e.g. 30 February, or a year in the past); use a schedule that fires"

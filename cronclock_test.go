@@ -19,6 +19,7 @@ import (
 // TestCronClockAheadOfZooKeeper: a leader whose clock is ahead of
 // ZooKeeper's records no scheduled time ahead of it.
 func TestCronClockAheadOfZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	t.Run("decision from real mtimes", func(t *testing.T) { t.Parallel(); aheadFromRealMtimes(t, c) })
 	t.Run("record refuses a time ahead", func(t *testing.T) { t.Parallel(); recordRefusesTimeAhead(t, c) })

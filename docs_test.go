@@ -697,6 +697,7 @@ func anchors(text string) map[string]bool {
 // file of the repository, and every "#anchor" a heading of its page; the
 // README links every page of docs/, and every page links back.
 func TestDocsLinks(t *testing.T) {
+	t.Parallel()
 	files := docFiles(t)
 	text := map[string]string{}
 	for _, name := range files {

@@ -117,7 +117,8 @@ func TestPauseAndResume(t *testing.T) {
 // TestPauseSkipsCron: a paused run cron leader skips its scheduled times,
 // saying why.
 func TestPauseSkipsCron(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	if out, code := control(t, e, "pause", "--reason", "freeze"); code != 0 {
 		t.Fatalf("pause: exit %d: %s", code, out)

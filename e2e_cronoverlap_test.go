@@ -115,7 +115,8 @@ func mostAtOnce(spans map[string]*pidSpan) int {
 // (overlap-limit); every started time is recorded once, and every run's
 // end is in the history.
 func TestCronOverlapAllow(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	a := e.add("a", "* * * * * *", "2500ms", "--overlap", "allow", "--overlap-limit", "2", "--on-child-success", "rerun")
 	a.WaitEvent(logEvRunSkipped, 15*time.Second, "skip", "overlap-limit")
@@ -151,7 +152,8 @@ func TestCronOverlapAllow(t *testing.T) {
 // ballot is SIGKILLed (the keepers kill every tree; none ends the session
 // while another tree may live, so the next leader waits for its expiry).
 func TestCronOverlapAllowLeadershipEnds(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	for _, how := range []string{"step-down", "proposal-deleted", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
 			e := newCronElection(t, c)

@@ -790,6 +790,9 @@ func TestCrontabReaddedJobWaitsForItsOldRunner(t *testing.T) {
 	ct.write(slow, other)
 	a := ct.start("a")
 	a.WaitEvent(logEvCommandStarted, 20*time.Second, "job", "slow")
+	// The run's own line, which its command writes once it has started:
+	// n below must count this run, however slowly the command starts.
+	ct.waitJobRuns("slow", 1, 10*time.Second)
 	ct.write(other)
 	a.Signal(syscall.SIGHUP)
 	a.WaitEvent(logEvReloaded, 10*time.Second, "left", "slow")

@@ -18,7 +18,7 @@ import (
 // a candidate stands again and leads.
 func TestDrain(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	flags := []string{"--stop-grace-period", "1s"}
 	a := e.add("a", flags, nil, "stubborn")

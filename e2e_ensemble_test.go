@@ -137,6 +137,10 @@ func deleteNode(t *testing.T, c *zkCluster, path string) {
 	}
 }
 
+// TestEnsembleSafety: faults of ZooKeeper's members under the leader.
+// TestEnsembleSafetyCandidates has the faults of the candidates and their
+// nodes, on an ensemble of its own: in turn on one ensemble the scenarios
+// took 63 s, the suite's longest chain; each half takes about 30 s.
 func TestEnsembleSafety(t *testing.T) {
 	t.Parallel() // its margins are T and syncLimit × tickTime; the scenarios share the ensemble, so they run in turn
 	c := startEnsemble(t)
@@ -191,6 +195,13 @@ func TestEnsembleSafety(t *testing.T) {
 		takeoverFenced(t, e, b, cpid, "ZooKeeper leader deposed (its followers reset), the leader's session on it", deposed, 40*time.Second)
 		whole(t, c)
 	})
+}
+
+// TestEnsembleSafetyCandidates: a candidate stopped, its nodes deleted,
+// slots, on the ensemble (TestEnsembleSafety has the members' faults).
+func TestEnsembleSafetyCandidates(t *testing.T) {
+	t.Parallel() // as TestEnsembleSafety: its scenarios share this ensemble and run in turn
+	c := startEnsemble(t)
 
 	// ballot alone is stopped (a debugger, kill -STOP, D state); its keeper
 	// and command run on. The keeper kills the command when the lease ends.

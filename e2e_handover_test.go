@@ -26,7 +26,8 @@ import (
 // names it, on that keeper; commands never overlap and fencing tokens
 // grow.
 func TestCleanHandoverStartsOnCredit(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	// T = 4 s (the harness's largest): a proof every second and a credit
 	// of 3 s, so that a handover finds credit even on a machine so busy
@@ -64,7 +65,8 @@ func TestCleanHandoverStartsOnCredit(t *testing.T) {
 // baton, the next candidate — a newcomer, or the old leader standing
 // again in the same session — starts only after that credit has run out.
 func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)
@@ -151,7 +153,8 @@ func TestHandedOverSuccessorGoneOthersWait(t *testing.T) {
 // TestHandedOverTakeFailsWithoutProposal: a successor whose proposal was
 // deleted before its take cannot take the baton handed to it.
 func TestHandedOverTakeFailsWithoutProposal(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/" + t.Name()
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)
@@ -329,7 +332,8 @@ exit 0`
 // stand again, would hold the baton and stall the election. Both ways of
 // withdrawing decline, so resign ends the session and the baton with it.
 func TestResignLeavesNoBatonThatMayBeOurs(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	base := "/ballot/test/resign-maybe-baton"
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)

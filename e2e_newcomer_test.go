@@ -223,6 +223,8 @@ func crontabRecipe(t *testing.T, servers, base, host, key, job string) string {
 // else, unwrapped; the two that find the key run print nothing and exit
 // 0 — cron mails nothing from them.
 func TestCrontabRecipeQuiet(t *testing.T) {
+	// Serial: the winner must print the job's output and nothing else, and
+	// a WARN prints even under --quiet (a renewal slowed by load, say).
 	// The recipe keeps the default session timeout, 5 s: a tickTime that
 	// allows it (2 to 20 ticks), or the server's clamp is a WARN, rightly
 	// printed even under --quiet.
@@ -289,7 +291,7 @@ func TestCrontabRecipeQuiet(t *testing.T) {
 // that succeeds stays at INFO.
 func TestFailingRunWarns(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	const T = 2 * time.Second // runArgs' session timeout
 	// Both lines on one stream: ballot reads stdout and stderr apart, so
 	// which of two streams' lines comes last is not the command's order.
@@ -324,7 +326,8 @@ func TestFailingRunWarns(t *testing.T) {
 // --leader-data says so on stderr and in JSON; stdout stays one (empty)
 // line per leader and the exit status 0, as scripts expect.
 func TestLeaderWithoutData(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	a := e.add("a", nil, nil, "tick")
 	a.WaitEvent(logEvAcknowledged, 10*time.Second)
@@ -346,7 +349,8 @@ func TestLeaderWithoutData(t *testing.T) {
 // once (TestNewElectionWaits), and says it as what it is, not as a holder
 // that dropped the baton.
 func TestNewElectionWaitWording(t *testing.T) {
-	e := newFreshElection(t, startZK(t, 1))
+	t.Parallel()
+	e := newFreshElection(t, sharedZK(t))
 	a := e.add("a", nil, nil, "tick")
 	ev := a.WaitEvent(logEvBatonWait, 20*time.Second)
 	if !strings.HasPrefix(ev["msg"], "a new election (no handover record yet): waiting 1.5s once, in case") {

@@ -223,7 +223,8 @@ func endsWith(seq []logEvent, tail ...logEvent) bool {
 // behind); written twice, it is written; and a successor trusts it only
 // for a record that names its proposal, never another's.
 func TestReleasedNoteIsForItsRecordOnly(t *testing.T) {
-	zkc := startZK(t, 1)
+	t.Parallel()
+	zkc := sharedZK(t)
 	other := zkConnect(t, zkc.Servers(), 2*time.Second)
 	defer other.Close()
 	take := func(t *testing.T, p *inProcess, id string) *candidate {

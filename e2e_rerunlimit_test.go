@@ -45,7 +45,8 @@ func rerunLimitRuns(t *testing.T, file string) (by map[string][]time.Time) {
 // restarts here, pausing 1 s, then 2 s, and a never leads again. The
 // window (1 min) outlasts the test, so nothing leaves it meanwhile.
 func TestRerunLimitHandsOverThenRestartsHere(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	dir := t.TempDir()
 	gate, runs := filepath.Join(dir, "gate"), filepath.Join(dir, "runs")
@@ -112,7 +113,8 @@ echo "$BALLOT_CANDIDATE_ID $(date +%s%N)" >> "$RUNS"; exit 3`
 // no rerun in place) has nobody to hand over to: it keeps the lead and
 // restarts here after a pause of 1 s, then 2 s, saying so once.
 func TestRerunLimitAloneRestartsHere(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newElection(t, c)
 	runs := filepath.Join(t.TempDir(), "runs")
 	env := ballotEnv(t, "RUNS="+runs)

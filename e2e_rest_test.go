@@ -209,6 +209,7 @@ func cronCutOff(t *testing.T, zkc *zkCluster, aServers, bServers string, cut, he
 // lease). The window starts after the second skip: the leader's last
 // renewal before the pause is answered by then.
 func TestPausedCronLeaderRestsItsLease(t *testing.T) {
+	t.Parallel()
 	zkc := startZK(t, 1)
 	window := 4 * time.Second // 2T at the tests' T = 2 s: 4 scheduled times, each armed T/16 before without the fix
 	e := newCronElection(t, zkc)

@@ -44,7 +44,8 @@ func waitFile(t *testing.T, file string, timeout time.Duration, what string, con
 }
 
 func TestRunOutputInHistory(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	dir := t.TempDir()
 
 	// A cron job that prints 3000 lines, then its complaint, and fails:
@@ -82,7 +83,8 @@ func TestRunOutputInHistory(t *testing.T) {
 }
 
 func TestOnRunEnd(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 
 	// run once --once-key: the hook runs after the run, with its outcome
 	// and its output; the hook's own failure is logged and counted, and
@@ -210,7 +212,8 @@ func TestOnRunEnd(t *testing.T) {
 }
 
 func TestPing(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 
 	// run once --once-key, the URL from a file: URL/start, then URL/4 with
 	// the output as the body, both sent before ballot exits; the URL's

@@ -70,11 +70,12 @@ func readFirstTick(file string) (time.Time, bool) {
 // O + T >= 4.5T late and skipped. The schedule's step N = 5T leaves more
 // than the failover between a start and the next time.
 func TestCronSpreadHostDeathCatchUp(t *testing.T) {
+	t.Parallel()
 	const (
 		T = 2 * time.Second
 		N = 5 * T
 	)
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	spread, offset := spreadFor(t, e.base, 7*time.Second, 9*time.Second)
 	flags := []string{"--on-child-success", "rerun", "--spread", spread.String(), "--starting-deadline", (3 * T).String()}
@@ -126,7 +127,8 @@ func TestCronSpreadHostDeathCatchUp(t *testing.T) {
 // TestCronSpreadInfo: info shows the next run's scheduled time and, with
 // --spread, its start; the same offset on every candidate.
 func TestCronSpreadInfo(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	const yearly = "0 0 1 1 *" // never due while the test runs
 	a := e.add("a", yearly, "10ms", "--spread", "24h")
@@ -159,7 +161,8 @@ func TestCronSpreadInfo(t *testing.T) {
 // the value hashed from the election's path: every run's scheduled time
 // has those seconds, the same as hashExpr computes here.
 func TestCronHashedSchedule(t *testing.T) {
-	c := startZK(t, 1)
+	t.Parallel()
+	c := sharedZK(t)
 	e := newCronElection(t, c)
 	expr, err := hashExpr("H/5 * * * * *", e.base)
 	if err != nil {

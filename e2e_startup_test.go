@@ -15,6 +15,7 @@ import (
 )
 
 func TestElectionFailurePolicies(t *testing.T) {
+	t.Parallel()
 	args := func(t *testing.T, extra ...string) []string {
 		return runArgs([]string{basicDeadPort(t)}, "/ballot/unreachable", "c1", extra...)
 	}

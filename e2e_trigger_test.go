@@ -54,7 +54,7 @@ func triggered(t *testing.T, e *election) []*historyItem {
 // (--overlap skip), and --wait says so.
 func TestTrigger(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 
 	// Nobody leads and --wait runs out: the request is withdrawn.
@@ -178,7 +178,7 @@ func logTriggerLatency(t *testing.T, p *ballotProc) {
 // under --overlap queue, and stops it under --overlap replace.
 func TestTriggerOverlap(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	for _, policy := range []string{"queue", "replace"} {
 		e := newElection(t, c)
 		e.base += "-" + policy
@@ -217,7 +217,7 @@ func TestTriggerOverlap(t *testing.T) {
 // once.
 func TestTriggerAcrossFailover(t *testing.T) {
 	t.Parallel()
-	c := startZK(t, 1)
+	c := sharedZK(t)
 	e := newElection(t, c)
 	flags := []string{"--on-child-error", "ignore", "--overlap", "queue"}
 	a := cronCandidate(t, e, "a", "3", "4s", flags...)

@@ -23,6 +23,8 @@ import (
 // direction, keeps the stream's order, passes the end of a stream on after
 // its last bytes, and SetDelay(0) forwards at once again.
 func TestHarnessProxyDelay(t *testing.T) {
+	// Serial: a round trip after SetDelay(0) must take less than d (300 ms),
+	// a bound that load on the machine could eat.
 	const d = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -175,6 +177,7 @@ func TestHarnessProxyResetClientSides(t *testing.T) {
 // TestHarnessPause: a paused member answers nothing, keeps its clients'
 // connections, and after Resume serves the same session again.
 func TestHarnessPause(t *testing.T) {
+	t.Parallel()
 	const session = 4 * time.Second // the client's read timeout, 2/3 of it, outlasts the pause
 	c := startZK(t, 1)
 	conn, events := harnessConnect(t, c.Servers(), session)

@@ -95,6 +95,7 @@ var layers = []struct {
 type upRef struct{ file, name, def string }
 
 func TestLayers(t *testing.T) {
+	t.Parallel()
 	layerOf := map[string]int{}
 	for i, l := range layers {
 		for _, f := range l.files {

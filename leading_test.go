@@ -58,6 +58,7 @@ func TestModeChosenOnce(t *testing.T) {
 // its methods is the candidate or the lease. Only the follower's hooks
 // (before it leads) are handed the candidate.
 func TestLeaderWorkSeesOnlyTheView(t *testing.T) {
+	t.Parallel()
 	works := map[string]bool{"onceWork": true, "cronWork": true, "cronLeader": true}
 	followerHooks := map[string]bool{"proposed": true, "beforeFollowing": true, "whileFollowing": true}
 	all, err := filepath.Glob("*.go")

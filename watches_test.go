@@ -49,6 +49,7 @@ func pendingWatchers(t *testing.T, conn *zk.Conn, path string) int {
 // per control node in all, not one more each time; and the shared watch
 // still tells each leadership of a pause, a resume and a step-down.
 func TestControlsKeepOneWatchPerPath(t *testing.T) {
+	t.Parallel()
 	c := startZK(t, 1)
 	_, s := watchTestSession(t, c)
 	base := "/ballot/test/controls-watches"
@@ -158,6 +159,7 @@ func allPendingWatchers(t *testing.T, conn *zk.Conn) int {
 // every watch on a node that existed fires and is dropped, and counts
 // what the session still holds.
 func TestFollowersLeaveNoWatchOnGoneProposals(t *testing.T) {
+	t.Parallel()
 	c := sharedZK(t)
 	log, s := watchTestSession(t, c)
 	base := "/ballot/test/gone-proposal-watches"

@@ -9,6 +9,7 @@ package main
 // its root still starts its own (startZK).
 
 import (
+	"flag"
 	"os"
 	"sync"
 	"testing"
@@ -21,9 +22,14 @@ var sharedZKState struct {
 	err  error
 }
 
-// sharedZK returns the shared server, started on first use.
+// sharedZK returns the shared server, started on first use. Under
+// -count > 1 a test runs again in the same process and would find its
+// first run's nodes on its paths there: it gets a server of its own.
 func sharedZK(t testing.TB) *zkCluster {
 	t.Helper()
+	if f := flag.Lookup("test.count"); f != nil && f.Value.String() != "1" {
+		return startZK(t, 1)
+	}
 	s := &sharedZKState
 	s.once.Do(func() {
 		if s.dir, s.err = os.MkdirTemp("", "ballot-zk-shared-"); s.err == nil {
