@@ -480,8 +480,11 @@ func droppedTakeOf(t *testing.T, s *candidate) (*handoverSeen, string, time.Dura
 // random-fault run's "SIGTERM beside a paused member", issue 37).
 func TestStopReleaseResentOnReconnect(t *testing.T) {
 	t.Parallel()
-	const T = 4 * time.Second
-	c := startZK(t, 3)
+	// The client drops the silent connection at most 2T/3 after it last
+	// heard from it; ZooKeeper expires the session no sooner than T after
+	// a's last ping: T/3 (2.7 s) to reconnect and resend, on a busy machine.
+	const T = 8 * time.Second
+	c := startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond})
 	// a reaches each of two members through a proxy of its own, so that
 	// the one it is connected to can go silent while the other answers.
 	p0, p1 := newTCPProxy(t, c.Servers()[:1]), newTCPProxy(t, c.Servers()[1:2])
