@@ -183,7 +183,7 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 	type got struct {
 		raw []byte
 		st  *zk.Stat
-		ev  <-chan struct{}
+		ev  <-chan zk.Event
 		err error
 	}
 	read := func() ([]got, error) {
@@ -221,7 +221,7 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 					return
 				}
 			} else {
-				var ev [4]<-chan struct{} // nil: never fires
+				var ev [4]<-chan zk.Event // nil: never fires
 				for i := range g {
 					ev[i] = g[i].ev
 				}
@@ -247,13 +247,13 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 // usually does not, and then one round trip is all a new leader spends.
 // The watch is the session's one on path (existsWatch): it fires at the
 // node's creation, change or deletion.
-func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan struct{}, error) {
+func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan zk.Event, error) {
 	raw, _, ev, err := getOrWatchStat(s, path)
 	return raw, ev, err
 }
 
 // getOrWatchStat is getOrWatch with the node's stat (nil: no node).
-func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan struct{}, error) {
+func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	for {
 		ok, ev, err := s.ExistsWatch(path)
 		if err != nil {
