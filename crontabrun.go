@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"ballot/internal/keeper"
 	"ballot/internal/zookeeper"
 )
 
@@ -209,7 +208,6 @@ func (ct *crontab) checkReady() {
 	}
 	ct.ready = true
 	ct.notify.Ready(fmt.Sprintf("%d jobs joined", len(ct.cur)))
-	keeper.DropStartPages()
 }
 
 // runners are the runners started and not returned yet (not a changed

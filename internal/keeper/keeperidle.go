@@ -45,7 +45,6 @@ func (k *keeper) standIdle(control *os.File) *RunOrder {
 	runs := k.runs
 	k.report(IdleLine)
 	go k.obey(control)
-	DropStartPages()
 	select {
 	case o := <-runs:
 		return o

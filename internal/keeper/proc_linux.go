@@ -84,37 +84,3 @@ func listProcs() []procEntry {
 	}
 	return out
 }
-
-// DropStartPages unmaps this process's pages of its own executable's code
-// and read-only data (its text and rodata segments, never the writable
-// one): what start-up touched (every package's init, the parameter table,
-// the set-up) and may not touch again (issue 34: a keeper at rest mapped
-// 5 MB of the 6.9 MB binary). The pages stay in the page cache, shared
-// with every ballot on the host; a later access maps its page again (a
-// minor fault, as at start). MADV_DONTNEED loses nothing on a read-only
-// private file mapping: none of its pages was written, so none is a
-// private copy.
-func DropStartPages() {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return
-	}
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(maps), "\n") {
-		// start-end perms offset dev inode path
-		f := strings.Fields(line)
-		if len(f) != 6 || f[5] != exe || (f[1] != "r-xp" && f[1] != "r--p") {
-			continue
-		}
-		from, to, _ := strings.Cut(f[0], "-")
-		a, err1 := strconv.ParseUint(from, 16, 64)
-		b, err2 := strconv.ParseUint(to, 16, 64)
-		if err1 != nil || err2 != nil || b <= a {
-			continue
-		}
-		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(a), uintptr(b-a), syscall.MADV_DONTNEED)
-	}
-}

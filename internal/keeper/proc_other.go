@@ -16,5 +16,3 @@ func unreadBytes(uintptr) int { return 0 }
 type procEntry struct{ pid, ppid int }
 
 func listProcs() []procEntry { return nil }
-
-func DropStartPages() {}
