@@ -74,18 +74,16 @@ func TestWhenFirst(t *testing.T) {
 			t.Errorf("wait %d: f ran %d times", k, c)
 		}
 	}
-	waits.mu.Lock()
-	left := len(waits.pending)
-	waits.mu.Unlock()
-	if left != 0 {
+	if left := waits.pendingCount(); left != 0 {
 		t.Errorf("%d waits still pending after every one fired", left)
 	}
 }
 
 // TestIdleWatchesTakeNoGoroutineEach: elections' controls (a leader's
 // pause, step-down and drain watches) and drain watches (a follower's),
-// all at rest on one session, add a bounded number of goroutines, not
-// one or more each as before (four a leader, two a follower); and the
+// all at rest on one session, add one goroutine a waitsPerDispatcher
+// (16) waits, not one or more a wait as before (four a leader, two a
+// follower); and the
 // watches still work: a pause reaches its election's leader.
 func TestIdleWatchesTakeNoGoroutineEach(t *testing.T) {
 	c := sharedZK(t)
@@ -121,8 +119,9 @@ func TestIdleWatchesTakeNoGoroutineEach(t *testing.T) {
 		_, undrain := watchDrain(s, b, "host-b")
 		undrains = append(undrains, undrain)
 	}
-	// A few for the dispatcher and the client; the old waits were 4 × 60
-	// + 2 × 60 goroutines.
+	// One dispatcher a waitsPerDispatcher waits (two waits an election:
+	// 8 for 60) and a few for the client; the old waits were 4 × 60 + 2 ×
+	// 60 goroutines.
 	if n := settled("at rest", before+elections/4); n > before+elections/4 {
 		t.Fatalf("%d elections' watches at rest: %d goroutines more (from %d), want at most %d: one or more a watch again?", elections, n-before, before, elections/4)
 	}
