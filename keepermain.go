@@ -16,7 +16,6 @@ import (
 )
 
 func keeperMain(args []string) int {
-	lowerGCPercent()
 	return keeper.Main(args, keeper.Config{
 		Usage: exitUsage, Failure: exitFailure, NotFound: exitNotFound, NotExecutable: exitNotExecutable,
 		NewLogger: func(w io.Writer, format string) *slog.Logger {

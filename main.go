@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -47,21 +46,6 @@ func main() {
 func oneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
-	}
-}
-
-// gcPercentAtRest is GOGC for the long-lived processes that hold many
-// goroutines' stacks and little garbage: run crontab and the keeper (issue
-// 34). The heap may grow this much above what is live (stacks included)
-// before a collection; Go's default, 100, let a crontab of 200 jobs at rest
-// keep about as much garbage as it had live memory. At rest they allocate
-// little, so collecting twice as often costs little CPU (BENCHMARKS.md,
-// section 18). A GOGC in the environment wins.
-const gcPercentAtRest = 50
-
-func lowerGCPercent() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercentAtRest)
 	}
 }
 
@@ -265,7 +249,6 @@ func startCrontab(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return exitUsage
 	}
-	lowerGCPercent()
 	return runCrontab(set, jobs, acc, log)
 }
 
