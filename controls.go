@@ -183,7 +183,7 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 	type got struct {
 		raw []byte
 		st  *zk.Stat
-		ev  <-chan struct{}
+		ev  <-chan zk.Event
 		err error
 	}
 	read := func() ([]got, error) {
@@ -213,32 +213,29 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 		s.set(parsePause(g[0].raw), namesUs(g[1].raw, f.node), drained, trig)
 		return g, nil
 	}
-	g, err := read()
-	go func() {
-		for {
-			if err != nil {
-				if !zookeeper.Retryable(err) || zs.WaitOnline(quit) != nil {
-					return
-				}
-			} else {
-				var ev [4]<-chan struct{} // nil: never fires
-				for i := range g {
-					ev[i] = g[i].ev
-				}
-				select {
-				case <-ev[0]:
-				case <-ev[1]:
-				case <-ev[2]:
-				case <-ev[3]:
-				case <-quit:
-					return
-				case <-zs.Lost():
-					return
-				}
+	// Each read, then a wait on its watches that takes no goroutine while
+	// nothing changes (whenFirst): the next read runs on the goroutine the
+	// wait's end starts.
+	var after func(g []got, err error)
+	after = func(g []got, err error) {
+		for err != nil {
+			if !zookeeper.Retryable(err) || zs.WaitOnline(quit) != nil {
+				return
 			}
 			g, err = read()
 		}
-	}()
+		chans := []any{quit, zs.Lost()}
+		for i := range g {
+			chans = append(chans, g[i].ev)
+		}
+		whenFirst(func(i int) {
+			if i >= 2 { // a watch fired
+				after(read())
+			}
+		}, chans...)
+	}
+	g, err := read()
+	go after(g, err)
 	return s
 }
 
@@ -247,13 +244,13 @@ func watchControls(zs *zookeeper.Session, f *proposalFacts, quit <-chan struct{}
 // usually does not, and then one round trip is all a new leader spends.
 // The watch is the session's one on path (existsWatch): it fires at the
 // node's creation, change or deletion.
-func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan struct{}, error) {
+func getOrWatch(s *zookeeper.Session, path string) ([]byte, <-chan zk.Event, error) {
 	raw, _, ev, err := getOrWatchStat(s, path)
 	return raw, ev, err
 }
 
 // getOrWatchStat is getOrWatch with the node's stat (nil: no node).
-func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan struct{}, error) {
+func getOrWatchStat(s *zookeeper.Session, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	for {
 		ok, ev, err := s.ExistsWatch(path)
 		if err != nil {

@@ -102,7 +102,11 @@ func (r *runner) awaitUndrained(s *zookeeper.Session) error {
 // then.
 func watchDrain(zs *zookeeper.Session, basePath, id string) (drained <-chan struct{}, quit func()) {
 	ch, stop := make(chan struct{}), make(chan struct{})
-	go func() {
+	// Each read, then a wait on its watch that takes no goroutine while
+	// nothing changes (whenFirst): the next read runs on the goroutine the
+	// wait's end starts.
+	var look func()
+	look = func() {
 		for {
 			raw, ev, err := getOrWatch(zs, drainPath(basePath, id))
 			switch {
@@ -119,15 +123,15 @@ func watchDrain(zs *zookeeper.Session, basePath, id string) (drained <-chan stru
 				}
 				continue
 			}
-			select {
-			case <-ev:
-			case <-stop:
-				return
-			case <-zs.Lost():
-				return
-			}
+			whenFirst(func(i int) {
+				if i == 0 {
+					look()
+				}
+			}, ev, stop, zs.Lost())
+			return
 		}
-	}()
+	}
+	go look()
 	done := false
 	return ch, func() {
 		if !done {

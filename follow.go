@@ -77,19 +77,11 @@ func (r *runner) followContext(c *candidate) (ctx context.Context, release func(
 	if r.set.WaitTimeout > 0 {
 		timer = time.AfterFunc(r.set.WaitTimeout, func() { cancel(errWaitTimedOut) })
 	}
-	go func() {
-		select {
-		case <-r.stopping:
-			cancel(errStopSignal)
-		case <-bad:
-			cancel(errUnhealthy)
-		case <-seen:
-			cancel(errOnceKeyRun)
-		case <-drained:
-			cancel(errDrained)
-		case <-ctx.Done():
+	whenFirst(func(i int) {
+		if cause := []error{errStopSignal, errUnhealthy, errOnceKeyRun, errDrained, nil}[i]; cause != nil {
+			cancel(cause)
 		}
-	}()
+	}, r.stopping, bad, seen, drained, ctx.Done())
 	return ctx, func() {
 		cancel(nil)
 		unwatch()

@@ -42,6 +42,14 @@ func init() {
 				f.Close()
 				_ = os.Rename(path+".tmp", path)
 			}
+			// And the goroutines, counted by stack (issue 34: goroutines
+			// a job at rest).
+			gpath := filepath.Join(dir, fmt.Sprintf("goroutine-%d-%04d.txt", os.Getpid(), seq))
+			if f, err := os.Create(gpath + ".tmp"); err == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+				f.Close()
+				_ = os.Rename(gpath+".tmp", gpath)
+			}
 		}
 	}()
 }

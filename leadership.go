@@ -332,13 +332,11 @@ func (r *runner) elected(c *candidate, start leaseStart) (l *lease, over func())
 // with the command's grace period, and the health check may pass again
 // before supervision looks.
 func leadershipContext(c *candidate, l *lease) (over func()) {
-	go func() {
-		select {
-		case <-c.s.Lost():
+	whenFirst(func(i int) {
+		if i == 0 {
 			l.endWith(sessionLostCause(c.s.LostReason()))
-		case <-l.ended.Done():
 		}
-	}()
+	}, c.s.Lost(), l.ended.Done())
 	return func() { l.endWith(errLeadershipOver) }
 }
 

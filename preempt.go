@@ -30,49 +30,72 @@ const maxPriority = 1000
 // follows the line as the lease's watch sees it, and asks for a handover
 // (controls.preempt) once the first other candidate has a higher priority,
 // has been in line for after, and says it is ready.
+//
+// Between looks it keeps no goroutine: it waits through whenFirst, and the
+// next look runs on the goroutine the wait's end starts (issue 34: every
+// leader of a crontab kept one).
 func (r *runner) watchPreemption(c *candidate, l *lease, after time.Duration) {
-	seen := map[string]bootTime{} // proposal → when this leader first saw it in line
-	var counting string           // the candidate whose time is being counted
-	var ready <-chan zk.Event     // its data, watched once it is due
-	readyFor := ""
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	defer c.pub.update(func(d *proposalData) { d.Preempt = nil })
-	for {
-		first, line := c.line.firstOther(c.basePath, c.node)
-		now := bootNow()
-		first, due := preemptionDue(first, line, c.priority, seen, now, after)
-		if first != counting {
-			counting = first
-			publishPreempt(c.log, c.s.Conn, c.pub, c.priority, first, due)
+	w := &preemptWatch{c: c, l: l, after: after, seen: map[string]bootTime{}, timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	w.look()
+}
+
+// preemptWatch is watchPreemption's state from one look to the next.
+type preemptWatch struct {
+	c        *candidate
+	l        *lease
+	after    time.Duration
+	seen     map[string]bootTime // proposal → when this leader first saw it in line
+	counting string              // the candidate whose time is being counted
+	ready    <-chan zk.Event     // its data, watched once it is due
+	readyFor string
+	timer    *time.Timer
+}
+
+// look looks at the line once, and asks for the handover or waits for
+// the next change.
+func (w *preemptWatch) look() {
+	c, l := w.c, w.l
+	first, line := c.line.firstOther(c.basePath, c.node)
+	now := bootNow()
+	first, due := preemptionDue(first, line, c.priority, w.seen, now, w.after)
+	if first != w.counting {
+		w.counting = first
+		publishPreempt(c.log, c.s.Conn, c.pub, c.priority, first, due)
+	}
+	if first != "" && now >= due {
+		if w.readyFor != first {
+			w.readyFor, w.ready = first, nil
 		}
-		if first != "" && now >= due {
-			if readyFor != first {
-				readyFor, ready = first, nil
-			}
-			ok, ev := readyToLead(c.s.Conn, first)
-			if ok {
-				l.ctl.preempt(first)
-				return
-			}
-			if ev != nil {
-				ready = ev
-			} else {
-				timer.Reset(c.s.Timeout() / 4) // unreadable now: look again
-			}
-		} else if first != "" {
-			timer.Reset(time.Duration(due - now))
-		}
-		select {
-		case <-c.line.changed:
-		case <-timer.C:
-		case <-ready:
-			ready = nil
-		case <-l.ended.Done(): // let go, lost, or undone: nothing to hand over
+		ok, ev := readyToLead(c.s.Conn, first)
+		if ok {
+			l.ctl.preempt(first)
+			w.end()
 			return
 		}
+		if ev != nil {
+			w.ready = ev
+		} else {
+			w.timer.Reset(c.s.Timeout() / 4) // unreadable now: look again
+		}
+	} else if first != "" {
+		w.timer.Reset(time.Duration(due - now))
 	}
+	whenFirst(func(i int) {
+		switch i {
+		case 2:
+			w.ready = nil
+		case 3: // let go, lost, or undone: nothing to hand over
+			w.end()
+			return
+		}
+		w.look()
+	}, c.line.changed, w.timer.C, w.ready, l.ended.Done())
+}
+
+func (w *preemptWatch) end() {
+	w.timer.Stop()
+	w.c.pub.update(func(d *proposalData) { d.Preempt = nil })
 }
 
 // preemptionDue is watchPreemption's decision at one look at the line

@@ -47,12 +47,17 @@ func (d *proposalData) encodeAt(now time.Time) []byte {
 // does), and an idle fleet must not be its ensemble's busiest writer.
 // Changes made within publishFold of each other (elected, then the command
 // started) go out in one write, and writes are at least publishGap apart.
+// Its writer goroutine lives only while a change waits to be written: a
+// job at rest keeps none (issue 34: a crontab of 200 jobs kept 200).
 type publisher struct {
 	c *candidate
 
-	mu     sync.Mutex
-	status proposalData
-	hurry  bool // an urgent change waits: write it without folding or spacing
+	mu      sync.Mutex
+	status  proposalData
+	hurry   bool      // an urgent change waits: write it without folding or spacing
+	writing bool      // a writer goroutine is on (it ends once nothing waits)
+	done    bool      // the node is gone: nothing more is written
+	last    time.Time // the last write, for publishGap (the writer's)
 
 	kick     chan struct{}
 	hurried  chan struct{} // pinged by urgent: cut a fold or a gap short
@@ -62,35 +67,57 @@ type publisher struct {
 
 // leaderNode is the leader node's side of what a candidate publishes:
 // its writes, in order, on one worker (leader.go), and whether it is
-// written.
+// written. The worker lives only while an operation is queued: a leader
+// between runs keeps none (issue 34).
 type leaderNode struct {
+	mu        sync.Mutex
 	ops       chan func()
-	once      sync.Once
+	pending   int  // queued, not yet taken by the worker
+	working   bool // the worker is on
 	published bool // the leader node was written (or is being written)
 }
 
 // queue queues f after the earlier leader-node operations, on their one
 // worker, which ends when lost or over closes.
 func (n *leaderNode) queue(f func(), lost, over <-chan struct{}) {
-	n.once.Do(func() {
+	n.mu.Lock()
+	if n.ops == nil {
 		n.ops = make(chan func(), 16)
-		go func() {
-			for {
-				select {
-				case f := <-n.ops:
-					f()
-				case <-lost:
-					return
-				case <-over:
-					return
-				}
-			}
-		}()
-	})
+	}
+	n.pending++ // before the send: the worker waits for it, not ends
+	start := !n.working
+	n.working = true
+	n.mu.Unlock()
+	if start {
+		go n.work(lost, over)
+	}
 	select {
 	case n.ops <- f:
 	case <-lost:
 	case <-over:
+	}
+}
+
+// work runs the queued operations in order, one at a time, and ends once
+// none is queued (a queue after that starts it again: never two at once).
+func (n *leaderNode) work(lost, over <-chan struct{}) {
+	for {
+		n.mu.Lock()
+		if n.pending == 0 {
+			n.working = false
+			n.mu.Unlock()
+			return
+		}
+		n.pending--
+		n.mu.Unlock()
+		select {
+		case f := <-n.ops:
+			f()
+		case <-lost:
+			return
+		case <-over:
+			return
+		}
 	}
 }
 
@@ -114,9 +141,8 @@ const (
 )
 
 func newPublisher(c *candidate, status proposalData) *publisher {
-	p := &publisher{c: c, status: status, kick: make(chan struct{}, 1), hurried: make(chan struct{}, 1), quit: make(chan struct{})}
-	go p.loop()
-	return p
+	// The create wrote the first status.
+	return &publisher{c: c, status: status, kick: make(chan struct{}, 1), hurried: make(chan struct{}, 1), quit: make(chan struct{}), last: time.Now()}
 }
 
 // update changes what the candidate says about itself.
@@ -126,10 +152,17 @@ func (p *publisher) update(f func(*proposalData)) {
 	}
 	p.mu.Lock()
 	f(&p.status)
-	p.mu.Unlock()
+	// Kicked under mu: a writer that finds no kick under mu and ends
+	// cannot miss this change (it is started again below).
 	select {
 	case p.kick <- struct{}{}:
 	default:
+	}
+	start := !p.writing && !p.done && p.c != nil // no candidate: a test's, nothing to write to
+	p.writing = p.writing || start
+	p.mu.Unlock()
+	if start {
+		go p.loop()
 	}
 }
 
@@ -170,15 +203,26 @@ func (p *publisher) stop() {
 	p.quitOnce.Do(func() { close(p.quit) })
 }
 
+// loop writes the waiting changes, and ends once none waits (or the node
+// is gone, the writes stopped or the session lost).
 func (p *publisher) loop() {
-	last := time.Now() // the create wrote the first status
 	for {
+		p.mu.Lock()
+		select {
+		case <-p.kick:
+		default:
+			p.writing = false // an update after this starts a writer again
+			p.mu.Unlock()
+			return
+		}
+		last := p.last
+		p.mu.Unlock()
 		select {
 		case <-p.quit:
 			return
 		case <-p.c.s.Lost():
 			return
-		case <-p.kick:
+		default:
 		}
 		if wait := p.delay(time.Since(last)); wait > 0 {
 			select {
@@ -205,6 +249,9 @@ func (p *publisher) loop() {
 		_, err := p.c.s.Conn.Set(p.c.node, data, -1)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
+			p.mu.Lock()
+			p.done = true
+			p.mu.Unlock()
 			return
 		case err != nil:
 			// Not written (the connection dropped): try again once it is
@@ -214,6 +261,8 @@ func (p *publisher) loop() {
 			}
 			p.update(func(*proposalData) {})
 		}
-		last = time.Now()
+		p.mu.Lock()
+		p.last = time.Now()
+		p.mu.Unlock()
 	}
 }

@@ -50,6 +50,7 @@ type standby struct {
 	endOnce   sync.Once
 	proving   atomic.Bool   // proofs wanted now: a handover may come (proveWhile)
 	kick      chan struct{} // pinged when proving changes
+	next      time.Time     // when the next proof is due (zero: at once); proveInLine's, one at a time
 }
 
 func newStandby(log *slog.Logger, s *zookeeper.Session, w *zookeeper.Writer, node string, candidacy <-chan struct{}, proven func()) *standby {
@@ -111,20 +112,32 @@ func handoverMayCome(raw []byte, us string) bool {
 // leader with its quorum, with our session alive there) without changing
 // anything or waking any watch. When proofs become wanted, the first goes
 // out at once unless the last is less than T/4 old.
+//
+// At rest (no proofs wanted) it keeps no goroutine: it waits through
+// whenFirst, and a kick starts it again (issue 34: a crontab's next in
+// line of each job kept one).
 func (b *standby) proveInLine() {
-	var next time.Time // when the next proof is due (zero: at once)
 	for {
 		var t *time.Timer
 		if b.proving.Load() {
-			d := time.Until(next)
+			d := time.Until(b.next)
 			if d <= 0 {
 				if !b.prove() {
 					return
 				}
-				next = time.Now().Add(b.s.Timeout() / standbyProofDiv)
+				b.next = time.Now().Add(b.s.Timeout() / standbyProofDiv)
 				continue
 			}
 			t = time.NewTimer(d)
+		} else {
+			// A kick after the load above waits in kick (buffered): the
+			// wait sees it.
+			whenFirst(func(i int) {
+				if i == 0 {
+					b.proveInLine()
+				}
+			}, b.kick, b.end, b.candidacy, b.s.Lost())
+			return
 		}
 		if !b.awaitProofDue(t) {
 			return
