@@ -114,11 +114,21 @@ func (n *leaderNode) work(lost, over <-chan struct{}) {
 		case f := <-n.ops:
 			f()
 		case <-lost:
+			n.stopped()
 			return
 		case <-over:
+			n.stopped()
 			return
 		}
 	}
+}
+
+// stopped: the worker ends before the queue is empty (the session lost or
+// the candidacy over), as one that found nothing queued would.
+func (n *leaderNode) stopped() {
+	n.mu.Lock()
+	n.working = false
+	n.mu.Unlock()
 }
 
 // flush waits, at most d, for the queued leader-node operations.

@@ -169,6 +169,12 @@ func (s *supervision) await() (how outcome, over bool) {
 		}
 	case <-l.ended.Done():
 		return s.leadershipEnded(context.Cause(l.ended))
+	case <-c.s.Lost():
+		// leadershipContext ends the leadership on this too, through the
+		// process's wait dispatcher; a running command's kill does not
+		// wait for it.
+		l.endWith(sessionLostCause(c.s.LostReason()))
+		return s.leadershipEnded(context.Cause(l.ended))
 	case <-l.ctl.Changed():
 		return s.controlsChanged()
 	case <-r.health.Bad():

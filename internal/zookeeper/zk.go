@@ -245,8 +245,10 @@ func (s *Session) Close() {
 	s.Conn.Close()
 }
 
-// pendingWatch is ExistsWatch's watch on one path: fired is closed once
-// it fires (or the session ends); mu is held while it is read or armed.
+// pendingWatch is ExistsWatch's watch on one path: fired is go-zookeeper's
+// own channel, which receives the event and is closed at once when it fires
+// (or the session ends), so every waiter wakes; mu is held while it is read
+// or armed.
 type pendingWatch struct {
 	mu    sync.Mutex
 	fired <-chan zk.Event
