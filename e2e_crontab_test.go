@@ -516,13 +516,8 @@ func (ct *crontabTest) leaders(conn *zk.Conn, jobs []string) map[string]int {
 	ct.t.Helper()
 	out := map[string]int{}
 	for _, j := range jobs {
-		raw, _, err := conn.Get(ct.base + "/" + j + "/" + leaderName)
-		if err != nil {
-			continue
-		}
-		var rec leaderRecord
-		if json.Unmarshal(raw, &rec) == nil {
-			out[rec.CandidateID]++
+		if id := ct.leaderOf(conn, j); id != "" {
+			out[id]++
 		}
 	}
 	return out
@@ -641,22 +636,10 @@ func TestCrontabLeadershipsSpread(t *testing.T) {
 	ct.write(lines...)
 	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
 	defer conn.Close()
-	waitLeaders := func(want map[string]int) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			got := ct.leaders(conn, jobs)
-			if fmt.Sprint(got) == fmt.Sprint(want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("leaders %v, want %v", got, want)
-			}
-		}
-	}
 	a := ct.start("a")
-	waitLeaders(map[string]int{"a": 6})
+	waitJobsLed(t, ct, conn, jobs, map[string]int{"a": 6})
 	b := ct.start("b")
-	waitLeaders(map[string]int{"a": 3, "b": 3})
+	waitJobsLed(t, ct, conn, jobs, map[string]int{"a": 3, "b": 3})
 	if n := len(a.Events(logEvSpreading)); n != 3 {
 		t.Errorf("a handed %d jobs over, want 3", n)
 	}
