@@ -379,17 +379,20 @@ func TestEnsembleSafetyKeeperAlarm(t *testing.T) {
 }
 
 // TestEnsembleSafetyRollingConfigChange: half-way through a rolling change
-// of syncLimit from 12 down to 2 (tickTime 500 ms), the followers,
+// of syncLimit from 16 down to 2 (tickTime 500 ms), the followers,
 // restarted, run the short one, the leader still the long one. Cut off from
 // its peers, silence both ways, the ZooKeeper leader is dropped by its
-// followers after 2 ticks (1 s) and goes on answering its clients for 12
-// (6 s). The 5 s between are more than a successor needs once the new
+// followers after 2 ticks (1 s) and goes on answering its clients for 16
+// (8 s). The 7 s between are more than a successor needs once the new
 // leader counts the leading candidate's session afresh: T to expire it, a
 // tick to round up, 3T/4 waiting for the dropped baton (4 s in all); so a
-// lease that trusts the old leader's answers overlaps the successor.
+// lease that trusts the old leader's answers overlaps the successor. (16,
+// not 12: the followers' new leader must be elected while the old one
+// still reports leading, and at a load of 15 on 2 cores one election took
+// longer than 12 ticks' 6 s; 8 s leaves it twice a busy election's time.)
 func TestEnsembleSafetyRollingConfigChange(t *testing.T) {
 	t.Parallel()
-	const long, short = 12, 2
+	const long, short = 16, 2
 	c := startZKWith(t, zkOptions{N: 3, TickTime: 500 * time.Millisecond, SyncLimit: long, PeerProxies: true})
 	tick := c.TickTime()
 	if lag, need := (long-short)*tick, ensembleSession+tick+3*ensembleSession/4; lag <= need {
