@@ -240,19 +240,15 @@ func empty(v reflect.Value) bool {
 
 const hex = "0123456789abcdef"
 
-// AppendString appends s as a JSON string, as encoding/json writes it:
-// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped, and with html, <, >
-// and & too.
-func AppendString(b []byte, s string, html bool) []byte {
-	return appendString(b, s, html, true)
-}
-
 // AppendLogString appends s as log/slog's JSONHandler writes a string:
-// as AppendString without html, but \b and \f as \u0008 and \u000c.
+// as appendString without html, but \b and \f as \u0008 and \u000c.
 func AppendLogString(b []byte, s string) []byte {
 	return appendString(b, s, false, false)
 }
 
+// appendString appends s as a JSON string, as encoding/json writes it:
+// invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped, and with html, <, >
+// and & too; short: \b and \f as encoding/json writes them.
 func appendString(b []byte, s string, html, short bool) []byte {
 	b = append(b, '"')
 	start := 0

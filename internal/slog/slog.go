@@ -53,8 +53,8 @@ type Value struct {
 	any  any // KindAny: the value; KindTime: the time.Time; KindGroup: []Attr
 }
 
-// AnyValue is v as a Value of its kind, as log/slog's AnyValue.
-func AnyValue(v any) Value {
+// anyValue is v as a Value of its kind, as log/slog's AnyValue.
+func anyValue(v any) Value {
 	switch v := v.(type) {
 	case string:
 		return Value{kind: KindString, str: v}
@@ -117,7 +117,7 @@ func (v Value) Float64() float64        { return v.any.(float64) }
 func (v Value) Time() time.Time         { return v.any.(time.Time) }
 func (v Value) Group() []Attr           { g, _ := v.any.([]Attr); return g }
 func (v Value) Resolve() Value          { return v } // ballot logs no LogValuer
-func (v Value) Equal(w Value) bool {
+func (v Value) equal(w Value) bool {
 	return v.kind == w.kind && v.num == w.num && v.str == w.str && v.anyEqual(w)
 }
 func (v Value) anyEqual(w Value) bool { _, g := v.any.([]Attr); return !g && v.any == w.any }
@@ -150,18 +150,17 @@ type Attr struct {
 	Value Value
 }
 
-func (a Attr) Equal(b Attr) bool { return a.Key == b.Key && a.Value.Equal(b.Value) }
+func (a Attr) Equal(b Attr) bool { return a.Key == b.Key && a.Value.equal(b.Value) }
 
 func String(key, value string) Attr                 { return Attr{key, Value{kind: KindString, str: value}} }
-func Int(key string, value int) Attr                { return Attr{key, AnyValue(value)} }
-func Int64(key string, value int64) Attr            { return Attr{key, AnyValue(value)} }
-func Bool(key string, value bool) Attr              { return Attr{key, AnyValue(value)} }
-func Duration(key string, value time.Duration) Attr { return Attr{key, AnyValue(value)} }
-func Time(key string, value time.Time) Attr         { return Attr{key, AnyValue(value)} }
-func Any(key string, value any) Attr                { return Attr{key, AnyValue(value)} }
+func Int(key string, value int) Attr                { return Attr{key, anyValue(value)} }
+func Int64(key string, value int64) Attr            { return Attr{key, anyValue(value)} }
+func Duration(key string, value time.Duration) Attr { return Attr{key, anyValue(value)} }
+func Time(key string, value time.Time) Attr         { return Attr{key, anyValue(value)} }
+func anyAttr(key string, value any) Attr            { return Attr{key, anyValue(value)} }
 
 // Group is a group of attributes, as log/slog's.
-func Group(key string, args ...any) Attr { return Attr{key, AnyValue(attrs(args))} }
+func Group(key string, args ...any) Attr { return Attr{key, anyValue(attrs(args))} }
 
 const badKey = "!BADKEY"
 
@@ -176,12 +175,12 @@ func attrs(args []any) []Attr {
 			if len(args) == 1 {
 				a, args = String(badKey, x), nil
 			} else {
-				a, args = Any(x, args[1]), args[2:]
+				a, args = anyAttr(x, args[1]), args[2:]
 			}
 		case Attr:
 			a, args = x, args[1:]
 		default:
-			a, args = Any(badKey, x), args[1:]
+			a, args = anyAttr(badKey, x), args[1:]
 		}
 		as = append(as, a)
 	}
