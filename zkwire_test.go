@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -15,9 +16,9 @@ import (
 	"ballot/internal/zookeeper"
 )
 
-// sniffedSession opens a session with the client library and returns it
-// with its handoff as the keeper would get it: id and password read off
-// the wire.
+// sniffedSession opens a session as ballot does (DialSession) and returns
+// its connection with its handoff as the keeper would get it: id and
+// password read off the wire.
 func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *zookeeper.Handoff) {
 	t.Helper()
 	return sniffedSessionVia(t, c, c.Servers())
@@ -27,20 +28,24 @@ func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *zookeeper.Handoff) {
 // to servers (a proxy), the handoff to c's.
 func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *zookeeper.Handoff) {
 	t.Helper()
-	var mu sync.Mutex
-	var id int64
-	var pw []byte
-	conn := zkConnect(t, servers, 2*time.Second,
-		zk.WithDialer(zookeeper.SniffConnect(net.DialTimeout, func(r zookeeper.ConnectReply) { mu.Lock(); id, pw = r.SessionID, r.Passwd; mu.Unlock() })))
-	if _, _, err := conn.Exists("/"); err != nil { // wait for the session
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: servers, ZooKeeperACL: aclOpen})
+	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if id != conn.SessionID() || len(pw) == 0 {
-		t.Fatalf("sniffed session 0x%x (password %d bytes), the client has 0x%x", id, len(pw), conn.SessionID())
+	s, err := zookeeper.DialSession(newLogger(io.Discard, "human", slog.LevelError), acc, 2*time.Second, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return conn, &zookeeper.Handoff{Servers: c.Servers(), SessionID: id, Passwd: pw, TimeoutMs: 2000}
+	t.Cleanup(s.Close)
+	conn := s.Conn
+	if _, _, err := conn.Exists("/"); err != nil { // the session, as the library has it
+		t.Fatal(err)
+	}
+	h := s.Handoff()
+	if h == nil || h.SessionID != conn.SessionID() || len(h.Passwd) == 0 {
+		t.Fatalf("sniffed session %+v, the client has 0x%x", h, conn.SessionID())
+	}
+	return conn, &zookeeper.Handoff{Servers: c.Servers(), SessionID: h.SessionID, Passwd: h.Passwd, TimeoutMs: 2000}
 }
 
 // takeAs creates what a leader holds: its proposal and baton (ephemeral),

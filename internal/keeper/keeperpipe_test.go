@@ -8,7 +8,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"syscall"
@@ -22,6 +23,22 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A client certificate (chain 01 02, 03) and its key, set as the
+	// keeper's end sets them: the chain and key it spells are those set.
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert := func() zookeeper.WireAccess {
+		a := zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"), Digest: []byte("u:p")}
+		if !a.SetCertFields("0102,03", hex.EncodeToString(keyDER)) {
+			t.Fatal("the certificate was refused")
+		}
+		return a
+	}
+	if chain, k := withCert().CertFields(); chain != "0102,03" || k != hex.EncodeToString(keyDER) {
+		t.Errorf("the certificate set spells %s %s", chain, k)
 	}
 	session := &zookeeper.Handoff{SessionID: 0x7fedcba987654321, Passwd: []byte{0, 1, 0xfe, 0xff}, TimeoutMs: 4007,
 		Servers: []string{"10.0.0.1:2181", "[fe80::1]:2182", "zk3.example.com:2181"}}
@@ -45,10 +62,7 @@ func TestKeeperOrdersRoundTrip(t *testing.T) {
 		{orderForget, keeperOrder{kind: orderForget}},
 		{AccessOrder(zookeeper.WireAccess{}), keeperOrder{kind: orderAccess}},
 		{AccessOrder(zookeeper.WireAccess{Digest: []byte("alice:correct horse")}), keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{Digest: []byte("alice:correct horse")}}},
-		{AccessOrder(zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
-			Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}),
-			keeperOrder{kind: orderAccess, access: zookeeper.WireAccess{TLS: true, ServerName: "zk.example.com", CA: []byte("-----BEGIN CERTIFICATE-----\n"),
-				Cert: tls.Certificate{Certificate: [][]byte{{1, 2}, {3}}, PrivateKey: key}, Digest: []byte("u:p")}}},
+		{AccessOrder(withCert()), keeperOrder{kind: orderAccess, access: withCert()}},
 		{DemoteOrder(&DemoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},
 			Timeout: 1500 * time.Millisecond, Wrap: true, LogFormat: "json"}),
 			keeperOrder{kind: orderDemote, demote: &DemoteHook{Argv: []string{"/bin/sh", "-c", "echo a  b\n"}, Env: []string{"BALLOT_X=1 2", "EMPTY="},

@@ -15,7 +15,7 @@ import (
 type tlsSettings struct{}
 
 // clientCert is never set in a build without TLS.
-type clientCert struct{ Certificate [][]byte }
+type clientCert struct{}
 
 // loadTLS refuses, naming the parameter that asked for TLS.
 func (a *Access) loadTLS(p *Params) error {

@@ -49,7 +49,7 @@ func (a *Access) loadTLS(p *Params) error {
 			return err
 		}
 		cfg.Certificates = []tls.Certificate{cert}
-		a.wire.Cert = cert
+		a.wire.cert = cert
 		if leaf, err := x509.ParseCertificate(cert.Certificate[0]); err == nil && time.Now().After(leaf.NotAfter) {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("the client certificate %s expired on %s: servers that check it will refuse it",
 				p.TLSCert, leaf.NotAfter.UTC().Format(time.RFC3339)))
@@ -202,8 +202,8 @@ func (a WireAccess) dialTLS(d *net.Dialer, addr string) (net.Conn, error) {
 		cfg.RootCAs = x509.NewCertPool()
 		cfg.RootCAs.AppendCertsFromPEM(a.CA)
 	}
-	if len(a.Cert.Certificate) > 0 {
-		cfg.Certificates = []tls.Certificate{a.Cert}
+	if len(a.cert.Certificate) > 0 {
+		cfg.Certificates = []tls.Certificate{a.cert}
 	}
 	return tls.DialWithDialer(d, "tcp", addr, cfg)
 }
@@ -243,12 +243,4 @@ func decodeCert(chain, key string) (c clientCert, ok bool) {
 		return c, false
 	}
 	return c, true
-}
-
-// TLSConfig is the TLS configuration of every connection; nil: plain TCP.
-func (a *Access) TLSConfig() *tls.Config {
-	if a.tls == nil {
-		return nil
-	}
-	return a.tls.cfg
 }

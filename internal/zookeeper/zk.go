@@ -122,15 +122,15 @@ func DialSession(log *slog.Logger, acc *Access, timeout, wait time.Duration, sto
 }
 
 // learned takes the session's facts from the connect response on the wire
-// (SniffConnect), on every connection, just before the client library
+// (sniffConnect), on every connection, just before the client library
 // takes it up: the first makes the session (established once the library
 // says it has it), a different id means the client replaced it after an
 // expiry, and the timeout may be renegotiated.
-func (s *Session) learned(r ConnectReply) {
+func (s *Session) learned(r connectReply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pwFor, s.passwd = r.SessionID, r.Passwd
-	switch id, timeout := r.SessionID, r.Timeout; {
+	s.pwFor, s.passwd = r.sessionID, r.passwd
+	switch id, timeout := r.sessionID, r.timeout; {
 	case s.id == 0:
 		s.id, s.timeout = id, timeout
 	case s.id != id:

@@ -191,12 +191,12 @@ func pathErr(err error) error {
 // connect starts a client (zk.Connect returns at once and dials in the
 // background); the caller waits for a session, then calls login. The
 // zkDiag says why no session came, if none does.
-func (a *Access) connect(timeout time.Duration, logger zk.Logger, logInfo clientLogs, cb func(zk.Event), learned func(ConnectReply)) (*zk.Conn, *zkDiag, error) {
+func (a *Access) connect(timeout time.Duration, logger zk.Logger, logInfo clientLogs, cb func(zk.Event), learned func(connectReply)) (*zk.Conn, *zkDiag, error) {
 	hosts := &zkHosts{}
 	diag := &zkDiag{reasons: map[string]string{}, probed: map[string]bool{}}
 	dial := a.dialer(hosts, diag, max(minConnectWait, timeout/2))
 	if learned != nil {
-		dial = SniffConnect(dial, learned)
+		dial = sniffConnect(dial, learned)
 	}
 	conn, _, err := zk.Connect(a.servers, timeout,
 		zk.WithHostProvider(hosts),
@@ -246,10 +246,6 @@ func (a *Access) login(conn *zk.Conn, deadline time.Time, stop <-chan struct{}) 
 		}
 	}
 }
-
-// Credentials are the digest login: its user and "user:password"; nil
-// without --zookeeper-auth-file.
-func (a *Access) Credentials() (user string, digest []byte) { return a.user, a.digest }
 
 // Describe is for the "ballot starting" log line: nothing for a plain
 // connection without credentials, as before TLS existed.

@@ -10,7 +10,7 @@ package zookeeper
 // The client library exports neither a session's password nor its
 // negotiated timeout, nor connects to a given session, so ballot reads
 // them as the server sends them: the first frame on every connection is
-// the connect response (SniffConnect, parseConnectReply).
+// the connect response (sniffConnect, parseConnectReply).
 //
 // Frames are a 4-byte big-endian length, then jute-encoded fields: int32,
 // int64, buffers and strings as a 4-byte length and the bytes.
@@ -53,20 +53,20 @@ type WireAccess struct {
 	TLS        bool
 	ServerName string     // "": each server's host as written
 	CA         []byte     // PEM; nil: the system's roots
-	Cert       clientCert // client certificate; none when empty
+	cert       clientCert // client certificate; none when empty (SetCertFields)
 	Digest     []byte     // user:password; nil: none
 }
 
 // CertFields spell the client certificate for the keeper's pipe: the
 // chain's certificates (DER) in hex, comma-separated, and the key (PKCS
 // #8) in hex; "-" for none.
-func (a WireAccess) CertFields() (chain, key string) { return encodeCert(a.Cert) }
+func (a WireAccess) CertFields() (chain, key string) { return encodeCert(a.cert) }
 
 // SetCertFields reads what CertFields wrote; false if it is bad.
 func (a *WireAccess) SetCertFields(chain, key string) bool {
 	c, ok := decodeCert(chain, key)
 	if ok {
-		a.Cert = c
+		a.cert = c
 	}
 	return ok
 }
@@ -159,7 +159,7 @@ func (h *Handoff) Resume(deadline time.Time, from int) (s *WireSession, at int, 
 		if bound.After(deadline) {
 			bound = deadline
 		}
-		s, err := h.ResumeAt(h.Servers[i], bound)
+		s, err := h.resumeAt(h.Servers[i], bound)
 		if err == nil || errors.Is(err, ErrSessionLost) {
 			return s, i, err
 		}
@@ -237,7 +237,9 @@ type WireSession struct {
 	timeout time.Duration // as the server granted it
 }
 
-func (h *Handoff) ResumeAt(addr string, deadline time.Time) (*WireSession, error) {
+// resumeAt resumes the session on the server at addr (Resume: on the
+// first of them that takes it).
+func (h *Handoff) resumeAt(addr string, deadline time.Time) (*WireSession, error) {
 	conn, err := h.Access.dial(addr, deadline)
 	if err != nil {
 		return nil, err
@@ -270,10 +272,10 @@ func (s *WireSession) connect(h *Handoff, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	if reply.SessionID == 0 || reply.Timeout <= 0 {
+	if reply.sessionID == 0 || reply.timeout <= 0 {
 		return ErrSessionLost // expired: its nodes are gone already
 	}
-	s.timeout = reply.Timeout
+	s.timeout = reply.timeout
 
 	if h.Access.Digest != nil {
 		// Before anything else, as the client library does on every
@@ -628,36 +630,36 @@ func (r *wireReader) buffer() []byte {
 	return append([]byte(nil), r.take(int(n))...)
 }
 
-// ConnectReply is the server's connect response, the first frame on every
+// connectReply is the server's connect response, the first frame on every
 // connection: the session it gave the connection, the session timeout it
 // negotiated and the session's password. Session id 0: the session asked
 // for has expired.
-type ConnectReply struct {
-	SessionID int64
-	Timeout   time.Duration
-	Passwd    []byte
+type connectReply struct {
+	sessionID int64
+	timeout   time.Duration
+	passwd    []byte
 }
 
 // parseConnectReply reads a connect response (the frame without its
 // length): int32 protocol version, int32 timeout in ms, int64 session id,
 // the password as a buffer, then an optional read-only flag.
-func parseConnectReply(frame []byte) (ConnectReply, error) {
+func parseConnectReply(frame []byte) (connectReply, error) {
 	r := wireReader{b: frame}
 	r.int32() // protocol version
 	ms := r.int32()
 	id := r.int64()
 	pw := r.buffer()
 	if r.err != nil {
-		return ConnectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
+		return connectReply{}, fmt.Errorf("a connect response of %d bytes: %w", len(frame), r.err)
 	}
-	return ConnectReply{SessionID: id, Timeout: time.Duration(ms) * time.Millisecond, Passwd: pw}, nil
+	return connectReply{sessionID: id, timeout: time.Duration(ms) * time.Millisecond, passwd: pw}, nil
 }
 
-// SniffConnect wraps a dialer so that the connect response the server
+// sniffConnect wraps a dialer so that the connect response the server
 // sends on each connection is handed to learned, before the client library
 // reads it (a session, not an expired one); the connection is otherwise
 // untouched.
-func SniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(ConnectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
+func sniffConnect(dial func(network, addr string, timeout time.Duration) (net.Conn, error), learned func(connectReply)) func(network, addr string, timeout time.Duration) (net.Conn, error) {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
@@ -669,7 +671,7 @@ func SniffConnect(dial func(network, addr string, timeout time.Duration) (net.Co
 
 type sniffer struct {
 	net.Conn
-	learned func(ConnectReply)
+	learned func(connectReply)
 
 	mu   sync.Mutex
 	done bool
@@ -695,7 +697,7 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	if len(s.head) < 4+size {
 		return n, err
 	}
-	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.SessionID != 0 && r.Timeout > 0 {
+	if r, perr := parseConnectReply(s.head[4 : 4+size]); perr == nil && r.sessionID != 0 && r.timeout > 0 {
 		s.learned(r)
 	}
 	s.done, s.head = true, nil

@@ -21,7 +21,7 @@ func TestParseConnectReply(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	want := ConnectReply{SessionID: 0x1234abcd, Timeout: 4007 * time.Millisecond, Passwd: []byte("0123456789abcdef")}
+	want := connectReply{sessionID: 0x1234abcd, timeout: 4007 * time.Millisecond, passwd: []byte("0123456789abcdef")}
 	for _, ro := range []bool{false, true} {
 		got, err := parseConnectReply(frame(ro))
 		if err != nil || !reflect.DeepEqual(got, want) {
