@@ -117,6 +117,14 @@ func TestPackagesExportOnlyWhatCrosses(t *testing.T) {
 		}
 	}
 
+	count := map[string]int{}
+	for k := range defined {
+		dir, _, _ := strings.Cut(k, " ")
+		count[dir]++
+	}
+	for _, dir := range exportChecked {
+		t.Logf("%s: %d exported names", dir, count[dir])
+	}
 	var bad []string
 	for k, where := range defined {
 		if used[k] {
