@@ -75,6 +75,14 @@ step "go vet -tags bench ."
 go vet -tags bench .
 echo "ok"
 
+# The build without TLS (TAGS=ballot_notls, for small appliances) has
+# files of its own: they must compile, and the internal packages' own tests
+# (no ZooKeeper; seconds) must pass there too.
+step "go vet -tags ballot_notls ./... and go test -tags ballot_notls ./internal/..."
+go vet -tags ballot_notls ./...
+go test -count=1 -tags ballot_notls ./internal/...
+echo "ok"
+
 # Other systems must compile (go vet compiles the tests as well), for
 # editors and vet on a developer's Mac, into a ballot that says it runs on
 # Linux only (platform_other.go).
