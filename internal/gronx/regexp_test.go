@@ -34,12 +34,46 @@ func randomRegexpInput(r *rand.Rand) string {
 }
 
 func TestRegexpReplacementsTable(t *testing.T) {
-	for _, s := range []string{
-		"", " ", "  ", "a", " a ", "\t* *\n\n*\v*\f*\r* \u00a0*", "0 0 1 1 *",
-		"2024", "202", "20 24", "x2024y", "12345", "\u0663\u0663\u0663\u0663", "1\u06632024",
-		"/", "1/2", "1-2/3", "/\n", "a/b\nc", "a\n/b", "a/b\nc/d", "a/\n/b\n", "\n", "a/\xffb", "a\r/b",
-	} {
-		checkRegexpReplacements(t, s)
+	tests := []struct {
+		in, collapsed string
+		year          bool
+		cut           string
+	}{
+		{"", "", false, ""},
+		{" ", " ", false, " "},
+		{"a", "a", false, "a"},
+		{"\t* *\n\n*\v*\f*\r* \u00a0*", " * * *\v* * * \u00a0*", false, "\t* *\n\n*\v*\f*\r* \u00a0*"},
+		{"0  0 1 1 *", "0 0 1 1 *", false, "0  0 1 1 *"},
+		{"2024", "2024", true, "2024"},
+		{"202", "202", false, "202"},
+		{"20 24", "20 24", false, "20 24"},
+		{"x2024y", "x2024y", true, "x2024y"},
+		{"12345", "12345", true, "12345"},
+		{"\u0663\u0663\u0663\u0663", "\u0663\u0663\u0663\u0663", false, "\u0663\u0663\u0663\u0663"},
+		{"1\u06632024", "1\u06632024", true, "1\u06632024"},
+		{"/", "/", false, ""},
+		{"1/2", "1/2", false, "1"},
+		{"2020-2030/2", "2020-2030/2", true, "2020-2030"},
+		{"1/2/3", "1/2/3", false, "1"},
+		{"/\n", "/ ", false, "/\n"},
+		{"a/b\nc", "a/b c", false, "a/b\nc"},
+		{"a\n/b", "a /b", false, "a\n"},
+		{"a/b\nc/d", "a/b c/d", false, "a/b\nc"},
+		{"a/\n/b\n", "a/ /b ", false, "a/\n/b\n"},
+		{"a/\xffb", "a/\xffb", false, "a"},
+		{"a\r/b", "a /b", false, "a\r"},
+	}
+	for _, tt := range tests {
+		if got := collapseSpace(tt.in); got != tt.collapsed {
+			t.Errorf("collapseSpace(%q) = %q, want %q", tt.in, got, tt.collapsed)
+		}
+		if got := hasYear(tt.in); got != tt.year {
+			t.Errorf("hasYear(%q) = %v, want %v", tt.in, got, tt.year)
+		}
+		if got := cutStep(tt.in); got != tt.cut {
+			t.Errorf("cutStep(%q) = %q, want %q", tt.in, got, tt.cut)
+		}
+		checkRegexpReplacements(t, tt.in)
 	}
 }
 
