@@ -83,6 +83,8 @@ func TestRedactScannersTable(t *testing.T) {
 		{"ſſecret=v", "ſſecret=xxxxx"},
 		{"ısecret=v", "ısecret=xxxxx"},
 		{"secretı=v", "secretı=v"},
+		{"secretſ=v", "secretſ=xxxxx"},         // [\w-] under (?i) holds ſ and K,
+		{"token\u212A v", "token\u212A xxxxx"}, // not ASCII alone
 		{"passwd=a=b token=c", "passwd=xxxxx token=xxxxx"},
 		{"password=password=v", "password=xxxxx"},
 		{"token]=v", "token]=v"},
