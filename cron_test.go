@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adhocore/gronx"
+	"ballot/internal/gronx"
 )
 
 // schedRef is the reference time of the table tests: a Thursday.

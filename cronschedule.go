@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adhocore/gronx"
+	"ballot/internal/gronx"
 )
 
 // schedule yields scheduled times.

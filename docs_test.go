@@ -757,3 +757,55 @@ func TestDocsLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsThirdPartyLicenses: THIRD_PARTY_LICENSES holds the licence of
+// every module whose code the binary holds, of internal/gronx (a copy of
+// gronx) and of Go, word for word; make dist puts it in every archive and
+// make deb into the copyright file.
+func TestDocsThirdPartyLicenses(t *testing.T) {
+	t.Parallel()
+	notice, err := os.ReadFile("THIRD_PARTY_LICENSES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}} {{.Dir}}{{end}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	licences := map[string]string{ // who: licence file
+		"internal/gronx":          "internal/gronx/LICENSE",
+		"the Go standard library": filepath.Join(strings.TrimSpace(string(goroot)), "LICENSE"),
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, dir, ok := strings.Cut(line, " "); ok {
+			licences[path] = filepath.Join(dir, "LICENSE")
+			if !strings.Contains(string(notice), path) {
+				t.Errorf("THIRD_PARTY_LICENSES does not name %s, whose code the binary holds", path)
+			}
+		}
+	}
+	if len(licences) != 3 {
+		t.Errorf("licences to ship: %v; go.mod's modules are go-zookeeper alone", licences)
+	}
+	for who, file := range licences {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("%s's licence: %v", who, err)
+		} else if !strings.Contains(string(notice), string(text)) {
+			t.Errorf("THIRD_PARTY_LICENSES lacks %s's licence, %s, word for word", who, file)
+		}
+	}
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"cp LICENSE THIRD_PARTY_LICENSES ", "cat $$src/THIRD_PARTY_LICENSES; } > $$root/usr/share/doc/ballot/copyright"} {
+		if !strings.Contains(string(mk), w) {
+			t.Errorf("the Makefile lacks %q: make dist and make deb must ship THIRD_PARTY_LICENSES", w)
+		}
+	}
+}

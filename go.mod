@@ -2,7 +2,4 @@ module ballot
 
 go 1.22
 
-require (
-	github.com/adhocore/gronx v1.20.4
-	github.com/go-zookeeper/zk v1.0.4
-)
+require github.com/go-zookeeper/zk v1.0.4

@@ -32,6 +32,9 @@ var layers = []struct {
 	name  string
 	files []string
 }{
+	// Cron expressions: gronx, copied without its regexps, which linked
+	// regexp into the binary.
+	{"cron", []string{"internal/gronx"}},
 	// JSON as encoding/json writes and reads it, for ballot's types (the
 	// records, the config file, the readers' output); jsondiff, which
 	// only tests import, checks it against encoding/json.

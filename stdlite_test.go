@@ -300,9 +300,26 @@ func TestSpreadHashIsFNV1a(t *testing.T) {
 	}
 }
 
+// regexpLinked: sym is regexp's or regexp/syntax's and more than their
+// initialisation, which go-zookeeper's import of regexp links (a few
+// hundred bytes; it compiles no regexp). Issue 35: regexp, regexp/syntax
+// and their Unicode tables were 250 KB; internal/gronx and redact.go
+// replace gronx's regexps and ballot's own.
+func regexpLinked(sym string) bool {
+	for _, pkg := range []string{"regexp.", "regexp/syntax."} {
+		if rest, ok := strings.CutPrefix(sym, pkg); ok {
+			n, _, _ := strings.Cut(rest, ".")
+			return rest != ".inittask" && n != "init" && rest != "specialBytes"
+		}
+	}
+	// types and itabs: type:.eq.regexp.job, go:itab.*regexp.inputString,…
+	return strings.Contains(sym, "regexp.") || strings.Contains(sym, "regexp/syntax.")
+}
+
 // TestStdliteKeepsPackagesOut: the packages stdlite.go replaced stay out
 // of both builds (a new use would bring their bytes back; use stdlite.go's
-// instead), net/url out of the build without TLS only.
+// instead), net/url out of the build without TLS only; regexp's code out
+// of both.
 func TestStdliteKeepsPackagesOut(t *testing.T) {
 	t.Parallel()
 	for _, tags := range []string{"", "ballot_notls"} {
@@ -331,10 +348,18 @@ func TestStdliteKeepsPackagesOut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("go tool nm: %v", err)
 		}
+		json, re := false, false
 		for _, line := range strings.Split(string(out), "\n") {
-			if f := strings.Fields(line); len(f) >= 3 && strings.HasPrefix(f[len(f)-1], "encoding/json.") {
-				t.Errorf("the build with tags %q links encoding/json again (%s): use internal/jsonlite", tags, f[len(f)-1])
-				break
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				continue
+			}
+			if sym := f[len(f)-1]; !json && strings.HasPrefix(sym, "encoding/json.") {
+				t.Errorf("the build with tags %q links encoding/json again (%s): use internal/jsonlite", tags, sym)
+				json = true
+			} else if !re && regexpLinked(sym) {
+				t.Errorf("the build with tags %q links regexp again (%s): internal/gronx and redact.go replace it", tags, sym)
+				re = true
 			}
 		}
 	}
