@@ -7,15 +7,22 @@ package main
 // instead of leaving that session to expire.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/slog"
+	"ballot/internal/zookeeper"
 )
 
 // TestResumedLeaderReleasesOnItsSession: the leader's ballot is stopped
@@ -517,4 +524,180 @@ func TestStopReleaseResentOnReconnect(t *testing.T) {
 	waitTenures(t, e.ticks, 2, 10*time.Second)
 	checkNoOverlap(t, e.ticks)
 	e.checkTokensGrow()
+}
+
+// TestResentReleaseFindsTheFirstLanded: a leader's withdrawal — its
+// proposal's delete and the baton's release in one multi-op — goes out, and
+// its connection drops with the answer; the same ops go out again once the
+// session has reconnected (retireMulti). When the first had landed, the
+// resend finds our proposal gone: that is told apart from someone else
+// deleting it, so the withdrawal is confirmed (no session ended for
+// nothing) only when nothing of ours is left. Cases (first: what the proxy
+// does to the first attempt):
+//   - landed: the resend finds the record as our release wrote it;
+//   - landed, a successor took before the resend: the record moved past
+//     our take and the baton is the successor's;
+//   - not landed: the resend lands, as before;
+//   - not landed, our proposal deleted by another (an operator) before the
+//     resend: the baton is still ours, so the withdrawal is not confirmed
+//     and the caller ends the session, as before.
+//
+// The resend waits in the proxy until the case's preparation is done; the
+// session (T = 4 s, the longest the shared server allows) reconnects at
+// once through the same proxy.
+func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	cases := []struct {
+		name     string
+		lands    bool // the first attempt reaches ZooKeeper (its answer is lost either way)
+		take     bool // the successor takes before the resend
+		delete   bool // another deletes our proposal before the resend
+		want     bool // withdraw confirmed
+		proof    string
+		batonOwn bool // the baton is still ours afterwards
+	}{
+		{"landed", true, false, false, true, "proof=record", false},
+		{"landed successor took", true, true, false, true, "proof=successor", false},
+		{"not landed", false, false, false, true, "", false},
+		{"not landed proposal deleted", false, false, true, false, "", true},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := fmt.Sprintf("/ballot/test/resent-release-%d", i)
+			seedElection(t, zkc.Servers(), base)
+			direct := newInProcess(t, zkc, base)
+			p := newTCPProxy(t, zkc.Servers())
+			acc, err := loadZKAccess(&Settings{ZooKeeperServers: []string{p.Addr()}, ZooKeeperACL: "open"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			log := newLogger(&logs, "human", slog.LevelInfo)
+			s, err := zookeeper.DialSession(direct.log, acc, 4*time.Second, 5*time.Second, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			a, err := propose(log, s, base, "a", "run once", 0, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.readElection(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.takeBaton(nil); err != nil {
+				t.Fatal(err)
+			}
+			b := direct.join(direct.session(), "b")
+
+			var seen atomic.Int32
+			sent, resend := make(chan struct{}), make(chan struct{})
+			p.SetClientTap(func(req []byte) tapAction {
+				if !isMultiOn(req, a.node) {
+					return tapAction{}
+				}
+				if seen.Add(1) == 1 {
+					close(sent)
+					return tapAction{Drop: !tc.lands, ResetClient: true}
+				}
+				<-resend
+				return tapAction{}
+			})
+			done := make(chan bool, 1)
+			go func() { done <- a.withdraw() }()
+			<-sent
+			conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+			defer conn.Close()
+			if ok, _, ev, err := conn.ExistsW(a.node); err != nil {
+				t.Fatal(err)
+			} else if ok && tc.lands {
+				<-ev // the first attempt landed: our proposal went with it
+			}
+			if tc.take {
+				if _, err := b.readElection(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := b.takeBaton(nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.delete {
+				if err := conn.Delete(a.node, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(resend)
+			var got bool
+			select {
+			case got = <-done:
+			case <-time.After(4 * time.Second): // T: the resend waits for the reconnect at most that
+				t.Fatalf("withdraw still going T after the resend was let through:\n%s", logs.String())
+			}
+			if seen.Load() < 2 {
+				t.Fatalf("the withdrawal was not sent again (%d attempts)", seen.Load())
+			}
+			if got != tc.want {
+				t.Errorf("withdraw confirmed %v, want %v:\n%s", got, tc.want, logs.String())
+			}
+			switch l := logs.String(); {
+			case tc.proof != "" && !(strings.Contains(l, "already withdrawn") && strings.Contains(l, tc.proof)):
+				t.Errorf("want the withdrawal logged as already done with %q:\n%s", tc.proof, l)
+			case tc.proof == "" && strings.Contains(l, "already withdrawn"):
+				t.Errorf("a withdrawal the resend made, or one that failed, logged as already done:\n%s", l)
+			}
+			raw, st, err := conn.Get(a.batonPath())
+			own := err == nil && st.EphemeralOwner == a.s.ID() && namesProposal(raw, a.node)
+			if own != tc.batonOwn {
+				t.Errorf("the baton is a's: %v, want %v (%v)", own, tc.batonOwn, err)
+			}
+			if tc.take && (err != nil || !namesProposal(raw, b.node)) {
+				t.Errorf("the successor's baton is gone: %v", err)
+			}
+		})
+	}
+}
+
+// isMultiOn reports whether b holds a multi-op (opcode 14) naming node.
+func isMultiOn(b []byte, node string) bool {
+	for len(b) >= 12 {
+		n := int(binary.BigEndian.Uint32(b))
+		req := b[4:min(len(b), 4+n)]
+		if len(req) >= 8 && binary.BigEndian.Uint32(req[4:8]) == 14 && bytes.Contains(req, []byte(node)) {
+			return true
+		}
+		b = b[4+len(req):]
+	}
+	return false
+}
+
+// TestLandedProof: what a resend that found our proposal gone reads, and
+// whether that proves nothing of ours is left (earlierLanded).
+func TestLandedProof(t *testing.T) {
+	ours, released := []byte(`{"state":"released","proposal":"/e/a"}`), []byte(`{"state":"released","proposal":"/e/a","successor":""}`)
+	take, taken := []byte(`{"state":"taken","proposal":"/e/a"}`), []byte(`{"state":"taken","proposal":"/e/b"}`)
+	again := []byte(`{"state":"released","proposal":"/e/b"}`)
+	sent := [][]byte{ours, released}
+	for _, tc := range []struct {
+		name string
+		seen retireSeen
+		want string
+	}{
+		{"no baton held", retireSeen{}, "proposal"},
+		{"the record as our release wrote it", retireSeen{held: true, take: 3, rec: ours, recVersion: 4, recOK: true}, "record"},
+		{"as our pruned resend wrote it", retireSeen{held: true, take: 3, rec: released, recVersion: 4, recOK: true}, "record"},
+		{"a successor took since", retireSeen{held: true, take: 3, rec: taken, recVersion: 5, recOK: true}, "successor"},
+		{"a successor took and released since", retireSeen{held: true, take: 3, rec: again, recVersion: 6, recOK: true}, "successor"},
+		// Not proof: the caller ends the session, as after any deletion.
+		{"the record still at our take, the baton ours", retireSeen{held: true, take: 3, rec: take, recVersion: 3, recOK: true, batonOurs: true}, ""},
+		{"the record still at our take, the baton gone", retireSeen{held: true, take: 3, rec: take, recVersion: 3, recOK: true}, ""},
+		{"a take since, yet the baton ours", retireSeen{held: true, take: 3, rec: taken, recVersion: 4, recOK: true, batonOurs: true}, ""},
+		{"the record gone", retireSeen{held: true, take: 3}, ""},
+		{"the record made again, lower", retireSeen{held: true, take: 3, rec: taken, recVersion: 0, recOK: true}, ""},
+	} {
+		if got := landedProof(tc.seen, sent); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }

@@ -9,8 +9,10 @@ package main
 // baton's.
 
 import (
+	"bytes"
 	"errors"
 	"path"
+	"slices"
 	"time"
 
 	"ballot/internal/zookeeper"
@@ -55,10 +57,13 @@ func releaseOps(c *candidate, to handTo) []any {
 func retireMulti(c *candidate, ops []any) (released bool, err error) {
 	released = true
 	var reconnectBy time.Time // one wait for the session, from the first drop
+	var sent [][]byte         // what our attempts wrote to the handover record
+	dropped := false          // an attempt's answer was lost: it may have landed
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
 		}
+		sent = append(sent, recordWrites(c, ops)...)
 		res, merr := c.s.Conn.Multi(ops...)
 		if merr == nil {
 			break
@@ -74,10 +79,19 @@ func retireMulti(c *candidate, ops []any) (released bool, err error) {
 			// they land, or fail on what the first already did (pruned
 			// below). Ending the session instead would drop the baton
 			// unreleased, and the next leader would wait W for nothing.
+			dropped = true
 			continue
 		}
 		if i < 0 {
 			return false, merr
+		}
+		if d, ok := ops[i].(*zk.DeleteRequest); ok && dropped && d.Path == c.node && errors.Is(res[i].Error, zk.ErrNoNode) {
+			// Our proposal is gone: the attempt whose answer was lost
+			// may have landed, deleting it with the release.
+			if proof := earlierLanded(c, sent); proof != "" {
+				c.log.Info("already withdrawn: the earlier attempt's answer was lost with the connection", "proposal", c.node, "proof", proof)
+				break
+			}
 		}
 		var keepRelease, retry bool
 		if ops, keepRelease, retry = pruneRetire(c, ops, i, res[i].Error); !retry {
@@ -87,6 +101,89 @@ func retireMulti(c *candidate, ops []any) (released bool, err error) {
 	}
 	c.baton.givenBack()
 	return released, nil
+}
+
+// recordWrites are the handover record's data ops would write.
+func recordWrites(c *candidate, ops []any) (data [][]byte) {
+	for _, o := range ops {
+		if o, ok := o.(*zk.SetDataRequest); ok && o.Path == c.handoverPath() {
+			data = append(data, o.Data)
+		}
+	}
+	return data
+}
+
+// earlierLanded tells, after a resend found our proposal gone, whether an
+// earlier attempt of ours, its answer lost, had landed, and how that is
+// known ("" if it is not: the caller goes on as after any deletion of
+// our proposal). Read on this session after the resend's answer, so no
+// older than it: our proposal cannot come back, nor can a baton of ours
+// be made without it.
+func earlierLanded(c *candidate, sent [][]byte) string {
+	if c.s.IsLost() || c.baton.maybe() {
+		return "" // gone with the session, or a baton of ours may exist
+	}
+	seen := retireSeen{held: c.baton.held(), take: c.baton.version}
+	if seen.held {
+		raw, st, err := c.s.Conn.Get(c.handoverPath())
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return ""
+		}
+		if err == nil {
+			seen.rec, seen.recVersion, seen.recOK = raw, st.Version, true
+		}
+		raw, st, err = c.s.Conn.Get(c.batonPath())
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+		case err != nil:
+			return ""
+		default:
+			seen.batonOurs = st.EphemeralOwner == c.s.ID() && namesProposal(raw, c.node)
+		}
+	}
+	if c.s.IsLost() {
+		return "" // the reads may have been a replacement session's
+	}
+	return landedProof(seen, sent)
+}
+
+// retireSeen is what earlierLanded read: the baton we held (take: the
+// handover record's version after our take), the record, and whether
+// the baton is still ours.
+type retireSeen struct {
+	held       bool
+	take       int32
+	rec        []byte
+	recVersion int32
+	recOK      bool
+	batonOurs  bool
+}
+
+// landedProof decides earlierLanded from what it read, sent being the
+// record's data our attempts wrote.
+//   - "proposal": no baton was held; our proposal was all there was to
+//     delete.
+//   - "record": the record holds what one of our attempts wrote; those
+//     bytes (our proposal, session, time) are written by nothing else,
+//     and they went in one multi-op with our proposal's and the baton's
+//     deletes.
+//   - "successor": the record moved past our take and the baton is not
+//     ours: a take was made since, which needed our baton gone (by our
+//     release, or an operator's deletes with our proposal's); either way
+//     nothing of ours is left for the session's end to delete.
+//
+// Anything else (the record still at our take, a baton of ours) is not
+// proof: the session ends, as after any deletion of our proposal.
+func landedProof(s retireSeen, sent [][]byte) string {
+	switch {
+	case !s.held:
+		return "proposal"
+	case s.recOK && slices.ContainsFunc(sent, func(b []byte) bool { return bytes.Equal(b, s.rec) }):
+		return "record"
+	case s.recOK && s.recVersion > s.take && !s.batonOurs:
+		return "successor"
+	}
+	return ""
 }
 
 // awaitReconnect waits until the session is connected again, until by at
