@@ -179,3 +179,58 @@ func TestLeaderNodeWriteDuringPartition(t *testing.T) {
 	gaps := checkNoOverlap(t, e.ticks)
 	report(t, "leader partitioned during its promote hook", gaps, overlapOf(t, e.ticks))
 }
+
+// TestUnpublishFencedByProposal: a leader's fast path (leader node,
+// proposal and release in one write) landed, its answer lost; a successor
+// took and wrote its own leader node, at version 0 as every leader node is.
+// The old leader's unpublishLeader then reads the leader node from a member
+// behind the quorum, which still shows the old leader's node at version 0.
+// Its delete by that version must not remove the successor's node: it is
+// fenced by the old leader's proposal, gone. A member that lags on cue
+// cannot be made with ZooKeeper (a reconnect to a member behind the
+// client's last zxid is refused; one cut off from the quorum cannot pass
+// the delete on), so the read is the one such a member would answer, kept
+// from before, and the delete goes to the real server.
+func TestUnpublishFencedByProposal(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	base := "/ballot/test/unpublish-fenced"
+	seedElection(t, zkc.Servers(), base)
+	p := newInProcess(t, zkc, base)
+	publish := func(c *candidate) ([]byte, *zk.Stat) {
+		data, _ := json.Marshal(leaderRecord{CandidateID: c.id, Proposal: c.node})
+		if _, err := c.s.Conn.Create(c.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		data, st, err := c.s.Conn.Get(c.leaderPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, st
+	}
+	a := p.join(p.session(), "a")
+	staleData, staleStat := publish(a)
+	// The fast path lands (withdrawWithLeaderNode's ops, the release aside).
+	if _, err := a.s.Conn.Multi(&zk.DeleteRequest{Path: a.leaderPath(), Version: 0}, &zk.DeleteRequest{Path: a.node, Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	b := p.join(p.session(), "b")
+	bData, bStat := publish(b)
+	if bStat.Version != staleStat.Version {
+		t.Fatalf("the successor's leader node at version %d, a's was %d: the stale read's version would not match anyway", bStat.Version, staleStat.Version)
+	}
+
+	if err := unpublishRead(a, staleData, staleStat); !errors.Is(err, zk.ErrNoNode) {
+		t.Errorf("a's delete by a stale read: %v, want refused (a's proposal is gone)", err)
+	}
+	if raw, _, err := b.s.Conn.Get(b.leaderPath()); err != nil || !namesProposal(raw, b.node) {
+		t.Fatalf("the successor's leader node was deleted by the old leader's stale read: %v", err)
+	}
+	// The live leader's own delete goes through.
+	if err := unpublishRead(b, bData, bStat); err != nil {
+		t.Fatalf("the leader's own unpublish: %v", err)
+	}
+	if ok, _, err := b.s.Conn.Exists(b.leaderPath()); ok || err != nil {
+		t.Errorf("the leader node stays after its leader's unpublish: %v", err)
+	}
+}

@@ -82,12 +82,26 @@ func (r *runner) unpublishLeader(c *candidate) {
 	}
 	c.lead.published = false
 	nodeOp(c, func() {
-		path := c.leaderPath()
-		b, stat, err := c.s.Conn.Get(path)
-		if err == nil && ownsLeaderNode(c, b, stat) {
-			_ = c.s.Conn.Delete(path, stat.Version)
+		if b, stat, err := c.s.Conn.Get(c.leaderPath()); err == nil {
+			_ = unpublishRead(c, b, stat)
 		}
 	})
+}
+
+// unpublishRead deletes the leader node read as data and stat if it is
+// ours, only while our proposal is in line. The read may come from a
+// member behind the quorum (after a fast path's answer was lost,
+// withdrawWithLeaderNode), and every leader node has version 0: the node
+// there now may be a successor's. A successor writes one only after its
+// take, which needs our baton gone: by our release or our session's end,
+// each with our proposal.
+func unpublishRead(c *candidate, data []byte, stat *zk.Stat) error {
+	if !ownsLeaderNode(c, data, stat) {
+		return nil
+	}
+	_, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
+		&zk.DeleteRequest{Path: c.leaderPath(), Version: stat.Version})
+	return err
 }
 
 // withdrawWithLeaderNode deletes the leader node and the proposal, and
