@@ -442,7 +442,7 @@ func (c *candidate) withdraw(extra ...any) bool {
 		return true // the session, and its nodes, are gone
 	}
 	ops := append(append(extra, &zk.DeleteRequest{Path: c.node, Version: -1}), releaseOps(c, c.successor())...)
-	released, err := retireMulti(c, ops)
+	released, err := retireMulti(c, ops, c.lead.unanswered)
 	if err != nil || !released || c.baton.maybe() {
 		c.log.Warn("cannot delete the proposal or give the baton back; ending the session so they go", "proposal", c.node, "error", err)
 		return false

@@ -94,7 +94,7 @@ func TestLateReleaseIsFencedByTheProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...))
+	released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...), nil)
 	if err != nil {
 		t.Fatalf("retire: %v", err)
 	}

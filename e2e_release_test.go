@@ -9,6 +9,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -542,6 +543,10 @@ func TestStopReleaseResentOnReconnect(t *testing.T) {
 //     resend: the baton is still ours, so the withdrawal is not confirmed
 //     and the caller ends the session, as before.
 //
+// And the same with resign's fast path as the first attempt (leader node,
+// proposal and release in one multi-op; withdrawWithLeaderNode), which is
+// not sent again but followed by withdraw's own multi-op.
+//
 // The resend waits in the proxy until the case's preparation is done; the
 // session (T = 4 s, the longest the shared server allows) reconnects at
 // once through the same proxy.
@@ -550,6 +555,7 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 	zkc := sharedZK(t)
 	cases := []struct {
 		name     string
+		fast     bool // the first attempt is resign's fast path (the leader node too)
 		lands    bool // the first attempt reaches ZooKeeper (its answer is lost either way)
 		take     bool // the successor takes before the resend
 		delete   bool // another deletes our proposal before the resend
@@ -557,10 +563,14 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 		proof    string
 		batonOwn bool // the baton is still ours afterwards
 	}{
-		{"landed", true, false, false, true, "proof=record", false},
-		{"landed successor took", true, true, false, true, "proof=successor", false},
-		{"not landed", false, false, false, true, "", false},
-		{"not landed proposal deleted", false, false, true, false, "", true},
+		{"landed", false, true, false, false, true, "proof=record", false},
+		{"landed successor took", false, true, true, false, true, "proof=successor", false},
+		{"not landed", false, false, false, false, true, "", false},
+		{"not landed proposal deleted", false, false, false, true, false, "", true},
+		// The fast path's answer lost: resign withdraws after it.
+		{"fast path landed", true, true, false, false, true, "proof=record", false},
+		{"fast path landed successor took", true, true, true, false, true, "proof=successor", false},
+		{"fast path not landed", true, false, false, false, true, "", false},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -591,6 +601,14 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := direct.join(direct.session(), "b")
+			if tc.fast {
+				// Published: a leader node of a's, version 0.
+				data, _ := json.Marshal(leaderRecord{CandidateID: a.id, Proposal: a.node})
+				if _, err := a.s.Conn.Create(a.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+					t.Fatal(err)
+				}
+				a.lead.published = true
+			}
 
 			var seen atomic.Int32
 			sent, resend := make(chan struct{}), make(chan struct{})
@@ -606,7 +624,17 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 				return tapAction{}
 			})
 			done := make(chan bool, 1)
-			go func() { done <- a.withdraw() }()
+			go func() {
+				if r := (&runner{}); tc.fast {
+					if r.withdrawWithLeaderNode(a) {
+						done <- true
+						return
+					}
+					r.unpublishLeader(a) // as resign goes on
+					a.lead.flush(a.s.Timeout()/2, a.s.Lost(), a.done.C)
+				}
+				done <- a.withdraw()
+			}()
 			<-sent
 			conn := zkConnect(t, zkc.Servers(), 2*time.Second)
 			defer conn.Close()
@@ -654,6 +682,9 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 			}
 			if tc.take && (err != nil || !namesProposal(raw, b.node)) {
 				t.Errorf("the successor's baton is gone: %v", err)
+			}
+			if ok, _, err := conn.Exists(a.leaderPath()); tc.fast && (ok || err != nil) {
+				t.Errorf("a's leader node stays: %v", err)
 			}
 		})
 	}

@@ -124,6 +124,9 @@ func (r *runner) withdrawWithLeaderNode(c *candidate) bool {
 		if err == nil {
 			break
 		}
+		if failedOp(res) < 0 {
+			c.lead.unanswered = append(c.lead.unanswered, recordWrites(c, ops)...)
+		}
 		if to.proposal == "" || failedOp(res) != 2 {
 			return false
 		}

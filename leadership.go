@@ -530,7 +530,7 @@ func (r *runner) releaseLost(c *candidate) {
 		defer close(done)
 		for attempt := 0; attempt < 5 && !c.s.IsLost(); attempt++ {
 			// The proposal goes too: the session is about to end anyway.
-			released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...))
+			released, err := retireMulti(c, append([]any{&zk.DeleteRequest{Path: c.node, Version: -1}}, releaseOps(c, handTo{})...), nil)
 			switch {
 			case err == nil && released:
 				r.log.Info("baton given back", "proposal", c.node)

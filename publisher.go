@@ -75,6 +75,10 @@ type leaderNode struct {
 	pending   int  // queued, not yet taken by the worker
 	working   bool // the worker is on
 	published bool // the leader node was written (or is being written)
+	// unanswered: the handover record's data of a fast path whose answer
+	// was lost (withdrawWithLeaderNode); it may have landed, which the
+	// withdrawal after it tells (retireMulti).
+	unanswered [][]byte
 }
 
 // queue queues f after the earlier leader-node operations, on their one

@@ -53,12 +53,13 @@ func releaseOps(c *candidate, to handTo) []any {
 // the rest tried again; if the proposal itself is gone, or the handover
 // record changed under us, the release is dropped and released reports
 // false: the caller must end the session, so that a baton of ours, if any
-// is left, goes with it.
-func retireMulti(c *candidate, ops []any) (released bool, err error) {
+// is left, goes with it. unanswered is the record's data of an earlier
+// release whose answer was lost (the fast path's), nil if none.
+func retireMulti(c *candidate, ops []any, unanswered [][]byte) (released bool, err error) {
 	released = true
-	var reconnectBy time.Time // one wait for the session, from the first drop
-	var sent [][]byte         // what our attempts wrote to the handover record
-	dropped := false          // an attempt's answer was lost: it may have landed
+	var reconnectBy time.Time        // one wait for the session, from the first drop
+	sent := slices.Clone(unanswered) // what our attempts wrote to the handover record
+	dropped := len(unanswered) > 0   // an attempt's answer was lost: it may have landed
 	for attempt := 0; len(ops) > 0; attempt++ {
 		if attempt == 5 {
 			return false, errors.New("giving up after 5 attempts")
