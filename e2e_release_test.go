@@ -732,3 +732,66 @@ func TestLandedProof(t *testing.T) {
 		}
 	}
 }
+
+// TestStopReleaseLandedAnswerLost: the real binary's way to the resend
+// (TestStopReleaseResentOnReconnect's, with the answer lost but the release
+// landed): a is stopped, its release reaches ZooKeeper and the proxy resets
+// a's connection before the answer. b takes at once (the release named it);
+// a reconnects through the same proxy, sends the release again and finds
+// its proposal gone: it must say the withdrawal was already done, not warn
+// that it cannot release and end its session. T = 4 s leaves a's immediate
+// reconnect the whole session's life.
+func TestStopReleaseLandedAnswerLost(t *testing.T) {
+	t.Parallel()
+	c := sharedZK(t)
+	e := newElection(t, c)
+	p := newTCPProxy(t, c.Servers())
+	var cut atomic.Bool
+	p.SetClientTap(func(req []byte) tapAction {
+		if isRelease(req) && cut.CompareAndSwap(false, true) {
+			return tapAction{ResetClient: true}
+		}
+		return tapAction{}
+	})
+	flags := []string{"--zookeeper-session-timeout", "4s"}
+	env := ballotEnv(t, append([]string{"BALLOT_TEST_CHILD=tick", "TICK_FILE=" + e.ticks}, zkReconnectRace...)...)
+	a := startBallot(t, "a", env, append(runArgs([]string{p.Addr()}, e.base, "a", flags...), "--", selfExe(), e.ticks)...)
+	e.cands = append(e.cands, a)
+	defer func() { checkRaces(t, a.out.String()) }()
+	if l := e.leader(30 * time.Second); l != a {
+		t.Fatalf("%s leads, want a", l.name)
+	}
+	b := e.add("b", flags, nil, "tick")
+	b.WaitEvent(logEvStandingBy, 30*time.Second)
+	waitTenures(t, e.ticks, 1, 10*time.Second)
+	a.Signal(syscall.SIGTERM)
+	b.WaitEvent(logEvCommandStarted, 30*time.Second)
+	a.Wait(30 * time.Second)
+	if !cut.Load() {
+		t.Fatalf("a's release was never seen on the wire:\n%s", a.out.String())
+	}
+	if a.Logged("cannot delete the proposal or give the baton back") || !a.Logged("already withdrawn") {
+		t.Errorf("a's landed release, its answer lost, not told apart from a failure:\n%s", a.out.String())
+	}
+	if b.Logged("dropped it without releasing") {
+		t.Errorf("b waited for a dropped baton:\n%s", b.out.String())
+	}
+	waitTenures(t, e.ticks, 2, 10*time.Second)
+	checkNoOverlap(t, e.ticks)
+	e.checkTokensGrow()
+}
+
+// isRelease reports whether b holds a multi-op (opcode 14) giving a baton
+// back: the handover record released or handed over.
+func isRelease(b []byte) bool {
+	for len(b) >= 12 {
+		n := int(binary.BigEndian.Uint32(b))
+		req := b[4:min(len(b), 4+n)]
+		if len(req) >= 8 && binary.BigEndian.Uint32(req[4:8]) == 14 &&
+			(bytes.Contains(req, []byte(`"state":"released"`)) || bytes.Contains(req, []byte(`"state":"handed-over"`))) {
+			return true
+		}
+		b = b[4+len(req):]
+	}
+	return false
+}
