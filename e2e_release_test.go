@@ -795,3 +795,58 @@ func isRelease(b []byte) bool {
 	}
 	return false
 }
+
+// TestCrontabLandedReleaseKeepsTheSession: in run crontab every job stands
+// on one session. Job north hands its leadership back after each run
+// (reelect) and its release's answer is lost with the shared connection
+// (the proxy resets it right after the release went through). The release
+// had landed: north must say so, not warn that it cannot release, and
+// the session stays the one it was, with job south's leadership on it
+// untouched (same proposal, same fencing token); north runs on.
+func TestCrontabLandedReleaseKeepsTheSession(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	ct.write(ct.line("north", "@every 1s", "0.1s"), ct.line("south", "0 0 1 1 *", "0"))
+	proxy := newTCPProxy(t, zkc.Servers())
+	var cut atomic.Bool
+	proxy.SetClientTap(func(req []byte) tapAction {
+		if isRelease(req) && bytes.Contains(req, []byte("/north/")) && cut.CompareAndSwap(false, true) {
+			return tapAction{ResetClient: true}
+		}
+		return tapAction{}
+	})
+	a := ct.startEnv(proxy.Addr(), zkReconnectRace, "a")
+	defer func() { checkRaces(t, a.out.String()) }()
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	waitJobsLed(t, ct, conn, []string{"north", "south"}, map[string]int{"a": 2})
+	south := func() leaderRecord {
+		t.Helper()
+		raw, _, err := conn.Get(ct.base + "/south/" + leaderName)
+		var rec leaderRecord
+		if err != nil || json.Unmarshal(raw, &rec) != nil {
+			t.Fatalf("south's leader node: %v", err)
+		}
+		return rec
+	}
+	before := south()
+	a.WaitLog("already withdrawn", 30*time.Second)
+	if !cut.Load() {
+		t.Fatal("north's release was never seen on the wire")
+	}
+	n := len(ct.jobRuns("north"))
+	ct.waitJobRuns("north", n+2, 30*time.Second)
+	if after := south(); after.Proposal != before.Proposal || after.FencingToken != before.FencingToken {
+		t.Errorf("south's leadership changed: %+v, was %+v", after, before)
+	}
+	if a.Logged("cannot delete") {
+		t.Errorf("north's landed release, its answer lost, taken for a failure:\n%s", a.out.String())
+	}
+	if n := strings.Count(a.out.String(), "ZooKeeper session established"); n != 1 {
+		t.Errorf("%d sessions established, want 1:\n%s", n, a.out.String())
+	}
+	ct.checkOnce("north")
+	a.Signal(syscall.SIGTERM)
+	a.Wait(20 * time.Second)
+}
