@@ -121,7 +121,7 @@ func recordWrites(c *candidate, ops []any) (data [][]byte) {
 // older than it: our proposal cannot come back, nor can a baton of ours
 // be made without it.
 func earlierLanded(c *candidate, sent [][]byte) string {
-	if c.s.IsLost() || c.baton.maybe() {
+	if c.s.IsLost() || c.baton.maybe() || c.baton.hold == batonPending {
 		return "" // gone with the session, or a baton of ours may exist
 	}
 	seen := retireSeen{held: c.baton.held(), take: c.baton.version}
