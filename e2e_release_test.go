@@ -610,6 +610,8 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 				a.lead.published = true
 			}
 
+			conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+			defer conn.Close()
 			var seen atomic.Int32
 			sent, resend := make(chan struct{}), make(chan struct{})
 			p.SetClientTap(func(req []byte) tapAction {
@@ -617,8 +619,12 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 					return tapAction{}
 				}
 				if seen.Add(1) == 1 {
-					close(sent)
-					return tapAction{Drop: !tc.lands, ResetClient: true}
+					defer close(sent)
+					if !tc.lands {
+						return tapAction{Drop: true, ResetClient: true}
+					}
+					_, _, landed, _ := conn.ExistsW(a.node) // its delete is the landing
+					return landAnswerLost(p, landed)
 				}
 				<-resend
 				return tapAction{}
@@ -636,8 +642,6 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 				done <- a.withdraw()
 			}()
 			<-sent
-			conn := zkConnect(t, zkc.Servers(), 2*time.Second)
-			defer conn.Close()
 			if ok, _, ev, err := conn.ExistsW(a.node); err != nil {
 				t.Fatal(err)
 			} else if ok && tc.lands {
@@ -690,6 +694,23 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 	}
 }
 
+// landAnswerLost is a tap's action for a request that must land and lose
+// its answer: its client hears nothing more from the moment it is
+// forwarded, and is reset once landed fires (a watch on what the request
+// changes, set before it went out). Reset at once instead, the client
+// could reconnect before the server read the request, which would then
+// never be served. If landed never fires (the request failed), the reset
+// comes after 10 s, and the test fails on what it waits for.
+func landAnswerLost(p *tcpProxy, landed <-chan zk.Event) tapAction {
+	return tapAction{Mute: true, Then: func() {
+		select {
+		case <-landed:
+		case <-time.After(10 * time.Second):
+		}
+		p.ResetClientSides()
+	}}
+}
+
 // isMultiOn reports whether b holds a multi-op (opcode 14) naming node.
 func isMultiOn(b []byte, node string) bool {
 	for len(b) >= 12 {
@@ -735,8 +756,9 @@ func TestLandedProof(t *testing.T) {
 
 // TestStopReleaseLandedAnswerLost: the real binary's way to the resend
 // (TestStopReleaseResentOnReconnect's, with the answer lost but the release
-// landed): a is stopped, its release reaches ZooKeeper and the proxy resets
-// a's connection before the answer. b takes at once (the release named it);
+// landed): a is stopped, its release reaches ZooKeeper, its answer is held
+// back by the proxy, which resets a's connection once the release has
+// landed (landAnswerLost). b takes at once (the release named it);
 // a reconnects through the same proxy, sends the release again and finds
 // its proposal gone: it must say the withdrawal was already done, not warn
 // that it cannot release and end its session. T = 4 s leaves a's immediate
@@ -746,10 +768,13 @@ func TestStopReleaseLandedAnswerLost(t *testing.T) {
 	c := sharedZK(t)
 	e := newElection(t, c)
 	p := newTCPProxy(t, c.Servers())
+	watch := zkConnect(t, c.Servers(), 2*time.Second)
+	defer watch.Close()
 	var cut atomic.Bool
 	p.SetClientTap(func(req []byte) tapAction {
 		if isRelease(req) && cut.CompareAndSwap(false, true) {
-			return tapAction{ResetClient: true}
+			_, _, landed, _ := watch.GetW(e.base + "/" + handoverName) // the release rewrites it
+			return landAnswerLost(p, landed)
 		}
 		return tapAction{}
 	})
@@ -799,7 +824,8 @@ func isRelease(b []byte) bool {
 // TestCrontabLandedReleaseKeepsTheSession: in run crontab every job stands
 // on one session. Job north hands its leadership back after each run
 // (reelect) and its release's answer is lost with the shared connection
-// (the proxy resets it right after the release went through). The release
+// (the proxy holds the answer back and resets the connection once the
+// release has landed: landAnswerLost). The release
 // had landed: north must say so, not warn that it cannot release, and
 // the session stays the one it was, with job south's leadership on it
 // untouched (same proposal, same fencing token); north runs on.
@@ -809,10 +835,13 @@ func TestCrontabLandedReleaseKeepsTheSession(t *testing.T) {
 	ct := newCrontab(t, zkc)
 	ct.write(ct.line("north", "@every 1s", "0.1s"), ct.line("south", "0 0 1 1 *", "0"))
 	proxy := newTCPProxy(t, zkc.Servers())
+	watch := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer watch.Close()
 	var cut atomic.Bool
 	proxy.SetClientTap(func(req []byte) tapAction {
 		if isRelease(req) && bytes.Contains(req, []byte("/north/")) && cut.CompareAndSwap(false, true) {
-			return tapAction{ResetClient: true}
+			_, _, landed, _ := watch.GetW(ct.base + "/north/" + handoverName) // the release rewrites it
+			return landAnswerLost(proxy, landed)
 		}
 		return tapAction{}
 	})

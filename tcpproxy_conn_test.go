@@ -23,6 +23,7 @@ type proxyConn struct {
 	upstream   net.Conn // nil until dialled
 	dropped    bool     // bytes were discarded: reset at the heal, never forward again
 	clientGone bool     // ResetClientSides: the client was reset, the upstream hears silence
+	muted      bool     // a tap's Mute: the client hears nothing more
 
 	toUp, toClient delayLine // SetDelay's queues, one per direction
 }
@@ -158,7 +159,12 @@ func (c *proxyConn) fromClient(b []byte) bool {
 		c.reset() // a stream with a hole: nothing sensible to forward
 		return false
 	}
-	if a := c.tapped(b); a.Then != nil || a.ResetClient || a.Drop {
+	if a := c.tapped(b); a.Then != nil || a.ResetClient || a.Drop || a.Mute {
+		if a.Mute {
+			c.mu.Lock()
+			c.muted = true
+			c.mu.Unlock()
+		}
 		defer c.afterTap(a)
 		if a.Drop {
 			return true
@@ -310,8 +316,8 @@ func (c *proxyConn) upstreamToClient(up net.Conn) {
 			case holed:
 				c.reset()
 				return
-			case c.isClientGone():
-				// ResetClientSides: discard
+			case c.isClientGone() || c.isMuted():
+				// ResetClientSides, or a tap's Mute: discard
 			default:
 				if werr := c.forward(&c.toClient, c.client, buf[:n]); werr != nil && !c.isClientGone() {
 					c.peerGone(werr)

@@ -2,13 +2,15 @@ package main
 
 // tcpProxy's client tap: a test sees each request on its way to ZooKeeper
 // and may drop it, or cut its client off right after it (so the request is
-// served and its answer lost).
+// served and its answer lost), or mute its answers and cut the client off
+// later (Then), once the request is known to have landed.
 
 // tapAction is what SetClientTap's function wants done with a chunk: the
 // zero value forwards it.
 type tapAction struct {
 	Drop        bool   // do not forward it
 	ResetClient bool   // then reset its client, as ResetClientSides does
+	Mute        bool   // its client hears nothing more (from before it is forwarded: no answer escapes)
 	Then        func() // then call this (after the chunk is forwarded)
 }
 
@@ -50,4 +52,10 @@ func (c *proxyConn) resetClientSide() {
 	if !gone {
 		proxyRST(c.client)
 	}
+}
+
+func (c *proxyConn) isMuted() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.muted
 }

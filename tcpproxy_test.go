@@ -9,7 +9,7 @@ package main
 //	p.CloseAll()                         // reset every current connection
 //	p.SetDelay(d)                        // a slow link: every byte arrives d late, each way
 //	p.ResetClientSides()                 // clients get a reset, upstreams hear silence
-//	p.SetClientTap(f)                    // see, drop or cut after each request (one read)
+//	p.SetClientTap(f)                    // see, drop, cut or mute after each request (one read)
 //
 // Semantics while blackholed:
 //   - bytes read from either side are discarded; nothing is closed, so both
