@@ -879,3 +879,74 @@ func TestCrontabLandedReleaseKeepsTheSession(t *testing.T) {
 	a.Signal(syscall.SIGTERM)
 	a.Wait(20 * time.Second)
 }
+
+// TestResignDeletesTheLeaderNodeTheUnpublishLeft: resign waits T/2 for
+// its unpublish; when that has not been seen to end (late behind a
+// reconnect, its read failed, or dropped as the candidacy retires), the
+// withdrawal deletes the leader node with the proposal, so a leadership
+// that ends on a session kept (a crontab's, a rejoin) leaves no leader node
+// naming it. The case the review found: the unpublish's read answered
+// before the withdrawal, its fenced delete after it (refused: our
+// proposal is gone).
+func TestResignDeletesTheLeaderNodeTheUnpublishLeft(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	for i, tc := range []struct {
+		name      string
+		unpublish string // what the unpublish did before the withdrawal: "none", "read" (its delete after), "done"
+	}{
+		{"the unpublish never ran", "none"},
+		{"the unpublish read, its delete after the withdrawal", "read"},
+		{"the unpublish done", "done"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := fmt.Sprintf("/ballot/test/resign-leader-node-%d", i)
+			seedElection(t, zkc.Servers(), base)
+			p := newInProcess(t, zkc, base)
+			a := p.join(p.session(), "a")
+			if _, err := a.readElection(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.takeBaton(nil); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := json.Marshal(leaderRecord{CandidateID: a.id, Proposal: a.node})
+			if _, err := a.s.Conn.Create(a.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			a.lead.published = true
+			var raw []byte
+			var stat *zk.Stat
+			switch tc.unpublish {
+			case "read":
+				var err error
+				if raw, stat, err = a.s.Conn.Get(a.leaderPath()); err != nil {
+					t.Fatal(err)
+				}
+			case "done":
+				(&runner{}).unpublishLeader(a)
+				a.lead.flush(a.s.Timeout(), a.s.Lost(), a.done.C)
+				if !a.lead.gone.Load() {
+					t.Fatal("the unpublish ended without marking the node gone")
+				}
+			}
+			if !a.withdraw(leaderNodeLeft(a, true)...) {
+				t.Fatal("the withdrawal was not confirmed")
+			}
+			if tc.unpublish == "read" {
+				if err := unpublishRead(a, raw, stat); !errors.Is(err, zk.ErrNoNode) {
+					t.Errorf("the late unpublish's delete: %v, want refused (our proposal is gone)", err)
+				}
+			}
+			if a.s.IsLost() {
+				t.Fatal("the session was ended: this test is of a session kept")
+			}
+			if ok, st, err := a.s.Conn.Exists(a.leaderPath()); err != nil || ok {
+				t.Errorf("the leader node of a withdrawn leadership stays on its session (%v, %+v)", err, st)
+			}
+			if ok, _, err := a.s.Conn.Exists(a.node); err != nil || ok {
+				t.Errorf("the proposal stays (%v)", err)
+			}
+		})
+	}
+}

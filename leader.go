@@ -82,8 +82,9 @@ func (r *runner) unpublishLeader(c *candidate) {
 	}
 	c.lead.published = false
 	nodeOp(c, func() {
-		if b, stat, err := c.s.Conn.Get(c.leaderPath()); err == nil {
-			_ = unpublishRead(c, b, stat)
+		b, stat, err := c.s.Conn.Get(c.leaderPath())
+		if errors.Is(err, zk.ErrNoNode) || (err == nil && unpublishRead(c, b, stat) == nil) {
+			c.lead.gone.Store(true)
 		}
 	})
 }
@@ -102,6 +103,20 @@ func unpublishRead(c *candidate, data []byte, stat *zk.Stat) error {
 	_, err := c.s.Conn.Multi(&zk.CheckVersionRequest{Path: c.node, Version: -1},
 		&zk.DeleteRequest{Path: c.leaderPath(), Version: stat.Version})
 	return err
+}
+
+// leaderNodeLeft is the leader node's delete for resign's withdrawal when
+// unpublishLeader has not been seen to end (its answer late behind a
+// reconnect, its read failed, or dropped when the candidacy retires): the
+// node then goes with the proposal, fenced by its delete in the same
+// write, or it would outlive the leadership on a session kept. A node
+// already gone makes that delete fail; retireMulti drops it and sends the
+// rest again.
+func leaderNodeLeft(c *candidate, published bool) []any {
+	if !published || c.lead.gone.Load() {
+		return nil
+	}
+	return []any{&zk.DeleteRequest{Path: c.leaderPath(), Version: 0}}
 }
 
 // withdrawWithLeaderNode deletes the leader node and the proposal, and

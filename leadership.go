@@ -431,6 +431,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 	exiting := then.next == exitBallot
 	left := true
 	if !(len(r.set.OnDemote) == 0 && r.withdrawWithLeaderNode(c)) {
+		published := c.lead.published
 		r.unpublishLeader(c)
 		if c.lead.ops != nil {
 			// Observers should see the leader node go before the next
@@ -439,7 +440,7 @@ func (r *runner) resign(c *candidate, reason string, then verdict) verdict {
 			c.lead.flush(c.s.Timeout()/2, c.s.Lost(), c.done.C)
 		}
 		r.demote(c, reason)
-		if left = c.withdraw(); !left && !exiting {
+		if left = c.withdraw(leaderNodeLeft(c, published)...); !left && !exiting {
 			r.endSession(c) // or the unconfirmed proposal would stay in line
 		}
 	}

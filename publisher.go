@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -75,6 +76,10 @@ type leaderNode struct {
 	pending   int  // queued, not yet taken by the worker
 	working   bool // the worker is on
 	published bool // the leader node was written (or is being written)
+	// gone: unpublishLeader found the node deleted, or not ours (set by
+	// the worker, read by resign); until then resign's withdrawal deletes
+	// it with the proposal.
+	gone atomic.Bool
 	// unanswered: the handover record's data of a fast path whose answer
 	// was lost (withdrawWithLeaderNode); it may have landed, which the
 	// withdrawal after it tells (retireMulti).
