@@ -43,6 +43,7 @@ func (r *runner) publishLeader(c *candidate) {
 		PID: os.Getpid(), FencingToken: c.token, Proposal: c.node, Since: time.Now().UTC(), Slot: c.slot})
 	l := r.lease.Load()
 	nodeOp(c, func() {
+		c.lead.gone.Store(false) // a leadership again (run crontab keeps its candidates between runs)
 		if l != nil {
 			l.awaitTake() // after a handover's take: an acknowledged leader holds the baton
 		}
