@@ -405,10 +405,7 @@ func TestSignalForwarding(t *testing.T) {
 	p.WaitEvent(logEvCommandStarted, 20*time.Second)
 
 	// records is the trap child's file: "ready", then one line per signal.
-	records := func() []string {
-		b, _ := os.ReadFile(file)
-		return basicLines(string(b))
-	}
+	records := func() []string { return fileLines(t, file) }
 	waitRecords := func(n int) []string {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)

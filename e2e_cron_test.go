@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,18 +38,9 @@ func (e *cronElection) add(id, schedule, runFor string, flags ...string) *ballot
 type cronRun struct{ scheduled, token, candidate string }
 
 func (e *cronElection) readRuns() []cronRun {
-	f, err := os.Open(e.runs)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer f.Close()
 	var out []cronRun
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) == 3 {
+	for _, l := range fileLines(e.t, e.runs) {
+		if fs := strings.Fields(l); len(fs) == 3 {
 			out = append(out, cronRun{fs[0], fs[1], fs[2]})
 		}
 	}

@@ -62,12 +62,11 @@ type pidSpan struct {
 
 func pidSpans(t *testing.T, file string) map[string]*pidSpan {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
+	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
 	}
 	spans := map[string]*pidSpan{}
-	for _, line := range strings.Split(string(raw), "\n") {
+	for _, line := range fileLines(t, file) {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue // a line cut by SIGKILL

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,25 +32,16 @@ func (e *cronElection) addAttempt(id, schedule, marker, runFor string, flags ...
 
 func (e *cronElection) readAttempts() []attemptLine {
 	e.t.Helper()
-	f, err := os.Open(e.runs)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer f.Close()
 	var out []attemptLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
+	for _, l := range fileLines(e.t, e.runs) {
+		fs := strings.Fields(l)
 		if len(fs) != 4 {
 			continue
 		}
 		ts, err := time.Parse(time.RFC3339, fs[0])
 		n, aerr := strconv.Atoi(fs[1])
 		if err != nil || aerr != nil {
-			e.t.Fatalf("attempt line %q: want a scheduled time and BALLOT_ATTEMPT", sc.Text())
+			e.t.Fatalf("attempt line %q: want a scheduled time and BALLOT_ATTEMPT", l)
 		}
 		out = append(out, attemptLine{ts, n, fs[2]})
 	}
@@ -216,12 +206,8 @@ func TestCronRetryLostRun(t *testing.T) {
 // child wrote into file, in order.
 func onceAttempts(t *testing.T, file string) []string {
 	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, l := range fileLines(t, file) {
 		if fs := strings.Fields(l); len(fs) == 4 {
 			out = append(out, fs[1])
 		}

@@ -14,9 +14,7 @@ package main
 // leadership is one fencing token: its promote, its ticks, its demote.
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -69,26 +67,17 @@ func hookFlags(events string, extra ...string) []string {
 // readEvents parses the events file, ordered by start.
 func readEvents(t testing.TB, file string) []*hookEvent {
 	t.Helper()
-	f, err := os.Open(file)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []*hookEvent
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
+	for _, l := range fileLines(t, file) {
+		fs := strings.Fields(l)
 		if len(fs) != 7 {
-			t.Errorf("malformed line in the events file: %q", sc.Text())
+			t.Errorf("malformed line in the events file: %q", l)
 			continue
 		}
 		a, err1 := strconv.ParseInt(fs[0], 10, 64)
 		b, err2 := strconv.ParseInt(fs[1], 10, 64)
 		if err1 != nil || err2 != nil {
-			t.Errorf("malformed line in the events file: %q", sc.Text())
+			t.Errorf("malformed line in the events file: %q", l)
 			continue
 		}
 		out = append(out, &hookEvent{start: time.Unix(0, a), end: time.Unix(0, b), event: fs[2], token: fs[3],

@@ -5,7 +5,6 @@ package main
 // ready, restart here with a growing pause.
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,17 +17,8 @@ import (
 func rerunLimitRuns(t *testing.T, file string) (by map[string][]time.Time) {
 	t.Helper()
 	by = map[string][]time.Time{}
-	f, err := os.Open(file)
-	if os.IsNotExist(err) {
-		return by
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) == 2 {
+	for _, l := range fileLines(t, file) {
+		if fs := strings.Fields(l); len(fs) == 2 {
 			if ns, err := strconv.ParseInt(fs[1], 10, 64); err == nil {
 				by[fs[0]] = append(by[fs[0]], time.Unix(0, ns))
 			}

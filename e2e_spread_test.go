@@ -5,7 +5,6 @@ package main
 // that start, not from its scheduled time.
 
 import (
-	"bufio"
 	"os"
 	"strconv"
 	"strings"
@@ -43,15 +42,15 @@ func firstTick(t *testing.T, file string) time.Time {
 	}
 }
 
+// readFirstTick: the first complete line's time (see fileLines: a line
+// still being written is not read).
 func readFirstTick(file string) (time.Time, bool) {
-	f, err := os.Open(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return time.Time{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) == 3 {
+	if first, _, complete := strings.Cut(string(data), "\n"); complete {
+		if fs := strings.Fields(first); len(fs) == 3 {
 			if ns, err := strconv.ParseInt(fs[2], 10, 64); err == nil {
 				return time.Unix(0, ns), true
 			}
