@@ -7,7 +7,6 @@ package main
 
 import (
 	"io"
-	"runtime/debug"
 	"time"
 
 	"ballot/internal/jsonlite"
@@ -17,15 +16,6 @@ import (
 )
 
 func keeperMain(args []string) int {
-	// The keeper idles until its command ends or ballot dies; its heap is
-	// small, so its goal is Go's 4 MB floor (scaled by the percent):
-	// collected at restGCPercent it stays near what is live. What it does
-	// on ballot's death (kill a tree, a few requests) allocates little.
-	if p := debug.SetGCPercent(restGCPercent); p >= 0 && p < restGCPercent {
-		debug.SetGCPercent(p) // GOGC set lower: kept
-	} else if p < 0 {
-		debug.SetGCPercent(p) // GOGC=off: kept
-	}
 	return keeper.Main(args, keeper.Config{
 		Usage: exitUsage, Failure: exitFailure, NotFound: exitNotFound, NotExecutable: exitNotExecutable,
 		NewLogger: func(w io.Writer, format string) *slog.Logger {
