@@ -401,7 +401,9 @@ func TestLoadCrontabSharesSettingsMaps(t *testing.T) {
 	if err != nil || len(jobs) != 3 {
 		t.Fatalf("loadCrontab = %+v, %v", jobs, err)
 	}
-	same := func(x, y map[string]string) bool { return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() }
+	same := func(x, y map[string]string) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
 	a, b, c := jobs[0].Set, jobs[1].Set, jobs[2].Set
 	if !same(a.Sources, b.Sources) || !same(a.Values, b.Values) {
 		t.Error("jobs a and b, equal but for their schedules, do not share their settings maps")
