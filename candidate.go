@@ -221,6 +221,7 @@ func (b oneBaton) awaitTurn(stop <-chan struct{}) error {
 		}
 		f.announce(line, me, pred)
 		first, err := f.wait(pred, watch, me, firstAmongEqual(line[:me], c.priority), stop)
+		governor.stir() // a watch fired: a take may follow (a failover's burst)
 		if err != nil || first {
 			return err
 		}

@@ -168,6 +168,7 @@ func (ws *chanWaits) dispatch(g *waitGroup) {
 			}
 		}
 		ws.mu.Unlock()
+		governor.stir() // whatever follows a wait is activity
 		for _, o := range fired {
 			go o.w.f(o.i)
 		}

@@ -67,6 +67,7 @@ func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, erro
 		// the last keeper done, which this one may be.
 		spec.Handoff, spec.Demote = sessionOnly(spec.Handoff), nil
 	}
+	governor.stir() // a run starts
 	cmd, err := startChild(r.log, spec)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, erro
 	r.mu.Unlock()
 	r.log.Info("command started", logEvCommandStarted.attr(), "pid", cmd.pid, "command", r.set.Args[0])
 	r.metrics.CommandRunning(true)
-	go func() { <-cmd.Done(); r.metrics.CommandExited(cmd.Exit().Code) }()
+	go func() { <-cmd.Done(); governor.stir(); r.metrics.CommandExited(cmd.Exit().Code) }()
 	if c != nil {
 		st := &childStatus{PID: cmd.pid, Since: cmd.started}
 		if t := r.work.scheduledTime(); !t.IsZero() {

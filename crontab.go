@@ -36,7 +36,8 @@ var crontabShell = []string{"/bin/sh", "-c"}
 //
 // It reads the file again at each call (a reload: SIGHUP), the config
 // file's "jobs" too; the process's settings are set's, from the start.
-func loadCrontab(set *Settings) ([]cronJob, error) {
+func loadCrontab(set *Settings) (jobs []cronJob, err error) {
+	defer func() { shareSettingsMaps(jobs) }()
 	if set.CrontabFile == "" {
 		raw, err := reloadConfigJobs(set)
 		if err != nil {
@@ -55,6 +56,38 @@ func loadCrontab(set *Settings) ([]cronJob, error) {
 		return nil, usagef("run crontab %s: cannot read: %v", f, pathErr(err))
 	}
 	return parseCrontab(set, f, data, time.Now())
+}
+
+// shareSettingsMaps: once a load's jobs are checked, each job's Sources
+// and Values are only read (checkRun again at launch, sameJob at a
+// reload), and most are the process's with the job's schedule added.
+// Without the schedule's entries (the schedule is Settings.Schedule,
+// which sameJob compares; its line is cronJob.Where), equal maps are
+// one map shared by their jobs (issue 34: 200 jobs' copies were 0.9 MB
+// of live heap). Nothing writes a job's maps after its load.
+func shareSettingsMaps(jobs []cronJob) {
+	seen := map[string]map[string]string{}
+	share := func(m map[string]string) map[string]string {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sortStrings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			b.WriteString(k + "\x00" + m[k] + "\x00")
+		}
+		if s, ok := seen[b.String()]; ok {
+			return s
+		}
+		seen[b.String()] = m
+		return m
+	}
+	for _, j := range jobs {
+		delete(j.Set.Sources, "schedule")
+		delete(j.Set.Values, "schedule")
+		j.Set.Sources, j.Set.Values = share(j.Set.Sources), share(j.Set.Values)
+	}
 }
 
 // reloadConfigJobs is the config file's "jobs" as the file is now; the

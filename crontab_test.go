@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -380,5 +381,58 @@ func TestLoadCrontabConfigReload(t *testing.T) {
 	write(`{"timeout": "1h"}`)
 	if _, err := names(); err == nil || err.Error() != `config file `+cfg+`: no "jobs" in it any more; run crontab takes its jobs from there` {
 		t.Errorf("without jobs: %v", err)
+	}
+}
+
+// TestLoadCrontabSharesSettingsMaps: jobs whose settings maps are equal
+// once their schedules' entries are out share one map each (issue 34);
+// a job with an option of its own keeps its own; none shares the
+// process's, which a job's parse would otherwise have written; a reload
+// of the same file finds every job unchanged.
+func TestLoadCrontabSharesSettingsMaps(t *testing.T) {
+	dir := t.TempDir()
+	set := crontabProcess(t)
+	f := filepath.Join(dir, "f.tab")
+	if err := os.WriteFile(f, []byte("a @daily x\nb 0 3 * * * y\nc @hourly --timeout 5m z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set.CrontabFile = f
+	jobs, err := loadCrontab(set)
+	if err != nil || len(jobs) != 3 {
+		t.Fatalf("loadCrontab = %+v, %v", jobs, err)
+	}
+	same := func(x, y map[string]string) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	a, b, c := jobs[0].Set, jobs[1].Set, jobs[2].Set
+	if !same(a.Sources, b.Sources) || !same(a.Values, b.Values) {
+		t.Error("jobs a and b, equal but for their schedules, do not share their settings maps")
+	}
+	if same(a.Sources, c.Sources) || same(a.Values, c.Values) || c.Values["timeout"] != "5m" || c.Sources["timeout"] != "crontab "+f+":3" {
+		t.Errorf("job c (--timeout 5m) shares a's maps or lost its option: %q from %q", c.Values["timeout"], c.Sources["timeout"])
+	}
+	if same(a.Sources, set.Sources) || same(a.Values, set.Values) {
+		t.Error("a job shares the process's own maps")
+	}
+	for _, j := range jobs {
+		if _, ok := j.Set.Values["schedule"]; ok || j.Set.Schedule == "" {
+			t.Errorf("job %s: schedule %q, in its Values too: %v", j.Name, j.Set.Schedule, ok)
+		}
+	}
+	again, err := loadCrontab(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range jobs {
+		if !sameJob(jobs[i], again[i]) {
+			t.Errorf("job %s: a reload of the same file finds it changed", jobs[i].Name)
+		}
+	}
+	changed := jobs[1]
+	changed.Set = &Settings{}
+	*changed.Set = *jobs[1].Set
+	changed.Set.Schedule = "0 4 * * *"
+	if sameJob(jobs[1], changed) {
+		t.Error("a changed schedule is not a changed job")
 	}
 }

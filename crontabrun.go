@@ -124,6 +124,7 @@ func runCrontab(set *Settings, jobs []cronJob, acc *zookeeper.Access, log *slog.
 		}
 		select {
 		case s := <-sigs:
+			governor.stir() // a stop or a reload allocates
 			sig := s.(syscall.Signal)
 			switch sig {
 			case syscall.SIGTSTP:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -1002,4 +1003,47 @@ func TestCrontabSystemdNotify(t *testing.T) {
 	if code := a.Wait(20 * time.Second); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0", code)
 	}
+}
+
+// TestCrontabMemoryAtRest: a crontab host quiet for restQuiet(T) lowers
+// the collector's percent (memory-at-rest, gc_percent=25), and the first
+// activity after it, here a run asked for by ballot trigger, puts the
+// process's own percent back (memory-busy, gc_percent=100) before the
+// run's command starts; once the run is over and the host quiet again, it
+// rests again. Waits for each event; no timing is asserted.
+func TestCrontabMemoryAtRest(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	ct.write(ct.line("j1", "0 0 1 1 *", "0"), ct.line("j2", "0 0 1 1 *", "0"))
+	a := ct.start("a", "--log-level", "debug")
+	// restQuiet(2s) is its floor, 10 s, from the last transition.
+	rest := a.WaitEvent(logEvMemoryAtRest, 60*time.Second, "gc_percent", "25")
+	if rest["quiet"] != "10s" {
+		t.Errorf("memory-at-rest quiet=%q, want 10s (restQuiet of T = 2s)", rest["quiet"])
+	}
+	for _, j := range []string{"j1", "j2"} {
+		a.WaitEvent(logEvElected, 5*time.Second, "job", j) // both led before it rested
+	}
+	cmd := exec.Command(ballotBin, "--zookeeper-servers", zkc.ConnString(), "--zookeeper-base-path", ct.base+"/j1",
+		"--zookeeper-session-timeout", "2s", "trigger")
+	cmd.Env = ballotEnv(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("trigger: %v: %s", err, out)
+	}
+	a.WaitEvent(logEvCommandStarted, 30*time.Second, "job", "j1")
+	a.WaitEvent(logEvMemoryBusy, 5*time.Second, "gc_percent", "100")
+	out := a.out.String()
+	if busy, started := strings.Index(out, `event=memory-busy`), strings.Index(out, `event=command-started`); busy < 0 || started < busy {
+		t.Errorf("memory-busy at %d, command-started at %d: the percent must be back before the run starts", busy, started)
+	}
+	// Rests again after the run (its end and the reelection are activity).
+	deadline := time.Now().Add(60 * time.Second)
+	for len(a.Events(logEvMemoryAtRest)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no second memory-at-rest after the triggered run")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopCleanly(t, a)
 }

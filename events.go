@@ -78,6 +78,12 @@ const (
 // resigning|leadership-lost|unelected, and the one it was in.
 const logEvPhase logEvent = "phase"
 
+// The collector at rest (restmem.go), at debug.
+const (
+	logEvMemoryAtRest logEvent = "memory-at-rest" // quiet for restQuiet: the GC percent lowered, free pages returned
+	logEvMemoryBusy   logEvent = "memory-busy"    // activity after a rest: the GC percent as before
+)
+
 // ZooKeeper's connection and ballot's signals.
 const (
 	logEvDisconnected  logEvent = "disconnected"   // the connection to a server is lost (the session may live)

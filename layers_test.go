@@ -60,6 +60,7 @@ var layers = []struct {
 		"clock.go", "proc_linux.go", "platform_other.go", "chans.go", "errors.go",
 		"exitcodes.go", "version.go", "log.go", "events.go", "leaseterms.go", "cronschedule.go",
 		"notify.go", "redact.go", "batonstate.go", "stdlite.go", "url_tls.go", "url_notls.go", "heapprof.go",
+		"restmem.go",
 	}},
 	// What ballot was asked to do, and the ZooKeeper layer's settings
 	// taken from it.

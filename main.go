@@ -233,6 +233,7 @@ func startRun(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 	}
 	log.Info("ballot starting", append([]any{logEvStarting.attr(), "version", version, "mode", set.Command, "candidate_id", set.CandidateID,
 		"election", set.BasePath, "zookeeper", set.ZooKeeperServers}, acc.Describe()...)...)
+	startGovernor(set.SessionTimeout, log)
 	r := newRunner(set, acc, log)
 	r.work, r.rules = newLeaderWork(r, sched)
 	if len(set.HealthCheck) > 0 {
@@ -249,6 +250,7 @@ func startCrontab(set *Settings, acc *zookeeper.Access, log *slog.Logger) int {
 		fmt.Fprintln(os.Stderr, "ballot: "+err.Error())
 		return exitUsage
 	}
+	startGovernor(set.SessionTimeout, log)
 	return runCrontab(set, jobs, acc, log)
 }
 

@@ -149,6 +149,7 @@ func ignoreJobControl() { signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU) }
 func (r *runner) signals(sigs <-chan os.Signal) {
 	tstpLogged := false
 	for s := range sigs {
+		governor.stir() // a stop allocates
 		sig := s.(syscall.Signal)
 		switch sig {
 		case syscall.SIGTSTP:

@@ -74,6 +74,7 @@ type change struct {
 // the order is the one operators and tests rely on; the comments say why
 // where it matters. Phases without effects of their own are only entered.
 func (r *runner) become(p phase, t change) {
+	governor.stir() // every transition: the collector as it was, before its work allocates
 	c := t.c
 	switch {
 	case p == phaseLeading && t.pause != nil:
