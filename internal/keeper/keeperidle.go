@@ -45,6 +45,7 @@ func (k *keeper) standIdle(control *os.File) *RunOrder {
 	runs := k.runs
 	k.report(IdleLine)
 	go k.obey(control)
+	dropStartPages() // set up and reported: what start-up mapped is not needed again
 	select {
 	case o := <-runs:
 		return o
