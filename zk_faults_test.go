@@ -17,6 +17,7 @@ package main
 // configuration change) do the same on a plain CutOff.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"syscall"
@@ -34,6 +35,48 @@ func (c *zkCluster) Pause(i int) {
 	}
 	if err := c.signal(i, syscall.SIGSTOP); err != nil {
 		c.fatalf("%v", err)
+	}
+	// kill(2) returns before the JVM's threads have stopped (each stops
+	// when it next runs): on a busy machine a thread already running can
+	// still answer a request. Paused means every thread stopped.
+	if err := c.awaitStopped(i, 10*time.Second); err != nil {
+		c.fatalf("%v", err)
+	}
+}
+
+// awaitStopped waits until every thread of member i's JVM is stopped
+// (state T in /proc/PID/task/TID/stat).
+func (c *zkCluster) awaitStopped(i int, timeout time.Duration) error {
+	m := c.members[i]
+	m.mu.Lock()
+	cmd := m.cmd
+	m.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("member %d is not running", i)
+	}
+	dir := fmt.Sprintf("/proc/%d/task", cmd.Process.Pid)
+	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Millisecond) {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("member %d: %v", i, err)
+		}
+		running := 0
+		for _, task := range tasks {
+			stat, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
+			if err != nil {
+				continue // a thread that ended
+			}
+			// pid (comm) STATE ...: comm may hold spaces and parentheses.
+			if j := bytes.LastIndexByte(stat, ')'); j < 0 || j+2 >= len(stat) || (stat[j+2] != 'T' && stat[j+2] != 't') {
+				running++
+			}
+		}
+		if running == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("member %d: %d threads still running %v after SIGSTOP", i, running, timeout)
+		}
 	}
 }
 
