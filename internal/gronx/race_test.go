@@ -1,0 +1,5 @@
+//go:build race
+
+package gronx
+
+const raceEnabled = true
