@@ -17,5 +17,6 @@
 //     yearRe.MatchString.
 //   - next.go: dashRe (`/.*$`) is gone; isUnreachableYear calls cutStep
 //     for dashRe.ReplaceAllString(offset, "").
-//   - doc.go (this comment) and regexp_test.go are new.
+//   - doc.go (this comment), regexp_test.go and race_test.go/norace_test.go
+//     are new.
 package gronx
