@@ -74,6 +74,7 @@ type tcpProxy struct {
 	retry  time.Duration                   // see SetDialRetry
 	delay  time.Duration                   // see SetDelay
 	tap    func([]byte) tapAction          // see SetClientTap
+	refuse bool                            // see RefuseNew
 	healed chan struct{}                   // closed while not blackholed; replaced by Blackhole(true)
 	closed chan struct{}
 	conns  map[*proxyConn]struct{}
@@ -115,6 +116,14 @@ func startTCPProxy(targets []string) (*tcpProxy, error) {
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
+}
+
+// RefuseNew resets every connection accepted from now on; those already
+// forwarded go on.
+func (p *tcpProxy) RefuseNew() {
+	p.mu.Lock()
+	p.refuse = true
+	p.mu.Unlock()
 }
 
 // Addr returns the proxy's listening address ("127.0.0.1:port").
@@ -252,6 +261,11 @@ func (p *tcpProxy) acceptLoop() {
 			proxyRST(conn)
 			return
 		default:
+		}
+		if p.refuse {
+			p.mu.Unlock()
+			proxyRST(conn)
+			continue
 		}
 		p.conns[c] = struct{}{}
 		p.wg.Add(1)

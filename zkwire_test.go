@@ -25,10 +25,16 @@ func sniffedSession(t *testing.T, c *zkCluster) (*zk.Conn, *zookeeper.Handoff) {
 }
 
 // sniffedSessionVia is sniffedSession with the client library connected
-// to servers (a proxy), the handoff to c's.
+// to servers (a proxy), the handoff to c's. The library's first connection
+// is its only one: once a keeper's connection takes the session (the
+// server then closes the library's), the library never takes it back, as
+// after ballot's death; left free, it would at once (a session opened as
+// ballot opens it reconnects without waiting), and the keeper's next
+// request would find its connection closed. conn serves until then.
 func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, *zookeeper.Handoff) {
 	t.Helper()
-	acc, err := loadZKAccess(&Settings{ZooKeeperServers: servers, ZooKeeperACL: aclOpen})
+	once := newTCPProxy(t, servers)
+	acc, err := loadZKAccess(&Settings{ZooKeeperServers: []string{once.Addr()}, ZooKeeperACL: aclOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +47,7 @@ func sniffedSessionVia(t *testing.T, c *zkCluster, servers []string) (*zk.Conn, 
 	if _, _, err := conn.Exists("/"); err != nil { // the session, as the library has it
 		t.Fatal(err)
 	}
+	once.RefuseNew()
 	h := s.Handoff()
 	if h == nil || h.SessionID != conn.SessionID() || len(h.Passwd) == 0 {
 		t.Fatalf("sniffed session %+v, the client has 0x%x", h, conn.SessionID())
