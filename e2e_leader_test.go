@@ -198,10 +198,7 @@ func TestUnpublishFencedByProposal(t *testing.T) {
 	seedElection(t, zkc.Servers(), base)
 	p := newInProcess(t, zkc, base)
 	publish := func(c *candidate) ([]byte, *zk.Stat) {
-		data, _ := json.Marshal(leaderRecord{CandidateID: c.id, Proposal: c.node})
-		if _, err := c.s.Conn.Create(c.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
-		}
+		publishedLeaderNode(t, c)
 		data, st, err := c.s.Conn.Get(c.leaderPath())
 		if err != nil {
 			t.Fatal(err)
@@ -233,4 +230,17 @@ func TestUnpublishFencedByProposal(t *testing.T) {
 	if ok, _, err := b.s.Conn.Exists(b.leaderPath()); ok || err != nil {
 		t.Errorf("the leader node stays after its leader's unpublish: %v", err)
 	}
+}
+
+// publishedLeaderNode makes c's leader node as publishLeader leaves it (an
+// ephemeral of c's session at version 0, naming c's proposal) and marks it
+// published, for the in-process tests of what a leadership's end does
+// with it.
+func publishedLeaderNode(t *testing.T, c *candidate) {
+	t.Helper()
+	data, _ := json.Marshal(leaderRecord{CandidateID: c.id, Proposal: c.node})
+	if _, err := c.s.Conn.Create(c.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c.lead.published = true
 }

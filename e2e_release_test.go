@@ -602,12 +602,7 @@ func TestResentReleaseFindsTheFirstLanded(t *testing.T) {
 			}
 			b := direct.join(direct.session(), "b")
 			if tc.fast {
-				// Published: a leader node of a's, version 0.
-				data, _ := json.Marshal(leaderRecord{CandidateID: a.id, Proposal: a.node})
-				if _, err := a.s.Conn.Create(a.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-					t.Fatal(err)
-				}
-				a.lead.published = true
+				publishedLeaderNode(t, a)
 			}
 
 			conn := zkConnect(t, zkc.Servers(), 2*time.Second)
@@ -910,11 +905,7 @@ func TestResignDeletesTheLeaderNodeTheUnpublishLeft(t *testing.T) {
 			if _, err := a.takeBaton(nil); err != nil {
 				t.Fatal(err)
 			}
-			data, _ := json.Marshal(leaderRecord{CandidateID: a.id, Proposal: a.node})
-			if _, err := a.s.Conn.Create(a.leaderPath(), data, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-				t.Fatal(err)
-			}
-			a.lead.published = true
+			publishedLeaderNode(t, a)
 			var raw []byte
 			var stat *zk.Stat
 			switch tc.unpublish {

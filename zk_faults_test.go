@@ -47,14 +47,11 @@ func (c *zkCluster) Pause(i int) {
 // awaitStopped waits until every thread of member i's JVM is stopped
 // (state T in /proc/PID/task/TID/stat).
 func (c *zkCluster) awaitStopped(i int, timeout time.Duration) error {
-	m := c.members[i]
-	m.mu.Lock()
-	cmd := m.cmd
-	m.mu.Unlock()
-	if cmd == nil {
-		return fmt.Errorf("member %d is not running", i)
+	pid, err := c.runningPid(i)
+	if err != nil {
+		return err
 	}
-	dir := fmt.Sprintf("/proc/%d/task", cmd.Process.Pid)
+	dir := fmt.Sprintf("/proc/%d/task", pid)
 	for deadline := time.Now().Add(timeout); ; time.Sleep(time.Millisecond) {
 		tasks, err := os.ReadDir(dir)
 		if err != nil {
@@ -156,14 +153,23 @@ func (c *zkCluster) WaitWhole(timeout time.Duration) {
 
 // signal sends sig to member i's process group.
 func (c *zkCluster) signal(i int, sig syscall.Signal) error {
+	pid, err := c.runningPid(i)
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(-pid, sig)
+}
+
+// runningPid is member i's JVM (its process group's leader).
+func (c *zkCluster) runningPid(i int) (int, error) {
 	m := c.members[i]
 	m.mu.Lock()
 	cmd := m.cmd
 	m.mu.Unlock()
 	if cmd == nil || !m.running() {
-		return fmt.Errorf("member %d is not running", i)
+		return 0, fmt.Errorf("member %d is not running", i)
 	}
-	return syscall.Kill(-cmd.Process.Pid, sig)
+	return cmd.Process.Pid, nil
 }
 
 // terminate stops member i with SIGTERM (and SIGCONT, should it be paused)

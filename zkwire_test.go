@@ -413,21 +413,13 @@ func TestWireSharedReleaseResent(t *testing.T) {
 	t.Parallel()
 	c := sharedZK(t)
 	other := zkConnect(t, c.Servers(), 2*time.Second)
-	// The client library reaches the session through a proxy, silenced
-	// once the nodes are made: as after ballot's death, only the keepers
-	// use the session. Left connected, the library would take the session
-	// back from a keeper's connection each time the server moved it (its
-	// reconnect comes at once), and the keeper's next request would find
-	// its connection closed.
-	p := newTCPProxy(t, c.Servers())
-	conn, h := sniffedSessionVia(t, c, []string{p.Addr()})
+	conn, h := sniffedSession(t, c)
 	base := fmt.Sprintf("/wshared-%d", time.Now().UnixNano())
 	mkdir(t, conn, base)
 	takeAs(t, conn, base, "taken")
 	if _, err := conn.Create(base+"/leader", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	p.Blackhole(true)
 	releaseOf(h, base)
 	h.Shared, h.Withdraw = true, true
 	notLast := func() bool { return false }
