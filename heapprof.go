@@ -18,7 +18,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -27,7 +30,17 @@ func init() {
 	if dir == "" {
 		return
 	}
+	// Every allocation, unless BALLOT_HEAPPROF_RATE says otherwise (0:
+	// Go's default sampling, for measuring RSS without the profile's own
+	// memory).
 	runtime.MemProfileRate = 1
+	if r, err := strconv.Atoi(os.Getenv("BALLOT_HEAPPROF_RATE")); err == nil && r >= 0 {
+		if r > 0 {
+			runtime.MemProfileRate = r
+		} else {
+			runtime.MemProfileRate = 512 * 1024
+		}
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGWINCH)
 	go func() {
@@ -49,6 +62,24 @@ func init() {
 				_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 				f.Close()
 				_ = os.Rename(gpath+".tmp", gpath)
+			}
+			// And where the process's memory goes, class by class: what
+			// RSS is made of (stacks, free spans, metadata), which the heap
+			// profile does not say.
+			mpath := filepath.Join(dir, fmt.Sprintf("memory-%d-%04d.txt", os.Getpid(), seq))
+			if f, err := os.Create(mpath + ".tmp"); err == nil {
+				for _, d := range rtmetrics.All() {
+					if !strings.HasPrefix(d.Name, "/memory/classes/") && !strings.HasPrefix(d.Name, "/gc/") && d.Name != "/sched/goroutines:goroutines" {
+						continue
+					}
+					s := []rtmetrics.Sample{{Name: d.Name}}
+					rtmetrics.Read(s)
+					if s[0].Value.Kind() == rtmetrics.KindUint64 {
+						fmt.Fprintf(f, "%s %d\n", d.Name, s[0].Value.Uint64())
+					}
+				}
+				f.Close()
+				_ = os.Rename(mpath+".tmp", mpath)
 			}
 		}
 	}()
