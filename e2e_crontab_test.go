@@ -1047,3 +1047,45 @@ func TestCrontabMemoryAtRest(t *testing.T) {
 	}
 	stopCleanly(t, a)
 }
+
+// TestCrontabKilledAtRestGivesTheBatonsBack: two yearly jobs on two
+// hosts, spread one each, then quiet; a host SIGKILLed once at rest gives
+// its job's baton back all the same (its session's keeper, at rest too:
+// its collector off and its pages dropped, internal/keeper/keeperrest.go),
+// and the other host takes it without waiting for a dropped baton. The
+// keeper rests restQuiet (10 s) after its last order, sent at one of
+// ballot's transitions; ballot rests restQuiet(2s) = 10 s after its last
+// activity (memory-at-rest): by then both rest, but for the milliseconds
+// between ballot's order and the keeper's reading it; the keeper's rest
+// itself is TestIdleKeeperRests's.
+func TestCrontabKilledAtRestGivesTheBatonsBack(t *testing.T) {
+	t.Parallel()
+	zkc := sharedZK(t)
+	ct := newCrontab(t, zkc)
+	ct.write(ct.line("j1", "0 0 1 1 *", "0"), ct.line("j2", "0 0 1 1 *", "0"))
+	a := ct.start("a", "--log-level", "debug")
+	b := ct.start("b")
+	a.WaitEvent(logEvMemoryAtRest, 90*time.Second, "gc_percent", "25")
+	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
+	defer conn.Close()
+	var aLeads []string
+	for _, j := range []string{"j1", "j2"} {
+		data, _, err := conn.Get(ct.base + "/" + j + "/" + leaderName)
+		var rec leaderRecord
+		if err == nil && json.Unmarshal(data, &rec) == nil && rec.CandidateID == "a" {
+			aLeads = append(aLeads, j)
+		}
+	}
+	if len(aLeads) == 0 {
+		t.Fatalf("a leads no job at rest: nothing to give back")
+	}
+	a.Signal(syscall.SIGKILL)
+	a.Wait(10 * time.Second)
+	for _, j := range aLeads {
+		b.WaitEvent(logEvBatonTaken, 20*time.Second, "job", j)
+		if e := b.Events(logEvBatonWait, "job", j); len(e) > 0 {
+			t.Errorf("job %s: b waited for a baton a dropped (%v), not given back by a's keeper at rest", j, e)
+		}
+	}
+	stopCleanly(t, b)
+}

@@ -99,7 +99,8 @@ type keeper struct {
 	// A shared session's own keeper: the releases of the jobs at rest,
 	// by baton (hold, unhold).
 	held   map[string]*zookeeper.Handoff
-	logOut *os.File // ballot's stderr (fd 5), for the keeper's own log lines
+	logOut *os.File  // ballot's stderr (fd 5), for the keeper's own log lines
+	rest   *idleRest // an idle keeper's rests (keeperrest.go); nil: not idle
 }
 
 // Config is what the keeper takes from ballot's own code, of which it
@@ -259,6 +260,7 @@ func (k *keeper) start(argv, env []string) (pid int, ok bool) {
 // EOF, which means ballot is gone: then the tree is ended.
 func (k *keeper) obey(control *os.File) {
 	defer close(k.over)
+	defer k.rest.stir() // "bye" or EOF: what follows allocates
 	lines := bufio.NewScanner(k.ordersFrom(control))
 	defer k.unapplied.Unlock()
 	// An "access" line carries, in hex, a CA bundle, a certificate chain,
@@ -266,6 +268,7 @@ func (k *keeper) obey(control *os.File) {
 	// at worst. A longer line would end the scan as if ballot were gone.
 	lines.Buffer(make([]byte, 0, 64<<10), 10*zookeeper.MaxCredentialFile)
 	for lines.Scan() {
+		k.rest.stir()                     // the collector back before the order is carried out
 		o, ok := parseOrder(lines.Text()) // keeperpipe.go
 		if !ok {
 			continue // cut short, or unknown

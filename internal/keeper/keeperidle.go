@@ -44,12 +44,18 @@ func (k *keeper) standIdle(control *os.File) *RunOrder {
 	k.runs = make(chan *RunOrder, 1)
 	runs := k.runs
 	k.report(IdleLine)
+	if k.rest == nil { // tests set their own
+		k.rest = newIdleRest()
+	}
 	go k.obey(control)
 	dropStartPages() // set up and reported: what start-up mapped is not needed again
+	go k.rest.loop()
 	select {
 	case o := <-runs:
+		k.rest.stop() // a command's keeper from here on: never at rest
 		return o
 	case <-k.over:
+		k.rest.stop()
 	}
 	k.mu.Lock()
 	died := !k.bye
