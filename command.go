@@ -81,6 +81,12 @@ func (r *runner) startCommand(c *candidate, l *lease, beside bool) (*child, erro
 		r.log.Error("cannot execute the command", "command", r.set.Args[0], "reason", cmd.Exit().Reason, "exit_code", cmd.Exit().Code)
 		return cmd, nil
 	}
+	if l != nil {
+		// Supervision takes it on now: a cron leader between runs checks
+		// in with nothing (supervision.await), and must not start a run
+		// on a check-in hours old that renewals would refuse to vouch for.
+		l.checkIn()
+	}
 	r.mu.Lock()
 	r.current = cmd
 	r.mu.Unlock()

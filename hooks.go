@@ -110,6 +110,9 @@ func (r *runner) startHook(c *candidate, l *lease, name string, argv []string, r
 		return hook, nil
 	}
 	r.log.Info(name+" hook started", logEvHookStarted.attr(), "hook", name, "pid", hook.pid, "command", argv[0])
+	if l != nil {
+		l.checkIn() // as for the command (startCommand)
+	}
 	r.mu.Lock()
 	r.current = hook
 	r.mu.Unlock()

@@ -127,23 +127,17 @@ func (s *supervision) pastLease() bool {
 // how.
 func (s *supervision) await() (how outcome, over bool) {
 	r, c, l := s.r, s.c, s.l
-	// Answered renewals wake us (l.renewed); unanswered ones wake nobody,
-	// so a timer too, within the T/4 that renewals allow between
-	// check-ins, yet later than the next answer (leaseterms.go).
-	next := l.nextCheckIn()
 	if s.guard {
 		// Go's timers stop with a suspended machine, the lease's clock
 		// does not: the boot alarm wakes us on resume.
-		next = min(time.Until(l.StopBy()), time.Until(l.KillBy()), next)
 		r.alarm.Set(l.stopAt())
 	}
-	if !s.wake.IsZero() {
-		if d := time.Until(s.wake); d < next {
-			next = d
-		}
+	var timeout <-chan time.Time
+	if next, ok := s.waitLimit(); ok {
+		t := time.NewTimer(next)
+		defer t.Stop()
+		timeout = t.C
 	}
-	t := time.NewTimer(next)
-	defer t.Stop()
 	stopping := r.stopping
 	if s.finishing() {
 		stopping = r.procStop // a removed job's runs end by themselves
@@ -163,7 +157,7 @@ func (s *supervision) await() (how outcome, over bool) {
 		return wakeUp, true
 	case <-l.renewed:
 	case <-r.alarm.C:
-	case <-t.C:
+	case <-timeout:
 		if !s.wake.IsZero() && !time.Now().Before(s.wake) {
 			return wakeUp, true
 		}
@@ -192,6 +186,35 @@ func (s *supervision) await() (how outcome, over bool) {
 		return stopRequested, true
 	}
 	return noOutcome, false
+}
+
+// waitLimit is how long await may wait with nothing happening; false:
+// until something happens. Answered renewals wake it (l.renewed);
+// unanswered ones wake nobody, so while something runs under the lease it
+// wakes within the T/4 that renewals allow between check-ins, yet later
+// than the next answer (leaseterms.go). With nothing running (a cron
+// leader between runs) renewals need no check-in (lease.supervised), so
+// only the next run's time wakes it: a crontab's 100 leaders at rest woke
+// about 100 times a second for nothing.
+func (s *supervision) waitLimit() (time.Duration, bool) {
+	l := s.l
+	next, ok := time.Duration(0), false
+	limit := func(d time.Duration) {
+		if !ok || d < next {
+			next, ok = d, true
+		}
+	}
+	if s.cmd != nil || len(s.beside) > 0 {
+		limit(l.nextCheckIn())
+	}
+	if s.guard {
+		limit(time.Until(l.StopBy()))
+		limit(time.Until(l.KillBy()))
+	}
+	if !s.wake.IsZero() {
+		limit(time.Until(s.wake))
+	}
+	return next, ok
 }
 
 // finishing: the job was removed (crontab's reload) while a run goes on,

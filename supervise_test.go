@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // TestLeadershipLossOutcomes: what ends a leadership's context, and the
@@ -64,5 +65,38 @@ func TestLeadershipContextCause(t *testing.T) {
 	}
 	if !isClosed(l.gone) {
 		t.Error("lose did not close gone: Fresh would still say the lease holds")
+	}
+}
+
+// TestSupervisionWaitsForNothingBetweenRuns: with nothing running under
+// the lease (a cron leader between runs), supervision's wait has no
+// check-in timer: only the next run's time wakes it, or nothing at all
+// (cost nothing while waiting). With a command or a run beside, it wakes
+// by the next check-in, as renewals need.
+func TestSupervisionWaitsForNothingBetweenRuns(t *testing.T) {
+	const T = 5 * time.Second
+	clk := &testClock{boot: bootTime(time.Hour), wall: time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)}
+	l := testLease(T, 0, clk, false)
+	hour := time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name   string
+		s      supervision
+		wakes  bool
+		within time.Duration // the wake's latest, when it wakes
+	}{
+		{"between runs, the next in an hour", supervision{l: l, wake: hour}, true, time.Hour},
+		{"between runs, no time due", supervision{l: l}, false, 0},
+		{"a command runs", supervision{l: l, cmd: &child{}, wake: hour}, true, l.superviseEvery()},
+		{"a run beside runs", supervision{l: l, beside: []*child{{}}}, true, l.superviseEvery()},
+		{"a command runs, guarded", supervision{l: l, cmd: &child{}, guard: true}, true, l.superviseEvery()},
+	} {
+		next, wakes := tc.s.waitLimit()
+		if wakes != tc.wakes {
+			t.Errorf("%s: wakes %v (in %v), want %v", tc.name, wakes, next, tc.wakes)
+			continue
+		}
+		if wakes && (next > tc.within || (tc.within == time.Hour && next < 59*time.Minute)) {
+			t.Errorf("%s: wakes in %v, want by %v", tc.name, next, tc.within)
+		}
 	}
 }
