@@ -51,6 +51,15 @@ func (c *closer) Close() { c.once.Do(func() { close(c.C) }) }
 // a slow f never holds up another wait. The dispatcher takes the value it
 // receives; these channels are signals.
 func whenFirst(f func(i int), chans ...any) {
+	whenFirstRecv(func(i int, _ any) { f(i) }, chans...)
+}
+
+// whenFirstRecv is whenFirst for a wait that needs what it received (a
+// watch's event): f(i, v) gets the value taken from chans[i], as `v :=
+// <-ch` would have it: from a closed channel, the zero value of its
+// element type (a zk.Event{} for a closed watch channel, never a nil
+// any), so v.(T) holds for a channel of T either way.
+func whenFirstRecv(f func(i int, v any), chans ...any) {
 	w := &chanWait{f: f}
 	for i, ch := range chans {
 		if v := reflect.ValueOf(ch); v.IsValid() && !v.IsNil() {
@@ -67,7 +76,7 @@ func whenFirst(f func(i int), chans ...any) {
 type chanWait struct {
 	chans []reflect.Value
 	index []int // each channel's index in whenFirst's arguments
-	f     func(int)
+	f     func(int, any)
 }
 
 // waitsPerDispatcher bounds a dispatcher's select: each wait added or
@@ -129,6 +138,7 @@ func (ws *chanWaits) dispatch(g *waitGroup) {
 	type owner struct {
 		w *chanWait
 		i int
+		v reflect.Value // what it received (the element's zero value: closed)
 	}
 	// Built again on each pass, in the same arrays: a pass for every wait
 	// added or fired made the dispatchers most of a crontab's garbage at
@@ -151,15 +161,16 @@ func (ws *chanWaits) dispatch(g *waitGroup) {
 		for w := range g.pending {
 			for i, ch := range w.chans {
 				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: ch})
-				owners = append(owners, owner{w, w.index[i]})
+				owners = append(owners, owner{w: w, i: w.index[i]})
 			}
 		}
 		ws.mu.Unlock()
-		chosen, _, _ := reflect.Select(cases)
+		chosen, v, _ := reflect.Select(cases)
 		if chosen == 0 {
 			continue // a wait added
 		}
 		o := owners[chosen]
+		o.v = v
 		fired := []owner{o}
 		ws.mu.Lock()
 		delete(g.pending, o.w)
@@ -169,7 +180,7 @@ func (ws *chanWaits) dispatch(g *waitGroup) {
 			for i, ch := range w.chans {
 				if x, _ := ch.TryRecv(); x.IsValid() {
 					delete(g.pending, w)
-					fired = append(fired, owner{w, w.index[i]})
+					fired = append(fired, owner{w: w, i: w.index[i], v: x})
 					break
 				}
 			}
@@ -177,7 +188,7 @@ func (ws *chanWaits) dispatch(g *waitGroup) {
 		ws.mu.Unlock()
 		governor.stir() // whatever follows a wait is activity
 		for _, o := range fired {
-			go o.w.f(o.i)
+			go o.w.f(o.i, o.v.Interface())
 		}
 	}
 }

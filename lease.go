@@ -163,20 +163,67 @@ func (l *lease) renewLoop() {
 	// than every T/8.
 	w := l.c.w
 	w.Join(l.sent)
+	l.renewFrom(renewState{next: w.Next(l.sent, time.Duration(every))})
+}
+
+// renewState is what the renewals carry across a rest: the next tick,
+// and supervision's standing (stuck, excused: see renewals).
+type renewState struct {
+	next           bootTime
+	stuck, excused bool
+}
+
+// renewFrom runs the renewals from st, the writer on the grid, until the
+// lease ends or rests. At rest no goroutine waits (issue 34: a crontab's
+// leaders are mostly between runs): whenFirst waits for Arm, which
+// resumes the renewals on the dispatcher's new goroutine with a renewal
+// at once, as the loop itself did before. There are never two loops of
+// one lease: a loop's goroutine registers the wait only once its
+// renewals have returned, the writer off the grid, and a wait fires at
+// most once; holdLease starts the only other loop, the first.
+func (l *lease) renewFrom(st renewState) {
+	st, resting := l.renewals(st)
+	if !resting {
+		return
+	}
+	l.c.log.Debug("lease at rest: nothing runs under it and no renewal is in flight; it lapses until taken again before the next run", logEvLeaseAtRest.attr())
+	// An Arm after the drain left its ping in wakeRenew (one slot): this
+	// wait takes it, as atRest's select did.
+	whenFirst(func(i int) {
+		if i != 0 {
+			return // quit, Lost: the lease is over
+		}
+		st.next = l.clock.now() // armed: renew at once
+		l.c.w.Join(st.next)
+		l.renewFrom(st)
+	}, l.wakeRenew, l.quit, l.c.s.Lost())
+}
+
+// renewals sends the renewals every T/8 on the session's grid until the
+// lease ends (false) or rests with no renewal in flight (true: the caller
+// waits for Arm, goroutine-free). Either way the writer is off the grid
+// when it returns: the deferred Leave runs before the caller's wait is
+// registered, so a resumed loop's Join cannot be undone by it. Leave is
+// idempotent (the writer's onGrid), as it always was: a rest's Leave and
+// this deferred one count once, and an Arm's Join puts the writer back.
+func (l *lease) renewals(st renewState) (renewState, bool) {
+	every := bootTime(l.timeout / renewEveryDiv)
+	w := l.c.w
 	defer w.Leave()
-	next := w.Next(l.sent, time.Duration(every))
-	stuck, excused := false, false
 	for {
-		if !l.sleepUntil(next) {
-			return
+		if !l.sleepUntil(st.next) {
+			return st, false
 		}
 		if l.Resting() {
 			w.Leave() // the others' rounds wait for no renewal of ours
-			if !l.atRest() {
-				return
+			switch l.drainRest() {
+			case restEnded:
+				return st, false
+			case restDrained:
+				return st, true
 			}
-			next = l.clock.now() // armed: renew at once (not a resumed loop)
-			w.Join(next)
+			st.next = l.clock.now() // armed while draining: renew at once
+			w.Join(st.next)
 			continue
 		}
 		now := l.clock.now()
@@ -185,39 +232,39 @@ func (l *lease) renewLoop() {
 		// gets a round to check in before it counts as stuck: otherwise a
 		// resumed ballot would end its session here, abandoning the baton
 		// to expire, instead of giving it back (releaseLost).
-		resumed := now-next >= every
-		next = w.Next(now, time.Duration(every))
+		resumed := now-st.next >= every
+		st.next = w.Next(now, time.Duration(every))
 		l.reportSlow(now)
 		if !l.supervised(now) {
 			w.Skip()
-			if resumed && !excused {
-				excused = true
+			if resumed && !st.excused {
+				st.excused = true
 				continue
 			}
 			// Stop vouching: the lease runs out, the keeper kills the
 			// command at its end. Then end the session, or the baton
 			// would stay held by a leader that runs nothing.
-			if !stuck {
-				stuck = true
+			if !st.stuck {
+				st.stuck = true
 				l.c.log.Warn("supervision has not checked in; renewals stop vouching, so the lease runs out and the keeper stops the command",
 					"last_check_in_ago", time.Duration(now-bootTime(l.checkedIn.Load())).Round(time.Millisecond))
 			}
 			if l.enforced && now >= l.hardEnd() {
 				if l.shared {
 					if l.endOwn() {
-						return
+						return st, false
 					}
 					continue // the connection is down: again next tick
 				}
 				l.c.s.MarkLost("supervision stuck past the lease's end")
 				l.c.s.Conn.Close()
-				return
+				return st, false
 			}
 			continue
 		}
-		excused = false
-		if stuck {
-			stuck = false
+		st.excused = false
+		if st.stuck {
+			st.stuck = false
 			l.c.log.Info("supervision checks in again; renewals vouch again")
 		}
 		l.mu.Lock()
@@ -230,11 +277,11 @@ func (l *lease) renewLoop() {
 			w.Skip()
 			select { // send again as soon as one is answered
 			case <-l.answered:
-				next = l.clock.now()
+				st.next = l.clock.now()
 			case <-l.quit:
-				return
+				return st, false
 			case <-l.c.s.Lost():
-				return
+				return st, false
 			}
 			continue
 		}
@@ -385,35 +432,37 @@ func (l *lease) Rest() {
 	l.mu.Unlock()
 }
 
-// atRest waits, renewals stopped, until Arm; false when the lease ends.
-// It says so once the renewals in flight are answered: from then on this
-// leader writes nothing until its next run.
-func (l *lease) atRest() bool {
+// restOutcome is how a rest's drain ended.
+type restOutcome int
+
+const (
+	restDrained restOutcome = iota // no renewal in flight: wait for Arm (renewFrom)
+	restWoken                      // Arm came first: renew at once
+	restEnded                      // quit, Lost: the lease is over
+)
+
+// drainRest waits, renewals stopped, until the renewals in flight are
+// answered: from then on this leader writes nothing until its next run.
+// A goroutine's wait, but a short one (a round trip); an Arm meanwhile
+// is taken here and not lost.
+func (l *lease) drainRest() restOutcome {
 	for {
 		l.mu.Lock()
 		drained := len(l.inFlight) == 0
 		l.mu.Unlock()
 		if drained {
-			break
+			return restDrained
 		}
 		select {
 		case <-l.answered:
 		case <-l.wakeRenew:
-			return true
+			return restWoken
 		case <-l.quit:
-			return false
+			return restEnded
 		case <-l.c.s.Lost():
-			return false
+			return restEnded
 		}
 	}
-	l.c.log.Debug("lease at rest: nothing runs under it and no renewal is in flight; it lapses until taken again before the next run", logEvLeaseAtRest.attr())
-	select {
-	case <-l.wakeRenew:
-		return true
-	case <-l.quit:
-	case <-l.c.s.Lost():
-	}
-	return false
 }
 
 // Arm resumes the renewals, the first at once (the lease's take before a
@@ -562,13 +611,23 @@ func (l *lease) reportSlow(now bootTime) {
 // writes to the baton's data do not touch. A member cut off from its
 // quorum sends no such news; the lease covers that.
 func (l *lease) watch() {
-	c := l.c
+	// A goroutine's wait, kept: the take is one round trip, and a lease
+	// that took its baton itself finds taken closed already, where a
+	// whenFirst wait would cost it a dispatcher's pass and a goroutine.
 	select { // a handover's baton exists once its take is answered
 	case <-l.taken:
 	case <-l.quit:
 		return
 	}
-	proposal := c.node[len(c.basePath)+1:]
+	l.watchRound(l.c.node[len(l.c.basePath)+1:])
+}
+
+// watchRound reads the election's children, and sets the watch, once
+// (again while the read fails and the session can come back); then the
+// next round waits through whenFirst, no goroutine of its own: the lease
+// of a leader at rest costs nothing while nothing changes (issue 34).
+func (l *lease) watchRound(proposal string) {
+	c := l.c
 	for {
 		children, _, ev, err := c.s.Conn.ChildrenW(c.basePath)
 		switch {
@@ -599,16 +658,17 @@ func (l *lease) watch() {
 			}
 			continue
 		}
-		select {
-		case e := <-ev:
-			if e.Type == zk.EventNotWatching {
+		whenFirstRecv(func(i int, v any) {
+			if i != 0 {
+				return // quit, Lost
+			}
+			// A closed ev gives zk.Event{}: another round, as `e := <-ev` did.
+			if e, _ := v.(zk.Event); e.Type == zk.EventNotWatching {
 				return // the session is gone; the supervisor hears of it
 			}
-		case <-l.quit:
-			return
-		case <-c.s.Lost():
-			return
-		}
+			l.watchRound(proposal)
+		}, ev, l.quit, c.s.Lost())
+		return
 	}
 }
 

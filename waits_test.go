@@ -8,11 +8,15 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"ballot/internal/slog"
 )
 
 // TestWhenFirst: f runs once, with the index of the channel that fired
@@ -143,5 +147,171 @@ func TestIdleWatchesTakeNoGoroutineEach(t *testing.T) {
 	}
 	if n := settled("ended", before+2); n > before+2 {
 		t.Errorf("the watches ended: %d goroutines more than before them, want at most 2", n-before)
+	}
+}
+
+// TestWhenFirstRecv: the wait that needs what it received gets the value
+// taken from the channel that fired, as `v := <-ch` would: the value
+// sent, or from a closed channel the zero value of its element type (a
+// zk.Event{}, not a nil any); nil channels never fire, and a wait of nil
+// channels alone is not even registered.
+func TestWhenFirstRecv(t *testing.T) {
+	const bound = 10 * time.Second // a goroutine's start; no timing is asserted
+	sent := zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/x"}
+	for _, tc := range []struct {
+		name  string
+		chans func() ([]any, func()) // the wait's channels; what makes one fire
+		i     int                    // the index that fires; -1: none can
+		v     any
+	}{
+		{"value received", func() ([]any, func()) {
+			ev := make(chan zk.Event, 1)
+			return []any{make(chan struct{}), ev}, func() { ev <- sent }
+		}, 1, sent},
+		{"channel closed", func() ([]any, func()) {
+			ev := make(chan zk.Event, 1)
+			return []any{ev, make(chan struct{})}, func() { close(ev) }
+		}, 0, zk.Event{}},
+		{"closed signal", func() ([]any, func()) {
+			q := make(chan struct{})
+			return []any{make(chan zk.Event), q}, func() { close(q) }
+		}, 1, struct{}{}},
+		{"nil channel beside one that fires", func() ([]any, func()) {
+			var none chan int
+			n := make(chan int, 1)
+			return []any{none, n}, func() { n <- 7 }
+		}, 1, 7},
+		{"nil channels only", func() ([]any, func()) {
+			var a chan int
+			var b chan zk.Event
+			return []any{a, b, nil}, func() {}
+		}, -1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chans, fire := tc.chans()
+			type got struct {
+				i int
+				v any
+			}
+			ch := make(chan got, 2)
+			before := waits.pendingCount()
+			whenFirstRecv(func(i int, v any) { ch <- got{i, v} }, chans...)
+			if tc.i < 0 {
+				if n := waits.pendingCount(); n != before {
+					t.Fatalf("a wait of nil channels only was registered (%d pending, %d before)", n, before)
+				}
+				return
+			}
+			fire()
+			select {
+			case g := <-ch:
+				if g.i != tc.i || g.v != tc.v {
+					t.Errorf("f(%d, %#v), want f(%d, %#v)", g.i, g.v, tc.i, tc.v)
+				}
+			case <-time.After(bound):
+				t.Fatal("the wait did not fire")
+			}
+		})
+	}
+}
+
+// leaseGoroutines are the goroutines of the process with a lease's
+// renewal loop or watch on their stacks (their creators not counted: a
+// renewal's own goroutine, created by the loop, is not the loop).
+func leaseGoroutines() []string {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 2)
+	var found []string
+goroutines:
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		lines := strings.Split(g, "\n")
+		for i, ln := range lines {
+			if strings.HasPrefix(ln, "created by ") {
+				lines = lines[:i]
+				break
+			}
+		}
+		for _, ln := range lines {
+			for _, f := range []string{"(*lease).renewLoop", "(*lease).renewFrom", "(*lease).renewals",
+				"(*lease).drainRest", "(*lease).atRest", "(*lease).watch", "(*lease).watchRound"} {
+				// The frame's function, or a closure of it (….func1).
+				if strings.Contains(ln, "."+f+"(") || strings.Contains(ln, "."+f+".func") {
+					found = append(found, g)
+					continue goroutines
+				}
+			}
+		}
+	}
+	return found
+}
+
+// TestRestingLeaderHoldsNoLeaseGoroutine: a cron leader at rest holds no
+// goroutine of its lease (issue 34: "cost nothing while waiting"):
+// neither the renewal loop nor the watch of its election's children
+// waits on one, through two rests; an Arm still gets a renewal answered
+// (AwaitFresh), and a baton deleted while the lease is armed still ends
+// it. Not parallel: it reads every goroutine of the process, and the
+// parallel tests' leases run after it.
+func TestRestingLeaderHoldsNoLeaseGoroutine(t *testing.T) {
+	zkc := sharedZK(t)
+	root := "/ballot/test/" + t.Name()
+	seedElection(t, zkc.Servers(), root)
+	p := newInProcess(t, zkc, root)
+	logs := &syncBuffer{}
+	p.log = newLogger(logs, "human", slog.LevelDebug) // lease-at-rest is a debug event
+	s := p.session()
+	c := p.join(s, "leader")
+	l := holdLease(c, lead(t, c), 0, func() bool { return false }, true)
+	t.Cleanup(l.Stop)
+	T := s.Timeout()
+	// Bounds: a rest is seen at the loop's next tick (T/8) and drained a
+	// round trip later; an armed renewal is sent at once and answered in
+	// a round trip; a deleted baton's watch fires in one. 4T is ample on
+	// a busy machine. Once the rest is logged, the loop's goroutine only
+	// registers its wait and returns: T is far more than that.
+	rests := func() int { return strings.Count(logs.String(), string(logEvLeaseAtRest)) }
+	for round := 1; round <= 2; round++ {
+		l.Rest()
+		for deadline := time.Now().Add(4 * T); rests() < round; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("rest %d: no %s within 4T (%s)", round, logEvLeaseAtRest, 4*T)
+			}
+		}
+		var left []string
+		for deadline := time.Now().Add(T); ; time.Sleep(10 * time.Millisecond) {
+			if left = leaseGoroutines(); len(left) == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(left) > 0 {
+			t.Fatalf("rest %d: %d goroutines of the lease at rest, want none:\n%s", round, len(left), strings.Join(left, "\n\n"))
+		}
+		if n := len(l.inFlight); n != 0 {
+			t.Errorf("rest %d: %d renewals in flight at rest", round, n)
+		}
+		stop := make(chan struct{})
+		tm := time.AfterFunc(4*T, func() { close(stop) })
+		ok := l.AwaitFresh(stop)
+		tm.Stop()
+		if !ok {
+			t.Fatalf("rest %d: armed, no renewal sent since was answered within 4T (%s): gone %v (%s), lost %v",
+				round, 4*T, isClosed(l.gone), l.GoneWhy(), s.IsLost())
+		}
+		if len(leaseGoroutines()) == 0 {
+			t.Errorf("rest %d: armed and fresh, but no renewal loop runs", round)
+		}
+	}
+	conn := zkConnect(t, zkc.Servers(), 2*time.Second)
+	defer conn.Close()
+	if err := conn.Delete(c.batonPath(), -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.gone:
+		if why := l.GoneWhy(); !strings.Contains(why, "baton") {
+			t.Errorf("the lease ended: %q, want its baton named", why)
+		}
+	case <-time.After(4 * T):
+		t.Fatalf("the lease whose baton was deleted did not end within 4T (%s)", 4*T)
 	}
 }
