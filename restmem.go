@@ -6,7 +6,10 @@ package main
 // before the work that follows allocates, so a failover or a run goes with
 // the collector as it was. At rest the heap otherwise fills with garbage
 // up to twice what is live, and the scavenger keeps those pages: most of
-// a crontab host's anonymous memory (BENCHMARKS.md, section 18).
+// a crontab host's anonymous memory (BENCHMARKS.md, section 18). The rest
+// also drops the binary's pages that start-up and the busy time mapped:
+// at rest ballot touches little of its code (the session's pings), and
+// what a failover or a run needs maps again in minor faults.
 
 import (
 	"runtime/debug"
@@ -15,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ballot/internal/keeper"
 	"ballot/internal/slog"
 )
 
@@ -51,7 +55,7 @@ type memGovernor struct {
 
 	now     func() time.Duration // the governor's clock: monotonic
 	setPct  func(int) int        // debug.SetGCPercent
-	freeMem func()               // debug.FreeOSMemory
+	freeMem func()               // debug.FreeOSMemory, and the binary's pages dropped
 }
 
 // governor is the process's: started by the run commands (startGovernor),
@@ -65,7 +69,7 @@ func newMemGovernor() *memGovernor {
 		wake:    make(chan struct{}, 1),
 		now:     func() time.Duration { return time.Since(epoch) },
 		setPct:  debug.SetGCPercent,
-		freeMem: debug.FreeOSMemory,
+		freeMem: func() { debug.FreeOSMemory(); keeper.DropStartPages() },
 	}
 }
 

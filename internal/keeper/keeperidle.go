@@ -48,7 +48,7 @@ func (k *keeper) standIdle(control *os.File) *RunOrder {
 		k.rest = newIdleRest()
 	}
 	go k.obey(control)
-	dropStartPages() // set up and reported: what start-up mapped is not needed again
+	DropStartPages() // set up and reported: what start-up mapped is not needed again
 	go k.rest.loop()
 	select {
 	case o := <-runs:

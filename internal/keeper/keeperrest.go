@@ -44,7 +44,7 @@ func newIdleRest() *idleRest {
 		rest: func() int {
 			debug.FreeOSMemory()
 			pct := debug.SetGCPercent(-1)
-			dropStartPages()
+			DropStartPages()
 			return pct
 		},
 		restore: func(pct int) { debug.SetGCPercent(pct) },

@@ -85,16 +85,17 @@ func listProcs() []procEntry {
 	return out
 }
 
-// dropStartPages unmaps this process's pages of its own executable's code
+// DropStartPages unmaps this process's pages of its own executable's code
 // and read-only data (its text and rodata segments, never the writable
 // one): what start-up touched (every package's init, the parameter table,
-// the set-up) and an idle keeper does not touch again (issue 34: an idle
-// keeper mapped 5–6 MB of the binary, counted again in the host's RSS
-// beside ballot's). The pages stay in the page cache, mapped by ballot;
-// a later access maps its page again (a minor fault, as at start).
+// the set-up) and an idle keeper, or a ballot at rest (restmem.go), does
+// not touch again (issue 34: an idle keeper mapped 5–6 MB of the binary,
+// counted again in the host's RSS beside ballot's). The pages stay in the
+// page cache; a later access maps its page again (a minor fault, as at
+// start, with the kernel's fault-around of 64 KiB).
 // MADV_DONTNEED loses nothing on a read-only private file mapping: none of
 // its pages was written, so none is a private copy.
-func dropStartPages() {
+func DropStartPages() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return

@@ -45,7 +45,7 @@ func TestDropStartPages(t *testing.T) {
 	}
 	before := prSetChildSubreaper
 	data := []string{"kept"}
-	dropStartPages()
+	DropStartPages()
 	if prSetChildSubreaper != before || data[0] != "kept" || len(startPageRanges(string(maps), exe)) == 0 {
 		t.Fatal("the process's data changed")
 	}
