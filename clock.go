@@ -7,6 +7,7 @@ package main
 // kernel keep.)
 
 import (
+	"sync"
 	"time"
 
 	"ballot/internal/bootclock"
@@ -60,4 +61,59 @@ func timePtr(t time.Time) *time.Time {
 	}
 	t = t.UTC()
 	return &t
+}
+
+// Steps of the wall clock (NTP, an operator's date, a machine resumed
+// from suspend, whose Go clock stood still): Go's timers count on the
+// monotonic clock, so a wait until a wall-clock time (a cron leader's next
+// run) comes late or early by the step. One watch a process compares the
+// two clocks every wallCheckEvery and wakes every waiter once they part by
+// more than wallStepMin; a cron leader then reads its schedule afresh. One
+// ticker a process, instead of each leader waking every few seconds to
+// read its schedule again (a crontab's 100 leaders at rest: 20 wake-ups a
+// second, each with its schedule's garbage).
+const (
+	wallCheckEvery = 5 * time.Second
+	wallStepMin    = time.Second
+)
+
+var wallSteps wallWatch
+
+type wallWatch struct {
+	mu sync.Mutex
+	ch chan struct{} // closed at the next step; nil until the first waiter
+}
+
+// stepped is closed at the next step of the wall clock.
+func (w *wallWatch) stepped() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+		go w.loop()
+	}
+	return w.ch
+}
+
+func (w *wallWatch) loop() {
+	prev := time.Now()
+	t := time.NewTicker(wallCheckEvery)
+	for range t.C {
+		now := time.Now()
+		if wallStepped(now.Round(0).Sub(prev.Round(0)), now.Sub(prev)) {
+			w.mu.Lock()
+			close(w.ch)
+			w.ch = make(chan struct{})
+			w.mu.Unlock()
+		}
+		prev = now
+	}
+}
+
+// wallStepped reports that between two readings of Go's clock the wall
+// clock moved (wall) by more than wallStepMin beyond what the monotonic
+// one did (mono).
+func wallStepped(wall, mono time.Duration) bool {
+	d := wall - mono
+	return d > wallStepMin || d < -wallStepMin
 }

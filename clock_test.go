@@ -181,3 +181,24 @@ func TestBootAlarmContinuesAStoppedProcess(t *testing.T) {
 		t.Fatalf("the child ended with status %#x, want exit 0", ws)
 	}
 }
+
+// TestWallStepped: the wall clock's own steps, either way, wake the cron
+// leaders; its drift between two looks (NTP's slewing, well under a
+// second in wallCheckEvery) does not.
+func TestWallStepped(t *testing.T) {
+	for _, tc := range []struct {
+		wall, mono time.Duration
+		stepped    bool
+	}{
+		{5 * time.Second, 5 * time.Second, false},
+		{5*time.Second + 2*time.Millisecond, 5 * time.Second, false}, // slewed
+		{5*time.Second + time.Second, 5 * time.Second, false},        // at the limit
+		{65 * time.Second, 5 * time.Second, true},                    // stepped forward
+		{-55 * time.Second, 5 * time.Second, true},                   // stepped back
+		{3605 * time.Second, 5 * time.Second, true},                  // resumed after an hour's suspend
+	} {
+		if got := wallStepped(tc.wall, tc.mono); got != tc.stepped {
+			t.Errorf("wall %v, monotonic %v: stepped %v, want %v", tc.wall, tc.mono, got, tc.stepped)
+		}
+	}
+}

@@ -631,10 +631,12 @@ func (cl *cronLeader) nextWake(now time.Time) (wake time.Time, end leaderEnd, ov
 		cl.announced = next
 		cl.w.announce(cl.v, next)
 	}
-	// Wake at the next time, the run's deadline, and at least every
-	// few seconds so a stepped wall clock is noticed.
+	// Wake at the next time and the run's deadline; a stepped wall clock
+	// wakes supervision too (wallSteps). While runs go, at least every few
+	// seconds as well: the times due meanwhile (--overlap) are read off
+	// the wall clock.
 	wake = laterOf(cl.w.startOf(next), now)
-	if d := now.Add(5 * time.Second); d.Before(wake) {
+	if d := now.Add(5 * time.Second); d.Before(wake) && (cl.cmd != nil || len(cl.beside) > 0) {
 		wake = d
 	}
 	if at, ok := cl.retryAt(); ok && cl.v.paused() == nil && at.Before(wake) {

@@ -138,6 +138,10 @@ func (s *supervision) await() (how outcome, over bool) {
 		defer t.Stop()
 		timeout = t.C
 	}
+	var stepped <-chan struct{}
+	if !s.wake.IsZero() {
+		stepped = wallSteps.stepped() // the wake is a wall-clock time
+	}
 	stopping := r.stopping
 	if s.finishing() {
 		stopping = r.procStop // a removed job's runs end by themselves
@@ -161,6 +165,8 @@ func (s *supervision) await() (how outcome, over bool) {
 		if !s.wake.IsZero() && !time.Now().Before(s.wake) {
 			return wakeUp, true
 		}
+	case <-stepped:
+		return wakeUp, true // the caller reads the wall clock afresh
 	case <-l.ended.Done():
 		return s.leadershipEnded(context.Cause(l.ended))
 	case <-c.s.Lost():
