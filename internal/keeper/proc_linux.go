@@ -6,6 +6,7 @@ package keeper
 // to run there.
 
 import (
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -100,6 +101,9 @@ func DropStartPages() {
 	if err != nil {
 		return
 	}
+	if !pagesDroppable(readHead("/proc/self/exe")) {
+		return
+	}
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return
@@ -107,6 +111,100 @@ func DropStartPages() {
 	for _, r := range startPageRanges(string(maps), exe) {
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(r[0]), uintptr(r[1]-r[0]), syscall.MADV_DONTNEED)
 	}
+}
+
+// pagesDroppable reports that an executable's read-only mappings hold
+// only its file's bytes, from the first bytes of the file (its ELF header
+// and program headers): a fixed-address executable (ET_EXEC, ballot's
+// builds) without a RELRO segment. A position-independent one (ET_DYN:
+// -buildmode=pie, as some packagers build) has the loader write relocated
+// pointers into pages it then makes read-only (PT_GNU_RELRO): dropped,
+// those would read back the file's unrelocated values, a crash at the next
+// access. Anything not understood: not droppable.
+func pagesDroppable(head []byte) bool {
+	const etExec, ptGNURelro = 2, 0x6474e552
+	if len(head) < 52 || string(head[:4]) != "\x7fELF" {
+		return false
+	}
+	var bo elfOrder
+	switch head[5] {
+	case 1:
+	case 2:
+		bo.big = true
+	default:
+		return false
+	}
+	if bo.Uint16(head[16:]) != etExec {
+		return false
+	}
+	var phoff uint64
+	var phentsize, phnum int
+	switch head[4] {
+	case 1: // ELFCLASS32: 386, arm, mips
+		phoff, phentsize, phnum = uint64(bo.Uint32(head[28:])), int(bo.Uint16(head[42:])), int(bo.Uint16(head[44:]))
+	case 2:
+		if len(head) < 64 {
+			return false
+		}
+		phoff, phentsize, phnum = bo.Uint64(head[32:]), int(bo.Uint16(head[54:])), int(bo.Uint16(head[56:]))
+	default:
+		return false
+	}
+	if phentsize < 4 {
+		return false
+	}
+	for i := range phnum {
+		off := phoff + uint64(i*phentsize)
+		if off+4 > uint64(len(head)) {
+			return false
+		}
+		if bo.Uint32(head[off:]) == ptGNURelro {
+			return false
+		}
+	}
+	return true
+}
+
+// elfOrder reads an ELF file's numbers in its byte order (encoding/binary
+// without its package in the binary).
+type elfOrder struct{ big bool }
+
+func (o elfOrder) Uint64(b []byte) uint64 {
+	var v uint64
+	for i := range 8 {
+		if o.big {
+			v = v<<8 | uint64(b[i])
+		} else {
+			v |= uint64(b[i]) << (8 * i)
+		}
+	}
+	return v
+}
+
+func (o elfOrder) Uint32(b []byte) uint32 {
+	if o.big {
+		return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	}
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func (o elfOrder) Uint16(b []byte) uint16 {
+	if o.big {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[0]) | uint16(b[1])<<8
+}
+
+// readHead is the first 64 KiB of a file (its ELF headers), or less.
+func readHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
 }
 
 // startPageRanges are the address ranges of exe's read-only mappings
