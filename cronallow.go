@@ -127,7 +127,10 @@ func (cl *cronLeader) popBeside() bool {
 	cl.beside = cl.beside[:n-1]
 	cl.cmd, cl.runFor, cl.runDeadline, cl.timedOut = b.cmd, b.runFor, b.runDeadline, b.timedOut
 	// The runner's current command again: signals are forwarded to it,
-	// and the lease counts it as a command running (busy).
+	// and the lease counts it as a command running (busy), so checked in
+	// first, as a command's start does: the run that ended may have taken
+	// its records' writes longer than renewals allow since the last one.
+	cl.v.checkIn()
 	cl.r.mu.Lock()
 	cl.r.current = cl.cmd
 	cl.r.mu.Unlock()

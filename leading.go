@@ -33,6 +33,7 @@ type leaseView interface {
 	zooKeeperClock() (zkClockReading, bool) // the last renewal's reading of ZooKeeper's clock
 	preemptTo() string                      // the candidate to hand over to (--preempt-after, run crontab's spread); "" for none
 	handoverLine() (string, logEvent)       // what the log says of that handover
+	checkIn()                               // supervision takes on a command another way than by starting it (a run beside becoming the current one)
 }
 
 // runView: the command and the hooks, supervised under the lease.
@@ -122,6 +123,7 @@ func (v *leadershipView) superviseRuns(cmd *child, beside []*child, wake time.Ti
 }
 func (v *leadershipView) waitOutPause(p *pauseRecord) outcome { return v.r.waitOutPause(v.c, v.l, p) }
 func (v *leadershipView) killBy() func() time.Time            { return v.r.killByFor(v.l) }
+func (v *leadershipView) checkIn()                            { v.l.checkIn() }
 func (v *leadershipView) startIdleKeeper() (*idleKeeper, error) {
 	return startIdleKeeper(handoffFor(v.c, v.l), v.r.keeperDemote(v.c), v.r.set.WrapChildLogs)
 }

@@ -190,8 +190,10 @@ func (l *lease) renewFrom(st renewState) {
 	// An Arm after the drain left its ping in wakeRenew (one slot): this
 	// wait takes it, as atRest's select did.
 	whenFirst(func(i int) {
-		if i != 0 {
-			return // quit, Lost: the lease is over
+		// quit, Lost: the lease is over. Both ready (an Arm, then Stop):
+		// the select picks either, so quit is looked at too.
+		if i != 0 || isClosed(l.quit) {
+			return
 		}
 		st.next = l.clock.now() // armed: renew at once
 		l.c.w.Join(st.next)
@@ -284,6 +286,9 @@ func (l *lease) renewals(st renewState) (renewState, bool) {
 				return st, false
 			}
 			continue
+		}
+		if isClosed(l.quit) {
+			return st, false // stopped meanwhile (sleepUntil returns at once when due): no renewal after Stop
 		}
 		go l.renew(now)
 	}
