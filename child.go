@@ -476,6 +476,10 @@ func (c *child) moveDeadline(kill bootTime) {
 // certificates); a line cut short by it is ended before the next one, so
 // the keeper drops the cut one as unknown and still reads the next.
 func (c *child) tell(line string) bool {
+	// Activity, for ballot's rest (restmem.go): ballot rests at least 10 s
+	// after its last order, by when the keeper that read it rests too (5 s,
+	// internal/keeper/keeperrest.go).
+	governor.stir()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cutLine {

@@ -1052,12 +1052,12 @@ func TestCrontabMemoryAtRest(t *testing.T) {
 // hosts, spread one each, then quiet; a host SIGKILLed once at rest gives
 // its job's baton back all the same (its session's keeper, at rest too:
 // its collector off and its pages dropped, internal/keeper/keeperrest.go),
-// and the other host takes it without waiting for a dropped baton. The
-// keeper rests restQuiet (10 s) after its last order, sent at one of
-// ballot's transitions; ballot rests restQuiet(2s) = 10 s after its last
-// activity (memory-at-rest): by then both rest, but for the milliseconds
-// between ballot's order and the keeper's reading it; the keeper's rest
-// itself is TestIdleKeeperRests's.
+// and the other host takes it without waiting for a dropped baton. Ballot
+// rests (memory-at-rest) restQuiet(2s) = 10 s after its last activity,
+// which its last order to the keeper is (child.tell); the keeper rests 5 s
+// after reading that order (internal/keeper's restQuiet): by ballot's rest
+// both rest, unless the keeper read the order more than 5 s late. The
+// keeper's rest itself is TestIdleKeeperRests's.
 func TestCrontabKilledAtRestGivesTheBatonsBack(t *testing.T) {
 	t.Parallel()
 	zkc := sharedZK(t)

@@ -19,9 +19,11 @@ import (
 )
 
 // restQuiet is how long an idle keeper must have had no order to rest:
-// ballot's own rest waits at least as long (restmem.go), and a crontab's
-// leaderships settle within it.
-const restQuiet = 10 * time.Second
+// half of ballot's shortest quiet (10 s, restmem.go), which counts from
+// its last order too, so that a ballot at rest has a keeper at rest (but
+// for a pipe read delayed by 5 s); a crontab's leaderships settle within
+// it.
+const restQuiet = 5 * time.Second
 
 type idleRest struct {
 	mu      sync.Mutex
