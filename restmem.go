@@ -12,6 +12,7 @@ package main
 // what a failover or a run needs maps again in minor faults.
 
 import (
+	"runtime"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"sync"
@@ -53,9 +54,13 @@ type memGovernor struct {
 	quiet            time.Duration
 	log              *slog.Logger
 
-	now     func() time.Duration // the governor's clock: monotonic
-	setPct  func(int) int        // debug.SetGCPercent
-	freeMem func()               // debug.FreeOSMemory, and the binary's pages dropped
+	restGen atomic.Int64 // counts the rests: a watch of an earlier rest stops
+
+	now       func() time.Duration // the governor's clock: monotonic
+	setPct    func(int) int        // debug.SetGCPercent
+	freeMem   func()               // debug.FreeOSMemory
+	dropPages func()               // keeper.DropStartPages
+	afterGC   func(f func())       // f after the next collection (afterNextGC)
 }
 
 // governor is the process's: started by the run commands (startGovernor),
@@ -66,12 +71,25 @@ var governor = newMemGovernor()
 func newMemGovernor() *memGovernor {
 	epoch := time.Now()
 	return &memGovernor{
-		wake:    make(chan struct{}, 1),
-		now:     func() time.Duration { return time.Since(epoch) },
-		setPct:  debug.SetGCPercent,
-		freeMem: func() { debug.FreeOSMemory(); keeper.DropStartPages() },
+		wake:      make(chan struct{}, 1),
+		now:       func() time.Duration { return time.Since(epoch) },
+		setPct:    debug.SetGCPercent,
+		freeMem:   debug.FreeOSMemory,
+		dropPages: keeper.DropStartPages,
+		afterGC:   afterNextGC,
 	}
 }
+
+// afterNextGC runs f (on the runtime's finalizer goroutine) once a
+// collection has found a sentinel unreachable: after the next one.
+func afterNextGC(f func()) {
+	s := &gcSentinel{}
+	runtime.SetFinalizer(s, func(*gcSentinel) { f() })
+}
+
+// gcSentinel holds a pointer: never one of the tiny allocator's blocks,
+// whose finalizers may wait for their neighbours.
+type gcSentinel struct{ _ *byte }
 
 // start turns the governor on with the process's current percent as the
 // busy one; a collector turned off (GOGC=off) is left alone. It returns
@@ -139,14 +157,31 @@ func (g *memGovernor) check() (wait time.Duration) {
 		return g.quiet - idle
 	}
 	g.setPct(g.restPct)
+	gen := g.restGen.Add(1)
 	g.mu.Unlock()
 	// Outside mu: a full collection; a stir meanwhile restores at once.
 	g.freeMem()
+	g.dropPages()
+	g.watchCollections(gen)
 	if g.log != nil {
 		g.log.Debug("at rest: the collector's percent lowered, the heap's free pages returned", logEvMemoryAtRest.attr(),
 			"gc_percent", g.restPct, "quiet", g.quiet, "heap_live_bytes", heapLive())
 	}
 	return 0
+}
+
+// watchCollections drops the binary's pages again after each collection
+// of rest gen: the runtime's own (one every two minutes at least, even at
+// rest) reads the tables of every goroutine's stack and maps 1.5 MB of
+// them back, which then stayed mapped until the next rest.
+func (g *memGovernor) watchCollections(gen int64) {
+	g.afterGC(func() {
+		if !g.resting.Load() || g.restGen.Load() != gen {
+			return // busy, or another rest watches
+		}
+		g.dropPages()
+		g.watchCollections(gen)
+	})
 }
 
 // loop looks when the quiet period may have passed, and after a rest
