@@ -134,19 +134,19 @@ func pagesDroppable(head []byte) bool {
 	default:
 		return false
 	}
-	if bo.Uint16(head[16:]) != etExec {
+	if bo.u16(head[16:]) != etExec {
 		return false
 	}
 	var phoff uint64
 	var phentsize, phnum int
 	switch head[4] {
 	case 1: // ELFCLASS32: 386, arm, mips
-		phoff, phentsize, phnum = uint64(bo.Uint32(head[28:])), int(bo.Uint16(head[42:])), int(bo.Uint16(head[44:]))
+		phoff, phentsize, phnum = uint64(bo.u32(head[28:])), int(bo.u16(head[42:])), int(bo.u16(head[44:]))
 	case 2:
 		if len(head) < 64 {
 			return false
 		}
-		phoff, phentsize, phnum = bo.Uint64(head[32:]), int(bo.Uint16(head[54:])), int(bo.Uint16(head[56:]))
+		phoff, phentsize, phnum = bo.u64(head[32:]), int(bo.u16(head[54:])), int(bo.u16(head[56:]))
 	default:
 		return false
 	}
@@ -158,7 +158,7 @@ func pagesDroppable(head []byte) bool {
 		if off+4 > uint64(len(head)) {
 			return false
 		}
-		if bo.Uint32(head[off:]) == ptGNURelro {
+		if bo.u32(head[off:]) == ptGNURelro {
 			return false
 		}
 	}
@@ -169,7 +169,7 @@ func pagesDroppable(head []byte) bool {
 // without its package in the binary).
 type elfOrder struct{ big bool }
 
-func (o elfOrder) Uint64(b []byte) uint64 {
+func (o elfOrder) u64(b []byte) uint64 {
 	var v uint64
 	for i := range 8 {
 		if o.big {
@@ -181,14 +181,14 @@ func (o elfOrder) Uint64(b []byte) uint64 {
 	return v
 }
 
-func (o elfOrder) Uint32(b []byte) uint32 {
+func (o elfOrder) u32(b []byte) uint32 {
 	if o.big {
 		return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 	}
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-func (o elfOrder) Uint16(b []byte) uint16 {
+func (o elfOrder) u16(b []byte) uint16 {
 	if o.big {
 		return uint16(b[0])<<8 | uint16(b[1])
 	}
