@@ -1064,6 +1064,12 @@ func TestCrontabKilledAtRestGivesTheBatonsBack(t *testing.T) {
 	ct := newCrontab(t, zkc)
 	ct.write(ct.line("j1", "0 0 1 1 *", "0"), ct.line("j2", "0 0 1 1 *", "0"))
 	a := ct.start("a", "--log-level", "debug")
+	// a leads both before b stands: the spread may hand b one, never
+	// both, so a leads at least one at rest (b first in both lines would
+	// leave a nothing to give back).
+	for _, j := range []string{"j1", "j2"} {
+		a.WaitEvent(logEvElected, 30*time.Second, "job", j)
+	}
 	b := ct.start("b")
 	a.WaitEvent(logEvMemoryAtRest, 90*time.Second, "gc_percent", "25")
 	conn := zkConnect(t, zkc.Servers(), 5*time.Second)
